@@ -1,0 +1,71 @@
+# acl-operator: every target runs on Node >= 22.19. When the system Node is older (the machines here
+# have Node 20), a project-local Node 24 LTS is installed from the npm registry into .tools/ and put
+# first on PATH, so `make run` and `make test` need no step from the user.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+NODE_VERSION := 24.21.0
+TOOLS_DIR := $(CURDIR)/.tools
+LOCAL_NODE_DIR := $(TOOLS_DIR)/node-$(NODE_VERSION)
+LOCAL_NODE := $(LOCAL_NODE_DIR)/node_modules/node/bin/node
+
+# "yes" when the node on PATH satisfies engines.node (>= 22.19).
+SYSTEM_NODE_OK := $(shell node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)' >/dev/null 2>&1 && echo yes)
+ifeq ($(SYSTEM_NODE_OK),yes)
+NODE_DEP :=
+else
+NODE_DEP := $(LOCAL_NODE)
+export PATH := $(LOCAL_NODE_DIR)/node_modules/node/bin:$(PATH)
+endif
+
+INSTALL_STAMP := node_modules/.install-stamp
+MANIFESTS ?= examples
+
+.PHONY: help install build typecheck test test-opa run render crds bench clean node-version
+
+help: ## Show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(LOCAL_NODE):
+	@echo "System Node ($$(node --version 2>/dev/null || echo none)) is older than 22.19: installing Node $(NODE_VERSION) from the npm registry into $(LOCAL_NODE_DIR)" >&2
+	@mkdir -p $(LOCAL_NODE_DIR)
+	@cd $(LOCAL_NODE_DIR) && echo '{"private":true}' > package.json && \
+	  npm install --no-audit --no-fund --no-package-lock --loglevel=error node@$(NODE_VERSION) >&2
+	@test -x $(LOCAL_NODE) || { echo "Node $(NODE_VERSION) did not install into $(LOCAL_NODE_DIR)" >&2; exit 1; }
+	@echo "Using $$($(LOCAL_NODE) --version) from $(LOCAL_NODE_DIR)" >&2
+
+# Reinstall from the lockfile whenever it (or package.json) is newer than the last install.
+$(INSTALL_STAMP): package.json package-lock.json | $(NODE_DEP)
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(INSTALL_STAMP) ## Install dependencies from package-lock.json (and Node 24 if needed)
+
+node-version: | $(NODE_DEP) ## Print the Node the targets run on
+	@echo "$$(command -v node) $$(node --version)"
+
+build: $(INSTALL_STAMP) ## Compile TypeScript into dist/
+	npx tsc -p tsconfig.build.json
+
+typecheck: $(INSTALL_STAMP) ## Type-check sources, tests, benchmarks and scripts
+	npx tsc -p tsconfig.json
+
+test: typecheck ## Type-check and run every test (OPA agreement tests run when OPA_BIN is set)
+	npx vitest run
+
+test-opa: $(INSTALL_STAMP) ## Run only the OPA agreement tests (needs OPA_BIN)
+	@test -n "$${OPA_BIN:-}" || { echo "Set OPA_BIN to the path of an opa binary" >&2; exit 2; }
+	npx vitest run test/opa
+
+run: build ## Build, then print the Rego and bundle listing for the manifests in examples/
+	node dist/cli.js render --manifests $(MANIFESTS)
+
+crds: $(INSTALL_STAMP) ## Regenerate crds/*.yaml from the zod schemas in src/api
+	node scripts/gen-crds.ts
+
+bench: $(INSTALL_STAMP) ## Run the benchmarks in bench/ and print the figures
+	node bench/run.ts
+
+clean: ## Remove build output (keeps node_modules and .tools)
+	rm -rf dist coverage

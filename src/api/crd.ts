@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import { stringify } from 'yaml';
+import { BundleSpec, BundleStatus } from './bundle.ts';
+import { ConnectorSpec, ConnectorStatus } from './connector.ts';
+import { GROUP, VERSION } from './meta.ts';
+import { RuleSpec, RuleStatus } from './rule.ts';
+
+interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'date' | 'boolean';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+interface KindDefinition {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  description: string;
+  spec: z.ZodType;
+  status: z.ZodType;
+  columns: PrinterColumn[];
+}
+
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+/** The three kinds we own, in the order `make crds` writes them. */
+export const KINDS: readonly KindDefinition[] = [
+  {
+    kind: 'Rule',
+    plural: 'rules',
+    singular: 'rule',
+    shortNames: ['aclrule'],
+    description: 'One authorization rule: a subject type may perform actions on a resource type when a CEL condition holds.',
+    spec: RuleSpec,
+    status: RuleStatus,
+    columns: [
+      { name: 'State', type: 'string', jsonPath: '.spec.state' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Subject', type: 'string', jsonPath: '.spec.subjectType' },
+      { name: 'Actions', type: 'string', jsonPath: '.spec.actions' },
+      { name: 'Resource', type: 'string', jsonPath: '.spec.resourceType' },
+      { name: 'Translation', type: 'string', jsonPath: '.status.translation.status', priority: 1 },
+      AGE,
+    ],
+  },
+  {
+    kind: 'Connector',
+    plural: 'connectors',
+    singular: 'connector',
+    shortNames: ['aclconn'],
+    description: 'A group of OPA instances that share one bearer token and poll the bundles that name this connector.',
+    spec: ConnectorSpec,
+    status: ConnectorStatus,
+    columns: [
+      { name: 'Display', type: 'string', jsonPath: '.spec.displayName' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Token-Secret', type: 'string', jsonPath: '.status.tokenSecretName' },
+      { name: 'Token-Issued', type: 'date', jsonPath: '.status.tokenIssuedAt' },
+      AGE,
+    ],
+  },
+  {
+    kind: 'Bundle',
+    plural: 'bundles',
+    singular: 'bundle',
+    shortNames: ['aclbundle'],
+    description: "A subset of the tenant's Enforced rules, translated to Rego and served as a tar.gz to a connector's OPA instances.",
+    spec: BundleSpec,
+    status: BundleStatus,
+    columns: [
+      { name: 'Connector', type: 'string', jsonPath: '.spec.connector' },
+      { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
+      { name: 'Rules', type: 'integer', jsonPath: '.status.ruleCount' },
+      { name: 'Last-Sync', type: 'date', jsonPath: '.status.lastSync' },
+      { name: 'ETag', type: 'string', jsonPath: '.status.etag', priority: 1 },
+      AGE,
+    ],
+  },
+];
+
+type JsonSchema = { [key: string]: unknown };
+
+/**
+ * Turns zod's OpenAPI 3.0 output into a Kubernetes structural schema: no `$schema`, no `$ref`, and no
+ * `additionalProperties: false` (the API server prunes unknown fields instead, and rejects that keyword
+ * next to `properties`). Integer bounds that only restate JavaScript's safe range are dropped.
+ */
+function structural(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(structural);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema' || key === 'id') continue;
+    if (key === '$ref' || key === '$defs' || key === 'definitions') throw new Error(`CRD schemas must not use ${key}`);
+    if (key === 'additionalProperties' && value === false) continue;
+    if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
+    out[key] = structural(value);
+  }
+  return out;
+}
+
+/** The OpenAPI v3 schema of a kind's `spec` or `status`, as the CRD carries it. */
+export function openApiSchema(schema: z.ZodType): JsonSchema {
+  return structural(z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'throw' })) as JsonSchema;
+}
+
+/** The CustomResourceDefinition object for one kind. */
+export function crdFor(def: KindDefinition): JsonSchema {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${def.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { kind: def.kind, listKind: `${def.kind}List`, plural: def.plural, singular: def.singular, shortNames: def.shortNames, categories: ['acl'] },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: def.columns,
+          schema: {
+            openAPIV3Schema: {
+              description: def.description,
+              type: 'object',
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: openApiSchema(def.spec),
+                status: openApiSchema(def.status),
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** `crds/<plural>.yaml` file name and content for every kind: what `make crds` writes. */
+export function renderCrds(): { file: string; yaml: string }[] {
+  return KINDS.map((def) => ({
+    file: `${GROUP}_${def.plural}.yaml`,
+    yaml: `# Generated by \`make crds\` from src/api. Do not edit.\n${stringify(crdFor(def), { lineWidth: 0 })}`,
+  }));
+}

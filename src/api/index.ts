@@ -1,0 +1,6 @@
+export { API_VERSION, GROUP, VERSION, Condition, DnsLabel, DnsSubdomain, ObjectMeta, TypeName } from './meta.ts';
+export { Rule, RulePhase, RuleSpec, RuleState, RuleStatus, type RuleSpecInput } from './rule.ts';
+export { Connector, ConnectorSpec, ConnectorStatus } from './connector.ts';
+export { Bundle, BundleSpec, BundleStatus } from './bundle.ts';
+export { KINDS, crdFor, openApiSchema, renderCrds } from './crd.ts';
+export { parseManifests, type Manifest, type ManifestError } from './manifests.ts';

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { API_VERSION, Conditions, DnsSubdomain, ObjectMeta, TypeName } from './meta.ts';
+
+/** Lifecycle states a person sets in `spec.state` (service spec 3.1). */
+export const RuleState = z
+  .enum(['Draft', 'Proposed', 'Approved', 'Enforced', 'Suspended', 'Archived'])
+  .describe('Draft | Proposed | Approved | Enforced | Suspended | Archived. Only Enforced rules decide; Approved means "deploy it".');
+export type RuleState = z.infer<typeof RuleState>;
+
+/** Phases shown in status: the states, plus Invalid for a spec that does not compile. */
+export const RulePhase = z.enum(['Draft', 'Proposed', 'Approved', 'Enforced', 'Suspended', 'Archived', 'Invalid']);
+export type RulePhase = z.infer<typeof RulePhase>;
+
+export const RuleSpec = z.strictObject({
+  description: z.string().max(4096).optional().describe('What the rule means, in a sentence; copied into the Rego as a comment.'),
+  state: RuleState.default('Draft'),
+  subjectType: TypeName.describe('The principal type the rule applies to (exact match on principal.type).'),
+  actions: z
+    .array(TypeName)
+    .min(1)
+    .max(64)
+    .refine((a) => new Set(a).size === a.length, 'actions must not repeat')
+    .meta({ 'x-kubernetes-list-type': 'set' })
+    .describe('Actions the rule allows (exact match on action).'),
+  resourceType: TypeName.describe('The resource type the rule applies to (exact match on resource.type).'),
+  condition: z
+    .string()
+    .min(1)
+    .max(8192)
+    .optional()
+    .describe('Optional CEL condition over principal.*, resource.*, context.* and action; see docs/rules.md.'),
+});
+export type RuleSpec = z.infer<typeof RuleSpec>;
+export type RuleSpecInput = z.input<typeof RuleSpec>;
+
+export const TranslationStatus = z.enum(['Current', 'Stale', 'Error']);
+
+export const RuleStatus = z.object({
+  phase: RulePhase.optional(),
+  observedGeneration: z.number().int().min(0).optional(),
+  conditions: Conditions.optional(),
+  translation: z
+    .object({
+      status: TranslationStatus,
+      generation: z.number().int().min(0).optional(),
+      rego: z.string().optional(),
+      message: z.string().optional(),
+    })
+    .optional(),
+});
+export type RuleStatus = z.infer<typeof RuleStatus>;
+
+export const Rule = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('Rule'),
+  metadata: ObjectMeta.extend({ name: DnsSubdomain }),
+  spec: RuleSpec,
+  status: RuleStatus.optional(),
+});
+export type Rule = z.infer<typeof Rule>;

@@ -1,0 +1,11 @@
+export type { Cidr, CompareOp, Cond, Json, Literal, Root, RuleModel, TimePart, Value } from './model.ts';
+export { pathText, pathsOf } from './model.ts';
+export { compileCondition, type CompileResult, type ConditionError } from './cel.ts';
+export {
+  buildIndex, compileConditionFn, compileRule, decide, matchingRules, ERROR, FALSE, TRUE,
+  type CompiledRule, type Decision, type DecisionInput, type RuleIndex, type Truth,
+} from './evaluate.ts';
+export { translate, translateRule, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';
+export { ruleModel, type RuleModelResult } from './rule.ts';
+export { toDecisionInput } from './input.ts';
+export { normalizeInput, ERR } from './values.ts';

@@ -1,0 +1,24 @@
+import type { DecisionInput } from './evaluate.ts';
+import type { Json } from './model.ts';
+import { isMap, normalizeInput } from './values.ts';
+
+/**
+ * Checks and normalizes a decision input document `{principal, action, resource, context?}` as OPA
+ * sees it. Returns a message naming the first problem when the document does not have that shape.
+ */
+export function toDecisionInput(raw: unknown): DecisionInput | string {
+  let doc: Json;
+  try {
+    doc = normalizeInput(raw);
+  } catch (err) {
+    return `input is not a JSON document: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  if (!isMap(doc)) return 'input must be an object';
+  const { principal, action, resource } = doc;
+  const context = doc['context'] ?? {};
+  if (principal === undefined || !isMap(principal)) return 'principal must be an object';
+  if (resource === undefined || !isMap(resource)) return 'resource must be an object';
+  if (typeof action !== 'string') return 'action must be a string';
+  if (!isMap(context)) return 'context must be an object';
+  return { principal, action, resource, context };
+}

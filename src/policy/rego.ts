@@ -1,0 +1,334 @@
+// Rego translator. Each rule becomes one `allow` clause: indexed equality statements for the types
+// and action first, then its condition. Conditions are translated through two predicates built from
+// the same intermediate form as the native evaluator: "is true" and "is false". Negation swaps them,
+// so it is pushed down to guarded comparisons and never becomes Rego's `not` over something that may
+// be missing; an error (missing attribute, wrong type) satisfies neither, as in CEL. Every `not` that
+// remains lives inside a prelude function whose arguments are already bound and type-checked.
+import type { Cond, Literal, RuleModel, Value } from './model.ts';
+import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
+import { TIMESTAMP_PATTERN } from './values.ts';
+
+export type RegoVersion = 0 | 1;
+
+export interface TranslateOptions {
+  readonly regoVersion: RegoVersion;
+  /** Comment lines put at the top of the file (sanitized like every other comment). */
+  readonly header?: readonly string[];
+}
+
+/** Rego keywords (v0 and v1) that cannot follow a dot in a reference. */
+const KEYWORDS = new Set(['as', 'default', 'else', 'false', 'import', 'package', 'not', 'null', 'some', 'true', 'with', 'every', 'in', 'contains', 'if']);
+
+// ---------------------------------------------------------------------------------------------
+// Prelude: the fixed helper functions a policy may use, emitted only when used, in this order.
+
+type PreludeName =
+  | 'acl_ordered' | 'acl_size' | 'acl_in' | 'acl_not_in'
+  | 'acl_starts_with' | 'acl_not_starts_with' | 'acl_ends_with' | 'acl_not_ends_with' | 'acl_contains' | 'acl_not_contains'
+  | 'acl_ip' | 'acl_cidr_contains' | 'acl_cidr_excludes'
+  | 'acl_timestamp_ns' | 'acl_hours' | 'acl_minutes' | 'acl_weekdays' | 'acl_weekday';
+
+interface PreludeEntry {
+  /** Head without the `if` keyword, e.g. `acl_in(x, c)` or `acl_size(x) = n`. */
+  readonly heads: readonly { head: string; body: readonly string[] }[];
+  readonly uses: readonly PreludeName[];
+  readonly comment: string;
+}
+
+const PRELUDE: Record<PreludeName, PreludeEntry> = {
+  acl_ordered: {
+    comment: 'Ordering is defined between two numbers, two strings or two booleans only.',
+    uses: [],
+    heads: [
+      { head: 'acl_ordered(a, b)', body: ['is_number(a)', 'is_number(b)'] },
+      { head: 'acl_ordered(a, b)', body: ['is_string(a)', 'is_string(b)'] },
+      { head: 'acl_ordered(a, b)', body: ['is_boolean(a)', 'is_boolean(b)'] },
+    ],
+  },
+  acl_size: {
+    comment: 'size(): code points of a string, elements of a list, entries of a map.',
+    uses: [],
+    heads: [
+      { head: 'acl_size(x) = n', body: ['is_string(x)', 'n := count(x)'] },
+      { head: 'acl_size(x) = n', body: ['is_array(x)', 'n := count(x)'] },
+      { head: 'acl_size(x) = n', body: ['is_object(x)', 'n := count(x)'] },
+    ],
+  },
+  acl_in: {
+    comment: 'x in c: an element of a list, or a key of a map (tested as a key, so false and null values count).',
+    uses: [],
+    heads: [
+      { head: 'acl_in(x, c)', body: ['is_array(c)', 'c[_] == x'] },
+      { head: 'acl_in(x, c)', body: ['is_object(c)', 'is_string(x)', '_ = c[x]'] },
+    ],
+  },
+  acl_not_in: {
+    comment: 'x in c is false (c must be a list or a map).',
+    uses: ['acl_in'],
+    heads: [
+      { head: 'acl_not_in(x, c)', body: ['is_array(c)', 'not acl_in(x, c)'] },
+      { head: 'acl_not_in(x, c)', body: ['is_object(c)', 'not acl_in(x, c)'] },
+    ],
+  },
+  acl_starts_with: { comment: 'String functions apply to strings only.', uses: [], heads: [{ head: 'acl_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'startswith(s, p)'] }] },
+  acl_not_starts_with: { comment: '', uses: [], heads: [{ head: 'acl_not_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'not startswith(s, p)'] }] },
+  acl_ends_with: { comment: '', uses: [], heads: [{ head: 'acl_ends_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'endswith(s, p)'] }] },
+  acl_not_ends_with: { comment: '', uses: [], heads: [{ head: 'acl_not_ends_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'not endswith(s, p)'] }] },
+  acl_contains: { comment: '', uses: [], heads: [{ head: 'acl_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'contains(s, p)'] }] },
+  acl_not_contains: { comment: '', uses: [], heads: [{ head: 'acl_not_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'not contains(s, p)'] }] },
+  acl_ip: {
+    comment: 'An IP address (not a CIDR block): valid IPv4 is in 0.0.0.0/0, valid IPv6 in ::/0.',
+    uses: [],
+    heads: [
+      { head: 'acl_ip(x)', body: ['is_string(x)', 'not contains(x, "/")', 'net.cidr_contains("0.0.0.0/0", x)'] },
+      { head: 'acl_ip(x)', body: ['is_string(x)', 'not contains(x, "/")', 'net.cidr_contains("::/0", x)'] },
+    ],
+  },
+  acl_cidr_contains: { comment: '', uses: ['acl_ip'], heads: [{ head: 'acl_cidr_contains(c, x)', body: ['acl_ip(x)', 'net.cidr_contains(c, x)'] }] },
+  acl_cidr_excludes: { comment: '', uses: ['acl_ip'], heads: [{ head: 'acl_cidr_excludes(c, x)', body: ['acl_ip(x)', 'not net.cidr_contains(c, x)'] }] },
+  acl_timestamp_ns: {
+    comment: 'Timestamps: strict RFC 3339 (YYYY-MM-DDTHH:MM:SS[.f](Z|+HH:MM)), read in UTC.',
+    uses: [],
+    heads: [{ head: 'acl_timestamp_ns(s) = ns', body: ['is_string(s)', `regex.match(\`${TIMESTAMP_PATTERN}\`, s)`, 'ns := time.parse_rfc3339_ns(s)'] }],
+  },
+  acl_hours: { comment: '', uses: ['acl_timestamp_ns'], heads: [{ head: 'acl_hours(s) = h', body: ['c := time.clock(acl_timestamp_ns(s))', 'h := c[0]'] }] },
+  acl_minutes: { comment: '', uses: ['acl_timestamp_ns'], heads: [{ head: 'acl_minutes(s) = m', body: ['c := time.clock(acl_timestamp_ns(s))', 'm := c[1]'] }] },
+  acl_weekdays: { comment: 'getDayOfWeek(): 0 is Sunday.', uses: [], heads: [] },
+  acl_weekday: { comment: '', uses: ['acl_timestamp_ns', 'acl_weekdays'], heads: [{ head: 'acl_weekday(s) = d', body: ['d := acl_weekdays[time.weekday(acl_timestamp_ns(s))]'] }] },
+};
+const PRELUDE_ORDER = Object.keys(PRELUDE) as PreludeName[];
+const WEEKDAYS = '{"Sunday": 0, "Monday": 1, "Tuesday": 2, "Wednesday": 3, "Thursday": 4, "Friday": 5, "Saturday": 6}';
+
+// ---------------------------------------------------------------------------------------------
+// Terms
+
+/** A Rego string literal. Rego strings use JSON's escapes, so JSON.stringify is exact and inert. */
+export function regoString(s: string): string {
+  return JSON.stringify(s.isWellFormed() ? s : s.toWellFormed());
+}
+
+function regoNumber(n: number): string {
+  if (!Number.isFinite(n)) throw new Error('numbers in Rego must be finite');
+  return Object.is(n, -0) ? '0' : String(n);
+}
+
+function regoLiteral(v: Literal): string {
+  if (v === null) return 'null';
+  if (typeof v === 'string') return regoString(v);
+  if (typeof v === 'number') return regoNumber(v);
+  if (typeof v === 'boolean') return String(v);
+  return `[${v.map(regoLiteral).join(', ')}]`;
+}
+
+function regoRef(root: string, keys: readonly (string | number)[]): string {
+  let s = `input.${root}`;
+  for (const k of keys) {
+    if (typeof k === 'number') s += `[${k}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !KEYWORDS.has(k)) s += `.${k}`;
+    else s += `[${regoString(k)}]`;
+  }
+  return s;
+}
+
+/** Removes anything that could end a comment line early. */
+function commentText(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').trimEnd();
+}
+
+function commentLines(text: string): string[] {
+  return text.split(/\r\n|\r|\n|\u2028|\u2029|\u0085/).map((line) => `# ${commentText(line)}`.trimEnd());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Predicates: a disjunction of conjunctions of statements. [] never holds; [[]] always holds.
+
+type Conj = readonly string[];
+type Pred = readonly Conj[];
+const NEVER: Pred = [];
+const ALWAYS: Pred = [[]];
+
+interface Ctx {
+  readonly v: RegoVersion;
+  readonly base: string;
+  readonly helpers: string[];
+  readonly prelude: Set<PreludeName>;
+  counter: number;
+}
+
+function use(ctx: Ctx, name: PreludeName): string {
+  ctx.prelude.add(name);
+  return name;
+}
+
+function term(ctx: Ctx, v: Value): string {
+  switch (v.kind) {
+    case 'literal': return regoLiteral(v.value);
+    case 'path': return regoRef(v.root, v.keys);
+    case 'size': return `${use(ctx, 'acl_size')}(${term(ctx, v.arg)})`;
+    case 'time': {
+      const fn = v.part === 'hours' ? 'acl_hours' : v.part === 'minutes' ? 'acl_minutes' : 'acl_weekday';
+      return `${use(ctx, fn)}(${term(ctx, v.arg)})`;
+    }
+  }
+}
+
+type StaticType = 'number' | 'string' | 'boolean' | 'null' | 'list' | undefined;
+
+function staticType(v: Value): StaticType {
+  if (v.kind === 'size' || v.kind === 'time') return 'number';
+  if (v.kind === 'path') return undefined;
+  const x = v.value;
+  if (x === null) return 'null';
+  if (Array.isArray(x)) return 'list';
+  return typeof x as 'number' | 'string' | 'boolean';
+}
+
+function isConstant(c: Cond): boolean {
+  const value = (v: Value): boolean => v.kind === 'literal' || ((v.kind === 'size' || v.kind === 'time') && value(v.arg));
+  switch (c.kind) {
+    case 'const': return true;
+    case 'and': case 'or': return isConstant(c.left) && isConstant(c.right);
+    case 'not': return isConstant(c.operand);
+    case 'bool': return value(c.value);
+    case 'compare': return value(c.left) && value(c.right);
+    case 'in': return value(c.element) && value(c.collection);
+    case 'string': return value(c.target) && value(c.arg);
+    case 'cidr': return value(c.address);
+  }
+}
+
+/** Turns a disjunction into one statement by naming it as a helper rule of this rule. */
+function hoist(ctx: Ctx, p: Pred): Conj {
+  if (p.length === 1) return p[0] as Conj;
+  const name = `${ctx.base}_${ctx.counter++}`;
+  for (const conj of p) ctx.helpers.push(block(ctx.v, name, conj));
+  return [name];
+}
+
+function and(ctx: Ctx, p: Pred, q: Pred): Pred {
+  if (p.length === 0 || q.length === 0) return NEVER;
+  return [[...hoist(ctx, p), ...hoist(ctx, q)]];
+}
+
+function or(p: Pred, q: Pred): Pred {
+  return [...p, ...q];
+}
+
+const NEGATED: Record<'<' | '<=' | '>' | '>=', string> = { '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
+const TYPE_TEST: Record<'number' | 'string' | 'boolean', string> = { number: 'is_number', string: 'is_string', boolean: 'is_boolean' };
+
+/** The statements under which `c` evaluates to `want` (true or false); errors satisfy neither. */
+function pred(ctx: Ctx, c: Cond, want: boolean): Pred {
+  if (c.kind !== 'const' && isConstant(c)) {
+    // No attribute is read: decide it now with the evaluator itself.
+    const t = compileConditionFn(c)({ principal: {}, resource: {}, context: {}, action: '' });
+    return t === ERROR ? NEVER : (t === TRUE) === want ? ALWAYS : NEVER;
+  }
+  switch (c.kind) {
+    case 'const': return c.value === want ? ALWAYS : NEVER;
+    case 'and': return want ? and(ctx, pred(ctx, c.left, true), pred(ctx, c.right, true)) : or(pred(ctx, c.left, false), pred(ctx, c.right, false));
+    case 'or': return want ? or(pred(ctx, c.left, true), pred(ctx, c.right, true)) : and(ctx, pred(ctx, c.left, false), pred(ctx, c.right, false));
+    case 'not': return pred(ctx, c.operand, !want);
+    case 'bool': return [[`${term(ctx, c.value)} == ${String(want)}`]];
+    case 'compare': {
+      const l = term(ctx, c.left);
+      const r = term(ctx, c.right);
+      if (c.op === '==' || c.op === '!=') return [[`${l} ${(c.op === '==') === want ? '==' : '!='} ${r}`]];
+      const lt = staticType(c.left);
+      const rt = staticType(c.right);
+      const ordered = (t: StaticType): t is 'number' | 'string' | 'boolean' => t === 'number' || t === 'string' || t === 'boolean';
+      let guards: string[];
+      if (lt !== undefined && rt !== undefined) {
+        if (lt !== rt || !ordered(lt)) return NEVER;
+        guards = [];
+      } else if (lt !== undefined) {
+        if (!ordered(lt)) return NEVER;
+        guards = [`${TYPE_TEST[lt]}(${r})`];
+      } else if (rt !== undefined) {
+        if (!ordered(rt)) return NEVER;
+        guards = [`${TYPE_TEST[rt]}(${l})`];
+      } else {
+        guards = [`${use(ctx, 'acl_ordered')}(${l}, ${r})`];
+      }
+      return [[...guards, `${l} ${want ? c.op : NEGATED[c.op]} ${r}`]];
+    }
+    case 'in': return [[`${use(ctx, want ? 'acl_in' : 'acl_not_in')}(${term(ctx, c.element)}, ${term(ctx, c.collection)})`]];
+    case 'string': {
+      const name = ({ startsWith: 'starts_with', endsWith: 'ends_with', contains: 'contains' } as const)[c.fn];
+      return [[`${use(ctx, `acl_${want ? '' : 'not_'}${name}` as PreludeName)}(${term(ctx, c.target)}, ${term(ctx, c.arg)})`]];
+    }
+    case 'cidr': return [[`${use(ctx, want ? 'acl_cidr_contains' : 'acl_cidr_excludes')}(${regoString(c.cidr.text)}, ${term(ctx, c.address)})`]];
+  }
+}
+
+function block(v: RegoVersion, head: string, body: Conj): string {
+  const open = v === 1 ? `${head.replace(/ = /, ' := ')} if {` : `${head} {`;
+  if (body.length === 0) return `${open}\n\ttrue\n}`;
+  return `${open}\n${body.map((s) => `\t${s}`).join('\n')}\n}`;
+}
+
+/** Identifier prefix for a rule's helpers: `-` becomes `_`, `.` becomes `D` (names are lowercase, so this is one-to-one). */
+function helperBase(name: string): string {
+  return `rule_${name.replaceAll('-', '_').replaceAll('.', 'D')}`;
+}
+
+/** The Rego of one rule: a comment, its `allow` clause and the helper rules the clause names. */
+export interface RuleRego {
+  readonly text: string;
+  readonly prelude: ReadonlySet<PreludeName>;
+}
+
+/** Translates one rule into its `allow` clause (and helper rules). */
+export function translateRule(rule: RuleModel, regoVersion: RegoVersion): RuleRego {
+  const ctx: Ctx = { v: regoVersion, base: helperBase(rule.name), helpers: [], prelude: new Set(), counter: 0 };
+  const body: string[] = [`input.principal.type == ${regoString(rule.subjectType)}`];
+  if (rule.actions.length === 1) body.push(`input.action == ${regoString(rule.actions[0] as string)}`);
+  else if (regoVersion === 1) body.push(`input.action in {${rule.actions.map(regoString).join(', ')}}`);
+  else body.push(`input.action == [${rule.actions.map(regoString).join(', ')}][_]`);
+  body.push(`input.resource.type == ${regoString(rule.resourceType)}`);
+  if (rule.condition) {
+    const p = pred(ctx, rule.condition, true);
+    body.push(...(p.length === 0 ? ['false'] : hoist(ctx, p)));
+  }
+  const lines = [`# Rule ${rule.name}`];
+  if (rule.description) lines.push(...commentLines(rule.description));
+  if (rule.conditionText) lines.push(...commentLines(`Condition: ${rule.conditionText}`));
+  const text = [lines.join('\n'), block(regoVersion, 'allow', body), ...ctx.helpers].join('\n');
+  return { text, prelude: ctx.prelude };
+}
+
+function preludeText(used: ReadonlySet<PreludeName>, v: RegoVersion): string[] {
+  const all = new Set<PreludeName>();
+  const add = (n: PreludeName): void => { if (!all.has(n)) { all.add(n); PRELUDE[n].uses.forEach(add); } };
+  used.forEach(add);
+  const out: string[] = [];
+  for (const name of PRELUDE_ORDER) {
+    if (!all.has(name)) continue;
+    const entry = PRELUDE[name];
+    const parts: string[] = entry.comment ? [`# ${entry.comment}`] : [];
+    if (name === 'acl_weekdays') parts.push(`acl_weekdays ${v === 1 ? ':=' : '='} ${WEEKDAYS}`);
+    for (const { head, body } of entry.heads) parts.push(block(v, head, body));
+    out.push(parts.join('\n'));
+  }
+  return out;
+}
+
+/** The whole `policy.rego` for a set of rules: package acl, default deny, one clause per rule sorted by name. */
+export function translate(rules: readonly RuleModel[], options: TranslateOptions): string {
+  const v = options.regoVersion;
+  const sorted = [...rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const used = new Set<PreludeName>();
+  const clauses = sorted.map((r) => {
+    const t = translateRule(r, v);
+    t.prelude.forEach((n) => used.add(n));
+    return t.text;
+  });
+  const header = (options.header ?? []).flatMap(commentLines);
+  const sections = [
+    [...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n'),
+    `default allow ${v === 1 ? ':=' : '='} false`,
+    ...clauses,
+    ...preludeText(used, v),
+  ];
+  return `${sections.join('\n\n')}\n`;
+}
