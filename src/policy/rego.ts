@@ -63,11 +63,13 @@ const PRELUDE: Record<PreludeName, PreludeEntry> = {
     ],
   },
   acl_not_in: {
-    comment: 'x in c is false (c must be a list or a map).',
+    comment: 'x in c is false: c is a list without x, or a map and x a string that is not a key, a number or a boolean.',
     uses: ['acl_in'],
     heads: [
       { head: 'acl_not_in(x, c)', body: ['is_array(c)', 'not acl_in(x, c)'] },
-      { head: 'acl_not_in(x, c)', body: ['is_object(c)', 'not acl_in(x, c)'] },
+      { head: 'acl_not_in(x, c)', body: ['is_object(c)', 'is_string(x)', 'not acl_in(x, c)'] },
+      { head: 'acl_not_in(x, c)', body: ['is_object(c)', 'is_number(x)'] },
+      { head: 'acl_not_in(x, c)', body: ['is_object(c)', 'is_boolean(x)'] },
     ],
   },
   acl_starts_with: { comment: 'String functions apply to strings only.', uses: [], heads: [{ head: 'acl_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'startswith(s, p)'] }] },

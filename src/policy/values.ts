@@ -81,13 +81,20 @@ export function celSize(v: Json): number | Err {
   return ERR;
 }
 
-/** CEL `in`: an element of a list (by `==`), or a key of a map (a key whose value is null still counts). */
+/**
+ * CEL `in`: an element of a list (by `==`), or a key of a map. A key whose value is null still
+ * counts. Map keys are strings, so a number or boolean is never one; null, a list or a map cannot be
+ * a key at all, which is an error (as in the CEL library).
+ */
 export function celIn(element: Json, collection: Json): boolean | Err {
   if (Array.isArray(collection)) {
     for (const item of collection) if (celEquals(element, item as Json)) return true;
     return false;
   }
-  if (isMap(collection)) return typeof element === 'string' && Object.hasOwn(collection, element);
+  if (isMap(collection)) {
+    if (typeof element === 'string') return Object.hasOwn(collection, element);
+    return typeof element === 'number' || typeof element === 'boolean' ? false : ERR;
+  }
   return ERR;
 }
 
