@@ -30,7 +30,7 @@ export const TypeName = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:\/-]*$/, 'must be letters, digits, "_", ".", ":", "/" or "-", with no spaces');
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:/-]*$/, 'must be letters, digits, "_", ".", ":", "/" or "-", with no spaces');
 
 /** An RFC 3339 timestamp written by the operator. */
 export const Timestamp = z.string().meta({ format: 'date-time' });

@@ -32,7 +32,7 @@ const OPERATOR_NAMES: Record<string, string> = {
   '-_': 'negation of a non-literal "-"', '_?_:_': 'the conditional operator "? :"', '_[?_]': 'optional indexing', '_?._': 'optional selection',
 };
 /** Integers beyond 2^53 cannot be compared exactly with JSON numbers, so they are rejected. */
-const MAX_EXACT = 2 ** 53;
+const MAX_EXACT = 2n ** 53n;
 
 /** Compiles a CEL condition into the intermediate form, or says where and why it is outside the subset. */
 export function compileCondition(text: string): CompileResult {
@@ -58,9 +58,9 @@ export function compileCondition(text: string): CompileResult {
           if (!Number.isFinite(c.value)) return reject(e, 'numbers must be finite');
           return c.value;
         case 'int64Value': case 'uint64Value': {
-          const n = Number(c.value);
-          if (Math.abs(n) > MAX_EXACT) return reject(e, `integer ${c.value} is too large: conditions compare numbers as JSON does, exactly only up to 2^53`);
-          return n;
+          const big = BigInt(c.value);
+          if (big > MAX_EXACT || big < -MAX_EXACT) return reject(e, `integer ${big} is too large: conditions compare numbers as JSON does, exactly only up to 2^53`);
+          return Number(big);
         }
         case 'bytesValue': return reject(e, 'bytes literals are not supported');
         default: return reject(e, `literal of kind ${String(c.case)} is not supported`);
