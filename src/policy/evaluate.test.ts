@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import type { DecisionInput } from './index.ts';
+import { buildIndex, compileRule, decide, matchingRules, toDecisionInput } from './index.ts';
+import { ruleModelFor } from '../../test/support/rules.ts';
+
+
+function input(doc: object): DecisionInput {
+  const d = toDecisionInput(doc);
+  if (typeof d === 'string') throw new Error(d);
+  return d;
+}
+
+const rules = [
+  ruleModelFor('team-documents', { actions: ['read', 'write'], condition: 'principal.team == resource.team', description: 'Members of a team may read and edit their team documents.' }),
+  ruleModelFor('admins', { actions: ['read', 'write', 'delete'], condition: '"admin" in principal.roles' }),
+  ruleModelFor('services-read', { subjectType: 'service_account' }),
+].map(compileRule);
+const index = buildIndex('acme', rules);
+
+describe('decide', () => {
+  it('allows through the first matching rule by name and names it as the policy', () => {
+    const d = decide(index, input({ principal: { type: 'user', id: 'alice', team: 'blue', roles: ['admin'] }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } }));
+    expect(d).toEqual({ allow: true, policyId: 'acme/admins', reasons: ['Rule acme/admins allowed the request'] });
+  });
+
+  it('carries the rule description in the reason', () => {
+    const d = decide(index, input({ principal: { type: 'user', id: 'bob', team: 'blue' }, action: 'write', resource: { type: 'document', id: 'd1', team: 'blue' } }));
+    expect(d.policyId).toBe('acme/team-documents');
+    expect(d.reasons).toEqual(['Rule acme/team-documents allowed the request: Members of a team may read and edit their team documents.']);
+  });
+
+  it('denies with the tenant as policy set and says why each candidate did not match', () => {
+    const d = decide(index, input({ principal: { type: 'user', id: 'bob', roles: [] }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } }));
+    expect(d.allow).toBe(false);
+    expect(d.policyId).toBe('acme');
+    expect(d.reasons).toEqual([
+      'Rule acme/admins did not match: its condition "admin" in principal.roles is false',
+      'Rule acme/team-documents did not match: its condition principal.team == resource.team could not be evaluated (principal.team is missing)',
+    ]);
+  });
+
+  it('says when no rule covers the subject type, action and resource type', () => {
+    const d = decide(index, input({ principal: { type: 'robot', id: 'r' }, action: 'read', resource: { type: 'document', id: 'd1' } }));
+    expect(d.reasons).toEqual(['No Enforced rule in acme lets a robot "read" a document']);
+  });
+
+  it('matches types and actions exactly', () => {
+    for (const [type, action] of [['User', 'read'], ['user', 'Read'], ['user', 'read ']]) {
+      expect(decide(index, input({ principal: { type, id: 'a', roles: ['admin'] }, action, resource: { type: 'document', id: 'd' } })).allow).toBe(false);
+    }
+  });
+
+  it('allows a rule without a condition on types and action alone', () => {
+    expect(decide(index, input({ principal: { type: 'service_account', id: 's' }, action: 'read', resource: { type: 'document', id: 'd' } })).allow).toBe(true);
+  });
+});
+
+describe('index', () => {
+  it('only offers the rules for the subject type, action and resource type, sorted by name', () => {
+    expect(index.candidates('user', 'read', 'document').map((r) => r.model.name)).toEqual(['admins', 'team-documents']);
+    expect(index.candidates('user', 'delete', 'document').map((r) => r.model.name)).toEqual(['admins']);
+    expect(index.candidates('user', 'approve', 'document')).toEqual([]);
+    expect(index.size).toBe(3);
+  });
+
+  it('reports every matching rule', () => {
+    const i = input({ principal: { type: 'user', id: 'a', team: 't', roles: { admin: true } }, action: 'write', resource: { type: 'document', id: 'd', team: 't' } });
+    expect(matchingRules(index, i)).toEqual(['admins', 'team-documents']);
+  });
+});
+
+describe('toDecisionInput', () => {
+  it.each([
+    [[], 'input must be an object'],
+    [{ principal: 'alice', action: 'read', resource: {} }, 'principal must be an object'],
+    [{ principal: {}, action: 1, resource: {} }, 'action must be a string'],
+    [{ principal: {}, action: 'read' }, 'resource must be an object'],
+    [{ principal: {}, action: 'read', resource: {}, context: [] }, 'context must be an object'],
+  ])('rejects %j', (doc, message) => {
+    expect(toDecisionInput(doc)).toBe(message);
+  });
+
+  it('fills in an empty context', () => {
+    expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({ principal: {}, action: 'read', resource: {}, context: {} });
+  });
+});
