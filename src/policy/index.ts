@@ -2,7 +2,7 @@ export type { Cidr, CompareOp, Cond, Json, Literal, Root, RuleModel, TimePart, V
 export { pathText, pathsOf } from './model.ts';
 export { compileCondition, type CompileResult, type ConditionError } from './cel.ts';
 export {
-  buildIndex, compileConditionFn, compileRule, decide, matchingRules, ERROR, FALSE, TRUE,
+  buildIndex, compileConditionFn, compileRule, decide, matchingRules, testRule, ERROR, FALSE, TRUE,
   type CompiledRule, type Decision, type DecisionInput, type RuleIndex, type Truth,
 } from './evaluate.ts';
 export { translate, translateRule, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';
