@@ -132,7 +132,8 @@ function candidatesFor(index: RuleIndex, input: DecisionInput): readonly Compile
 /** Decides a request: allowed when one candidate rule's condition is true (rules tried by name). */
 export function decide(index: RuleIndex, input: DecisionInput): Decision {
   const candidates = candidatesFor(index, input);
-  for (const rule of candidates) {
+  for (let i = 0; i < candidates.length; i++) {
+    const rule = candidates[i] as CompiledRule;
     if (rule.shape(input, rule.constants) === TRUE) return { allow: true, policyId: rule.id, reasons: rule.allowReasons };
   }
   return { allow: false, policyId: index.tenant, reasons: explainDeny(index, input, candidates) };
