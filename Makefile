@@ -52,7 +52,9 @@ typecheck: $(INSTALL_STAMP) ## Type-check sources, tests, benchmarks and scripts
 	npx tsc -p tsconfig.json
 
 test: typecheck ## Type-check and run every test (OPA agreement tests run when OPA_BIN is set)
-	npx vitest run
+	@rm -f .vitest-results.json
+	npx vitest run --reporter=default --reporter=json --outputFile.json=.vitest-results.json || { node scripts/test-summary.ts; exit 1; }
+	@node scripts/test-summary.ts
 
 test-opa: $(INSTALL_STAMP) ## Run only the OPA agreement tests (needs OPA_BIN)
 	@test -n "$${OPA_BIN:-}" || { echo "Set OPA_BIN to the path of an opa binary" >&2; exit 2; }
@@ -68,4 +70,4 @@ bench: $(INSTALL_STAMP) ## Run the benchmarks in bench/ and print the figures
 	node bench/run.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
-	rm -rf dist coverage
+	rm -rf dist coverage .vitest-results.json

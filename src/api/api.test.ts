@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYamlText } from 'yaml';
-import { Bundle, Connector, KINDS, Rule, parseManifests, renderCrds } from './index.ts';
+import { Bundle, Connector, KINDS, Rule, parseManifests, renderCrdKustomization, renderCrds } from './index.ts';
 
 const meta = (name: string, namespace = 'acme') => ({ name, namespace });
 const rule = (spec: Record<string, unknown>, name = 'team-documents') => ({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: meta(name), spec });
@@ -97,6 +97,7 @@ describe('generated CRDs', () => {
 
   it('match the committed crds/ exactly (run `make crds` after changing a schema)', () => {
     for (const { file, yaml } of renderCrds()) expect(readFileSync(join(dir, file), 'utf8'), file).toBe(yaml);
+    expect(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')).toBe(renderCrdKustomization());
   });
 
   it('are structural: every node has a type, and there is no $ref, anyOf, oneOf or additionalProperties: false', () => {
