@@ -5,6 +5,7 @@
 // rules then has a handful of shapes that stay in the CPU cache, plus one small constants array per
 // rule, instead of a closure tree per rule scattered over the heap.
 import type { Cidr, Cond, Json, Value } from './model.ts';
+import { walkCondition } from './model.ts';
 import {
   ERR, type JsonMap, type Result,
   celCompare, celEquals, celIn, celSize, cidrContains, isMap, parseIp, parseTimestamp,
@@ -46,9 +47,8 @@ function truth(b: boolean): Truth {
 /** Numbers the constants of one tree during compilation, in the order constantsOf lists them. */
 interface Slots { next: number }
 
-// Walk order (shared by compileValue/compileCond and constantsOf): and/or left then right; compare,
-// in and string left/element/target then right/collection/arg; cidr block then address; size and time
-// their argument.
+// compileValue and compileCond number constants in walkCondition's order (model.ts): left to right,
+// a CIDR block before its address, a value before the values nested in it.
 
 function compileValue(v: Value, slots: Slots): ValueFn {
   switch (v.kind) {
@@ -201,26 +201,10 @@ function compileCond(c: Cond, slots: Slots): CondFn {
   }
 }
 
-/** The constants of a condition, in the walk order the compiled shape expects. */
+/** The constants of a condition, in the walk order the compiled shape expects (walkCondition). */
 export function constantsOf(c: Cond): (Json | Cidr)[] {
   const out: (Json | Cidr)[] = [];
-  const value = (v: Value): void => {
-    if (v.kind === 'literal') out.push(v.value as Json);
-    else if (v.kind === 'size' || v.kind === 'time') value(v.arg);
-  };
-  const walk = (x: Cond): void => {
-    switch (x.kind) {
-      case 'const': return;
-      case 'and': case 'or': walk(x.left); walk(x.right); return;
-      case 'not': walk(x.operand); return;
-      case 'bool': value(x.value); return;
-      case 'compare': value(x.left); value(x.right); return;
-      case 'in': value(x.element); value(x.collection); return;
-      case 'string': value(x.target); value(x.arg); return;
-      case 'cidr': out.push(x.cidr); value(x.address); return;
-    }
-  };
-  walk(c);
+  walkCondition(c, (v) => { if (v.kind === 'literal') out.push(v.value as Json); }, (block) => out.push(block));
   return out;
 }
 

@@ -1,5 +1,5 @@
 export type { Cidr, CompareOp, Cond, Json, Literal, Root, RuleModel, TimePart, Value } from './model.ts';
-export { pathText, pathsOf } from './model.ts';
+export { pathText, pathsOf, walkCondition } from './model.ts';
 export { compileCondition, type CompileResult, type ConditionError } from './cel.ts';
 export {
   buildIndex, compileConditionFn, compileRule, decide, matchingRules, testRule, ERROR, FALSE, TRUE,

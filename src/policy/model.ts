@@ -66,12 +66,15 @@ export interface RuleModel {
   readonly condition: Cond | undefined;
 }
 
-/** Every attribute path a condition reads, for explanations ("principal.team is missing"). */
-export function pathsOf(cond: Cond | undefined): Extract<Value, { kind: 'path' }>[] {
-  const out: Extract<Value, { kind: 'path' }>[] = [];
+/**
+ * Visits every value of a condition, and every CIDR block, in one fixed order: left to right, a
+ * CIDR block before its address, a value before the values nested in it (size, timestamp). The
+ * constants of a compiled condition are numbered in this order (closures.ts).
+ */
+export function walkCondition(cond: Cond, onValue: (v: Value) => void, onCidr: (c: Cidr) => void = () => {}): void {
   const value = (v: Value): void => {
-    if (v.kind === 'path') out.push(v);
-    else if (v.kind === 'size' || v.kind === 'time') value(v.arg);
+    onValue(v);
+    if (v.kind === 'size' || v.kind === 'time') value(v.arg);
   };
   const walk = (c: Cond): void => {
     switch (c.kind) {
@@ -82,10 +85,16 @@ export function pathsOf(cond: Cond | undefined): Extract<Value, { kind: 'path' }
       case 'compare': value(c.left); value(c.right); return;
       case 'in': value(c.element); value(c.collection); return;
       case 'string': value(c.target); value(c.arg); return;
-      case 'cidr': value(c.address); return;
+      case 'cidr': onCidr(c.cidr); value(c.address); return;
     }
   };
-  if (cond) walk(cond);
+  walk(cond);
+}
+
+/** Every attribute path a condition reads, for explanations ("principal.team is missing"). */
+export function pathsOf(cond: Cond | undefined): Extract<Value, { kind: 'path' }>[] {
+  const out: Extract<Value, { kind: 'path' }>[] = [];
+  if (cond) walkCondition(cond, (v) => { if (v.kind === 'path') out.push(v); });
   return out;
 }
 
