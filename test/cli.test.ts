@@ -20,7 +20,7 @@ describe('acl-operator render', () => {
     const r = cli('render', '--manifests', 'examples');
     expect(r.stderr).toContain('Read 2 file(s) from examples');
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('7 rules (6 Enforced, 0 Invalid), 1 connectors, 2 bundles.');
+    expect(r.stdout).toContain('7 rules (6 Enforced, 0 Invalid), 1 connector, 2 bundles.');
     expect(r.stdout).toContain('Bundle acme/gateway-documents  connector gateways  Rego v0  revision 1');
     expect(r.stdout).toContain('Bundle acme/gateway-all-v1  connector gateways  Rego v1  revision 1');
     expect(r.stdout).toMatch(/-rw-r--r-- 0\/0 +\d+ 1970-01-01 00:00 \.manifest/);

@@ -69,8 +69,9 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
 /** The listing a person reads: one block per bundle, its files, and (optionally) their text. */
 export function formatRender(result: RenderResult, options: { rego: boolean }): string {
   const { counts } = result;
+  const n = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
   const lines = [
-    `${counts.rules} rules (${counts.enforced} Enforced, ${counts.invalid} Invalid), ${counts.connectors} connectors, ${counts.bundles} bundles.`,
+    `${n(counts.rules, 'rule')} (${counts.enforced} Enforced, ${counts.invalid} Invalid), ${n(counts.connectors, 'connector')}, ${n(counts.bundles, 'bundle')}.`,
   ];
   for (const b of result.bundles) {
     lines.push('', `Bundle ${b.tenant}/${b.name}  connector ${b.connector}  Rego v${b.regoVersion}  revision ${b.built.revision}`);
