@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildIndex, compileRule, decide, matchingRules, toDecisionInput } from '../src/policy/index.ts';
-import { conformanceRules, conformanceVectors } from './support/conformance.ts';
+import { buildIndex, compileRule, decide, matchingRules, parseExactJson, toDecisionInput } from '../src/policy/index.ts';
+import { CONFORMANCE_DIR, conformanceRules, conformanceVectors } from './support/conformance.ts';
 
 const rules = conformanceRules();
 const enforced = rules.filter((r) => r.state === 'Enforced');
@@ -12,6 +14,12 @@ describe('recorded OPA conformance corpus', () => {
     expect(rules).toHaveLength(46);
     expect(enforced).toHaveLength(41);
     expect(vectors).toHaveLength(6001);
+  });
+
+  it('holds only numbers a double represents exactly, so OPA and the evaluator read the same values', () => {
+    const lines = readFileSync(join(CONFORMANCE_DIR, 'vectors.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+    const refused = lines.map((l, i) => [i + 1, parseExactJson(l)] as const).filter(([, r]) => !r.ok);
+    expect(refused).toEqual([]);
   });
 
   it('treats a rule with no state as a Draft', () => {

@@ -75,6 +75,9 @@ describe('supported constructs evaluate as CEL says', () => {
     ['timestamp(context.timeOfDay).getHours() == 9', { context: { timeOfDay: '2024-03-11t09:30:00z' } }, 'error'],
     ['timestamp(context.timeOfDay).getHours() == 9', { context: { timeOfDay: '2023-02-29T09:30:00Z' } }, 'error'],
     ['timestamp(context.timeOfDay).getHours() == 9', { context: { timeOfDay: '2263-01-01T09:30:00Z' } }, 'error'],
+    ['timestamp(context.timeOfDay).getHours() == 9', { context: { timeOfDay: '1677-12-31T09:30:00Z' } }, 'error'],
+    ['timestamp(context.timeOfDay).getDayOfWeek() == 5', { context: { timeOfDay: '1678-01-01T00:00:00+23:59' } }, 'true'],
+    ['timestamp(context.timeOfDay).getHours() == 9', { context: { timeOfDay: '2024-02-30T09:30:00Z' } }, 'error'],
     ['timestamp(context.timeOfDay).getHours() == 9', { context: { timeOfDay: 9 } }, 'error'],
   ])('%s on %j is %s', (condition, input, outcome) => {
     expect(run(condition, input)).toBe(outcome);

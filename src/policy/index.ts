@@ -9,3 +9,4 @@ export { translate, translateRule, regoString, type RegoVersion, type RuleRego, 
 export { ruleModel, type RuleModelResult } from './rule.ts';
 export { toDecisionInput } from './input.ts';
 export { normalizeInput, ERR } from './values.ts';
+export { parseExactJson, type ParsedJson } from './json.ts';

@@ -15,7 +15,8 @@ export function toDecisionInput(raw: unknown): DecisionInput | string {
   }
   if (!isMap(doc)) return 'input must be an object';
   const { principal, action, resource } = doc;
-  const context = doc['context'] ?? {};
+  // An absent context is an empty one (the translated Rego reads it the same way); null is not.
+  const context = doc['context'] === undefined ? {} : doc['context'];
   if (principal === undefined || !isMap(principal)) return 'principal must be an object';
   if (resource === undefined || !isMap(resource)) return 'resource must be an object';
   if (typeof action !== 'string') return 'action must be a string';

@@ -60,7 +60,7 @@ describe('Rego translation', () => {
     const rules = [
       model('zeta', { condition: '"admin" in principal.roles' }),
       model('alpha', {}),
-      model('mid', { condition: '!resource.title.startsWith("draft") && cidr("10.0.0.0/8").containsIP(context.ipAddress)' }),
+      model('mid', { condition: '!resource.title.startsWith("draft") && size(resource.tags) > 2' }),
     ];
     expect(translate(rules, { regoVersion: 0, header: ['Bundle b of tenant acme'] })).toMatchInlineSnapshot(`
       "# Bundle b of tenant acme
@@ -76,13 +76,13 @@ describe('Rego translation', () => {
       }
 
       # Rule mid
-      # Condition: !resource.title.startsWith("draft") && cidr("10.0.0.0/8").containsIP(context.ipAddress)
+      # Condition: !resource.title.startsWith("draft") && size(resource.tags) > 2
       allow {
       	input.principal.type == "user"
       	input.action == "read"
       	input.resource.type == "document"
       	acl_not_starts_with(input.resource.title, "draft")
-      	acl_cidr_contains("10.0.0.0/8", input.context.ipAddress)
+      	acl_size(input.resource.tags) > 2
       }
 
       # Rule zeta
@@ -92,6 +92,20 @@ describe('Rego translation', () => {
       	input.action == "read"
       	input.resource.type == "document"
       	acl_in("admin", input.principal.roles)
+      }
+
+      # size(): code points of a string, elements of a list, entries of a map.
+      acl_size(x) = n {
+      	is_string(x)
+      	n := count(x)
+      }
+      acl_size(x) = n {
+      	is_array(x)
+      	n := count(x)
+      }
+      acl_size(x) = n {
+      	is_object(x)
+      	n := count(x)
       }
 
       # x in c: an element of a list, or a key of a map (tested as a key, so false and null values count).
@@ -110,24 +124,6 @@ describe('Rego translation', () => {
       	is_string(s)
       	is_string(p)
       	not startswith(s, p)
-      }
-
-      # An IP address (not a CIDR block): valid IPv4 is in 0.0.0.0/0, valid IPv6 in ::/0.
-      acl_ip(x) {
-      	is_string(x)
-      	not contains(x, "/")
-      	net.cidr_contains("0.0.0.0/0", x)
-      }
-      acl_ip(x) {
-      	is_string(x)
-      	not contains(x, "/")
-      	net.cidr_contains("::/0", x)
-      }
-
-      # cidr(c).containsIP(x) is true.
-      acl_cidr_contains(c, x) {
-      	acl_ip(x)
-      	net.cidr_contains(c, x)
       }
       "
     `);

@@ -6,7 +6,7 @@
 // remains lives inside a prelude function whose arguments are already bound and type-checked.
 import type { Cond, Literal, RuleModel, Value } from './model.ts';
 import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
-import { TIMESTAMP_PATTERN } from './values.ts';
+import { IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
 
 export type RegoVersion = 0 | 1;
 
@@ -79,17 +79,14 @@ const PRELUDE: Record<PreludeName, PreludeEntry> = {
   acl_contains: { comment: 'contains is true (both must be strings).', uses: [], heads: [{ head: 'acl_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'contains(s, p)'] }] },
   acl_not_contains: { comment: 'contains is false (both must be strings).', uses: [], heads: [{ head: 'acl_not_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'not contains(s, p)'] }] },
   acl_ip: {
-    comment: 'An IP address (not a CIDR block): valid IPv4 is in 0.0.0.0/0, valid IPv6 in ::/0.',
+    comment: 'An IP address as Go parses one (IPv4 without leading zeros, IPv6 without zone; not a CIDR block).',
     uses: [],
-    heads: [
-      { head: 'acl_ip(x)', body: ['is_string(x)', 'not contains(x, "/")', 'net.cidr_contains("0.0.0.0/0", x)'] },
-      { head: 'acl_ip(x)', body: ['is_string(x)', 'not contains(x, "/")', 'net.cidr_contains("::/0", x)'] },
-    ],
+    heads: [{ head: 'acl_ip(x)', body: ['is_string(x)', `regex.match(\`${IP_PATTERN}\`, x)`] }],
   },
   acl_cidr_contains: { comment: 'cidr(c).containsIP(x) is true.', uses: ['acl_ip'], heads: [{ head: 'acl_cidr_contains(c, x)', body: ['acl_ip(x)', 'net.cidr_contains(c, x)'] }] },
   acl_cidr_excludes: { comment: 'cidr(c).containsIP(x) is false (x must be an IP address).', uses: ['acl_ip'], heads: [{ head: 'acl_cidr_excludes(c, x)', body: ['acl_ip(x)', 'not net.cidr_contains(c, x)'] }] },
   acl_timestamp_ns: {
-    comment: 'Timestamps: strict RFC 3339 (YYYY-MM-DDTHH:MM:SS[.f](Z|+HH:MM)), read in UTC.',
+    comment: 'Timestamps: strict RFC 3339 (YYYY-MM-DDTHH:MM:SS[.f](Z|+HH:MM)), years 1678 to 2261, read in UTC.',
     uses: [],
     heads: [{ head: 'acl_timestamp_ns(s) = ns', body: ['is_string(s)', `regex.match(\`${TIMESTAMP_PATTERN}\`, s)`, 'ns := time.parse_rfc3339_ns(s)'] }],
   },
@@ -104,9 +101,12 @@ const WEEKDAYS = '{"Sunday": 0, "Monday": 1, "Tuesday": 2, "Wednesday": 3, "Thur
 // ---------------------------------------------------------------------------------------------
 // Terms
 
-/** A Rego string literal. Rego strings use JSON's escapes, so JSON.stringify is exact and inert. */
+/**
+ * A Rego string literal. Rego strings use JSON's escapes, so JSON.stringify is exact and inert; a
+ * byte-order mark is escaped too, because OPA's scanner refuses one anywhere but at the file's start.
+ */
 export function regoString(s: string): string {
-  return JSON.stringify(s.isWellFormed() ? s : s.toWellFormed());
+  return JSON.stringify(s.isWellFormed() ? s : s.toWellFormed()).replaceAll('\uFEFF', '\\ufeff');
 }
 
 function regoNumber(n: number): string {
@@ -132,9 +132,9 @@ function regoRef(root: string, keys: readonly (string | number)[]): string {
   return s;
 }
 
-/** Removes anything that could end a comment line early. */
+/** Removes anything that could end a comment line early, or that OPA's scanner refuses (a byte-order mark). */
 function commentText(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ').trimEnd();
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\uFEFF]/g, ' ').trimEnd();
 }
 
 function commentLines(text: string): string[] {
@@ -165,7 +165,10 @@ function use(ctx: Ctx, name: PreludeName): string {
 function term(ctx: Ctx, v: Value): string {
   switch (v.kind) {
     case 'literal': return regoLiteral(v.value);
-    case 'path': return regoRef(v.root, v.keys);
+    // The decision input always has a context ({} when the request has none); an application that
+    // leaves it out of its sidecar's input must still get the same answer when a condition reads
+    // context as a whole (size(context), "k" in context).
+    case 'path': return v.root === 'context' && v.keys.length === 0 ? 'object.get(input, "context", {})' : regoRef(v.root, v.keys);
     case 'size': return `${use(ctx, 'acl_size')}(${term(ctx, v.arg)})`;
     case 'time': {
       const fn = v.part === 'hours' ? 'acl_hours' : v.part === 'minutes' ? 'acl_minutes' : 'acl_weekday';
@@ -219,8 +222,22 @@ function or(p: Pred, q: Pred): Pred {
 const NEGATED: Record<'<' | '<=' | '>' | '>=', string> = { '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
 const TYPE_TEST: Record<'number' | 'string' | 'boolean', string> = { number: 'is_number', string: 'is_string', boolean: 'is_boolean' };
 
-/** The statements under which `c` evaluates to `want` (true or false); errors satisfy neither. */
+/**
+ * The statements under which `c` evaluates to `want` (true or false); errors satisfy neither. Helper
+ * rules named while working out a predicate that can never hold are dropped again.
+ */
 function pred(ctx: Ctx, c: Cond, want: boolean): Pred {
+  const helpers = ctx.helpers.length;
+  const counter = ctx.counter;
+  const p = predicate(ctx, c, want);
+  if (p.length === 0) {
+    ctx.helpers.length = helpers;
+    ctx.counter = counter;
+  }
+  return p;
+}
+
+function predicate(ctx: Ctx, c: Cond, want: boolean): Pred {
   if (c.kind !== 'const' && isConstant(c)) {
     // No attribute is read: decide it now with the evaluator itself.
     const t = compileConditionFn(c)({ principal: {}, resource: {}, context: {}, action: '' });

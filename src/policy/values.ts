@@ -191,8 +191,31 @@ function isV4Mapped(b: Uint8Array): boolean {
   return b[10] === 0xff && b[11] === 0xff;
 }
 
+const HEX = '[0-9A-Fa-f]{1,4}';
+const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9][0-9]|[0-9])';
+const IPV4 = `${OCTET}(\\.${OCTET}){3}`;
+
+/** An IPv6 address in RFC 4291 text: 8 groups, or fewer around one `::` standing for at least one. */
+function ipv6Pattern(): string {
+  const groups = (n: number): string => (n === 0 ? '' : n === 1 ? HEX : `(${HEX}:){${n - 1}}${HEX}`);
+  const upTo = (n: number): string => (n === 0 ? '' : `((${HEX}:){0,${n - 1}}${HEX})?`);
+  const alternatives = [`(${HEX}:){7}${HEX}`, `(${HEX}:){6}${IPV4}`];
+  for (let head = 0; head <= 7; head++) alternatives.push(`${groups(head)}::${upTo(7 - head)}`);
+  for (let head = 0; head <= 5; head++) alternatives.push(`${groups(head)}::(${HEX}:){0,${5 - head}}${IPV4}`);
+  return alternatives.map((a) => `(${a})`).join('|');
+}
+
+/**
+ * What Go's net.ParseIP accepts, as one regular expression valid in both JavaScript and Go's RE2:
+ * rego.ts guards net.cidr_contains with it, so OPA never sees a string it cannot parse (which would
+ * be a builtin error), and parseIp below checks it first, so both sides accept the same strings.
+ */
+export const IP_PATTERN = `^((${IPV4})|${ipv6Pattern()})$`;
+const IP_RE = new RegExp(IP_PATTERN);
+
 /** Parses an IP address as Go's net.ParseIP does; undefined when it is not one. */
 export function parseIp(s: string): IpAddress | undefined {
+  if (!IP_RE.test(s)) return undefined;
   if (s.includes(':')) {
     const b = parseIpv6Bytes(s);
     if (!b) return undefined;
@@ -243,45 +266,32 @@ export function cidrContains(c: Cidr, ip: IpAddress): boolean {
 
 // ---------------------------------------------------------------------------------------------
 // Timestamps: the strict RFC 3339 profile YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), upper-case T and
-// Z, within the range OPA can hold as int64 nanoseconds (1677-09-21T00:12:43.145224192Z to
-// 2262-04-11T23:47:16.854775807Z). rego.ts guards time.parse_rfc3339_ns with the same pattern.
+// Z, a day that exists, and a year from 1678 to 2261: every such instant fits OPA's int64 nanoseconds
+// (1677-09-21 to 2262-04-11), so time.parse_rfc3339_ns never raises an error on what the pattern lets
+// through. rego.ts guards it with the same pattern.
+
+const YEAR = '(16(7[89]|[89][0-9])|1[7-9][0-9]{2}|2[01][0-9]{2}|22[0-5][0-9]|226[01])';
+// Leap years from 1678 to 2261: divisible by 4, except 1700, 1800, 1900, 2100 and 2200.
+const LEAP_YEAR = '(16(8[048]|9[26])|(1[7-9]|2[01])(0[48]|[2468][048]|[13579][26])|2000|22(0[48]|[135][26]|[24][048]|60))';
+const MONTH_DAY = '((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))';
 
 /** The timestamp pattern, written once for both JavaScript and Go's RE2 (rego.ts embeds it). */
 export const TIMESTAMP_PATTERN =
-  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$';
+  `^(${YEAR}-${MONTH_DAY}|${LEAP_YEAR}-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`;
 const TIMESTAMP_RE = new RegExp(TIMESTAMP_PATTERN);
-const MIN_NS = -9223372036854775808n;
-const MAX_NS = 9223372036854775807n;
 
-function daysIn(month: number, year: number): number {
-  if (month === 2) return (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
-/** Milliseconds since the epoch (UTC) of a timestamp in the strict profile; undefined when invalid. */
+/** Milliseconds since the epoch (UTC, whole seconds) of a timestamp in the strict profile; undefined when invalid. */
 export function parseTimestamp(s: string): number | undefined {
   if (!TIMESTAMP_RE.test(s)) return undefined;
-  const year = Number(s.slice(0, 4));
-  const month = Number(s.slice(5, 7));
-  const day = Number(s.slice(8, 10));
-  if (day > daysIn(month, year)) return undefined;
   const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCFullYear(Number(s.slice(0, 4)), Number(s.slice(5, 7)) - 1, Number(s.slice(8, 10)));
   date.setUTCHours(Number(s.slice(11, 13)), Number(s.slice(14, 16)), Number(s.slice(17, 19)), 0);
-  let rest = s.slice(19);
-  let fraction = '';
-  if (rest.startsWith('.')) {
-    const m = /^\.([0-9]+)/.exec(rest) as RegExpExecArray;
-    fraction = (m[1] as string).slice(0, 9).padEnd(9, '0');
-    rest = rest.slice(m[0].length);
-  }
+  // A fraction of a second cannot move the hour, minute or weekday, so it is skipped.
+  const rest = s.slice(19).replace(/^\.[0-9]+/, '');
   let offsetMs = 0;
   if (rest !== 'Z') {
     const sign = rest[0] === '-' ? -1 : 1;
     offsetMs = sign * (Number(rest.slice(1, 3)) * 60 + Number(rest.slice(4, 6))) * 60_000;
   }
-  const ms = date.getTime() - offsetMs;
-  const ns = BigInt(ms) * 1_000_000n + BigInt(fraction === '' ? 0 : Number(fraction));
-  if (ns < MIN_NS || ns > MAX_NS) return undefined;
-  return ms;
+  return date.getTime() - offsetMs;
 }

@@ -165,6 +165,9 @@ function tokenize(text: string): Tok[] {
   let i = 0;
   let line = 1;
   const fail = (msg: string): never => { throw new RegoModelError(`line ${line}: ${msg}`); };
+  // OPA's scanner refuses a byte-order mark anywhere but at the very start, even in strings and comments.
+  const bom = text.indexOf('\uFEFF', 1);
+  if (bom >= 0) { line = text.slice(0, bom).split('\n').length; fail('illegal byte-order mark'); }
   while (i < text.length) {
     const c = text[i] as string;
     if (c === '\n') { out.push({ k: 'nl', v: '\n', line, start: i, end: i + 1 }); i++; line++; continue; }
@@ -678,6 +681,14 @@ const BUILTINS: ReadonlyMap<string, { arity: number; fn: Builtin }> = new Map<st
   ['contains', { arity: 2, fn: ([s, p]) => (typeof s === 'string' && typeof p === 'string' ? utf8(s).includes(utf8(p)) : undefined) }],
   ['regex.match', { arity: 2, fn: ([p, s]) => (typeof p === 'string' && typeof s === 'string' ? re2Subset(p).test(s) : undefined) }],
   ['net.cidr_contains', { arity: 2, fn: ([c, x]) => (typeof c === 'string' && typeof x === 'string' ? cidrContains(c, x) : undefined) }],
+  ['object.get', {
+    arity: 3,
+    fn: ([o, k, d]) => {
+      if (!isObject(o as Value)) return undefined;
+      const found = lookup(o as Value, k as Value);
+      return found === undefined ? (d as Value) : found;
+    },
+  }],
   ['time.parse_rfc3339_ns', { arity: 1, fn: ([s]) => (typeof s === 'string' ? parseRfc3339Ns(s) : undefined) }],
   ['time.clock', {
     arity: 1,
@@ -1110,9 +1121,11 @@ interface Query {
 
 class Evaluator {
   private readonly groups: ReadonlyMap<string, Group>;
+  private readonly strict: boolean;
 
-  constructor(groups: ReadonlyMap<string, Group>) {
+  constructor(groups: ReadonlyMap<string, Group>, strict: boolean) {
     this.groups = groups;
+    this.strict = strict;
   }
 
   /** The value of a complete rule (or its default), undefined when no body holds and there is no default. */
@@ -1132,7 +1145,12 @@ class Evaluator {
 
   call(q: Query, name: string, args: readonly Value[]): Value | undefined {
     const builtin = BUILTINS.get(name);
-    if (builtin) return builtin.fn(args);
+    if (builtin) {
+      const result = builtin.fn(args);
+      // With --strict-builtin-errors, OPA fails the whole query instead of making the call undefined.
+      if (result === undefined && this.strict) throw new StrictBuiltinError(`${name}(${args.map((a) => JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).join(', ')}) raised an error`);
+      return result;
+    }
     const g = this.groups.get(name);
     if (!g || g.kind !== 'function') throw new RegoModelError(`no function named ${name}`);
     const outputs: Value[] = [];
@@ -1315,12 +1333,25 @@ export interface RegoPolicy {
   call(name: string, args: readonly Value[], input?: unknown): Value | undefined;
 }
 
+/** A builtin error under `strictBuiltinErrors`: OPA would fail the query (`opa eval --strict-builtin-errors`). */
+export class StrictBuiltinError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StrictBuiltinError';
+  }
+}
+
+export interface LoadOptions {
+  /** Model `--strict-builtin-errors`: a builtin error throws StrictBuiltinError instead of being undefined. */
+  readonly strictBuiltinErrors?: boolean;
+}
+
 /** Parses, checks and prepares a Rego module in the modelled subset; throws RegoModelError otherwise. */
-export function loadPolicy(text: string): RegoPolicy {
+export function loadPolicy(text: string, options: LoadOptions = {}): RegoPolicy {
   const parser = new Parser(tokenize(text));
   parser.parseModule();
   const groups = analyze(parser);
-  const ev = new Evaluator(groups);
+  const ev = new Evaluator(groups, options.strictBuiltinErrors === true);
   const query = (input: unknown): Query => ({ input: jsonValue(input, 'input'), memo: new Map() });
   const value = (name: string, input: unknown): Value | undefined => ev.rule(query(input), name);
   return {
