@@ -143,6 +143,12 @@ describe('Rego translation', () => {
     expect(translateRule(model('always', { condition: 'size("ab") == 2' }), 0).text).not.toContain('acl_size');
   });
 
+  it('drops helper rules made for a part that can never hold', () => {
+    const text = translateRule(model('dead', { condition: '1 > 2 && ((principal.a || principal.b) && principal.c) || resource.d' }), 0).text;
+    expect(text).not.toContain('rule_dead_');
+    expect(text).toContain('\tinput.resource.d == true\n}');
+  });
+
   it('gives the same text for the same rules in any order', () => {
     const a = model('a', { condition: 'principal.x == 1' });
     const b = model('b', { condition: 'principal.y in ["q"]' });
