@@ -5,6 +5,7 @@
 // be missing; an error (missing attribute, wrong type) satisfies neither, as in CEL. Every `not` that
 // remains lives inside a prelude function whose arguments are already bound and type-checked.
 import type { Cond, Literal, RuleModel, Value } from './model.ts';
+import { walkCondition } from './model.ts';
 import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
 import { IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
 
@@ -188,18 +189,11 @@ function staticType(v: Value): StaticType {
   return typeof x as 'number' | 'string' | 'boolean';
 }
 
+/** Whether a condition reads no attribute at all (so it can be decided while translating). */
 function isConstant(c: Cond): boolean {
-  const value = (v: Value): boolean => v.kind === 'literal' || ((v.kind === 'size' || v.kind === 'time') && value(v.arg));
-  switch (c.kind) {
-    case 'const': return true;
-    case 'and': case 'or': return isConstant(c.left) && isConstant(c.right);
-    case 'not': return isConstant(c.operand);
-    case 'bool': return value(c.value);
-    case 'compare': return value(c.left) && value(c.right);
-    case 'in': return value(c.element) && value(c.collection);
-    case 'string': return value(c.target) && value(c.arg);
-    case 'cidr': return value(c.address);
-  }
+  let constant = true;
+  walkCondition(c, (v) => { if (v.kind === 'path') constant = false; });
+  return constant;
 }
 
 /** Turns a disjunction into one statement by naming it as a helper rule of this rule. */
