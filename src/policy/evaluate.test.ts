@@ -80,6 +80,22 @@ describe('toDecisionInput', () => {
     expect(toDecisionInput(doc)).toBe(message);
   });
 
+  it('returns a clean document as it is, and copies one with lone surrogates', () => {
+    const clean = { principal: { type: 'user' }, action: 'read', resource: { type: 'doc' }, context: {} };
+    const got = toDecisionInput(clean);
+    expect(typeof got === 'string' ? got : got.principal).toBe(clean.principal);
+    const dirty = { principal: { type: 'user', ['k\ud800']: 'v\udc00' }, action: 'read', resource: { type: 'doc' }, context: {} };
+    expect(toDecisionInput(dirty)).toEqual({ ...dirty, principal: { type: 'user', 'k\uFFFD': 'v\uFFFD' } });
+  });
+
+  it('refuses documents nested deeper than 256 levels, and non-JSON values', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 300; i++) deep = [deep];
+    expect(toDecisionInput({ principal: { deep }, action: 'read', resource: {} })).toBe('input is not a JSON document: nesting deeper than 256 levels');
+    expect(toDecisionInput({ principal: { n: Number.NaN }, action: 'read', resource: {} })).toBe('input is not a JSON document: numbers must be finite');
+    expect(toDecisionInput({ principal: { f: () => 1 }, action: 'read', resource: {} })).toBe('input is not a JSON document: not a JSON value: function');
+  });
+
   it('fills in an empty context', () => {
     expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({ principal: {}, action: 'read', resource: {}, context: {} });
   });
