@@ -80,8 +80,18 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
   const na = actions.size;
   const nr = resources.size;
   const space = subjects.size * na * nr;
+  // Rules of this index with equal constants share one array: a tenant that repeats a condition
+  // then reads one constants array per decision, which stays in the CPU cache, instead of one per rule.
+  const constantSets = new Map<string, Constants>();
+  const shared = sorted.map((rule): CompiledRule => {
+    if (rule.constants.length === 0) return rule;
+    const key = JSON.stringify(rule.constants);
+    const known = constantSets.get(key);
+    if (known === undefined) { constantSets.set(key, rule.constants); return rule; }
+    return { ...rule, constants: known };
+  });
   const table = new Map<number, CompiledRule[]>();
-  for (const rule of sorted) {
+  for (const rule of shared) {
     const s = subjects.get(rule.model.subjectType) as number;
     const r = resources.get(rule.model.resourceType) as number;
     for (const action of rule.model.actions) {
@@ -99,7 +109,7 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
   }
   return {
     tenant,
-    size: sorted.length,
+    size: shared.length,
     candidates: (subjectType, action, resourceType) => {
       const s = subjects.get(subjectType);
       const a = actions.get(action);
