@@ -74,6 +74,7 @@ function linearIndex(tenant: string, rules: readonly CompiledRule[]): RuleIndex 
   return {
     tenant, size: sorted.length,
     candidates: (s, a, t) => sorted.filter((x) => x.model.subjectType === s && x.model.resourceType === t && x.model.actions.includes(a)),
+    slot: (s, a, t) => sorted.filter((x) => x.model.subjectType === s && x.model.resourceType === t && x.model.actions.includes(a)),
   };
 }
 

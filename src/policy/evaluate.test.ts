@@ -63,6 +63,20 @@ describe('index', () => {
     expect(index.size).toBe(3);
   });
 
+  it('lets rules with the same constants share one array, and still decides each by its own types', () => {
+    const a = compileRule(ruleModelFor('a', { condition: 'principal.team == "x"' }));
+    const b = compileRule(ruleModelFor('b', { actions: ['write'], condition: 'principal.team == "x"' }));
+    const c = compileRule(ruleModelFor('c', { actions: ['delete'], condition: 'principal.team == "y"' }));
+    const i = buildIndex('acme', [a, b, c]);
+    const [ra] = i.candidates('user', 'read', 'document');
+    const [rb] = i.candidates('user', 'write', 'document');
+    const [rc] = i.candidates('user', 'delete', 'document');
+    expect(ra?.constants).toBe(rb?.constants);
+    expect(rc?.constants).not.toBe(ra?.constants);
+    const doc = (action: string, team: string) => input({ principal: { type: 'user', id: 'u', team }, action, resource: { type: 'document', id: 'd' } });
+    expect([decide(i, doc('write', 'x')).policyId, decide(i, doc('delete', 'y')).policyId, decide(i, doc('delete', 'x')).allow]).toEqual(['acme/b', 'acme/c', false]);
+  });
+
   it('reports every matching rule', () => {
     const i = input({ principal: { type: 'user', id: 'a', team: 't', roles: { admin: true } }, action: 'write', resource: { type: 'document', id: 'd', team: 't' } });
     expect(matchingRules(index, i)).toEqual(['admins', 'team-documents']);

@@ -52,6 +52,8 @@ export interface RuleIndex {
   readonly tenant: string;
   readonly size: number;
   candidates(subjectType: string, action: string, resourceType: string): readonly CompiledRule[];
+  /** The same candidates as stored: a lone rule directly (one object less to read per decision). */
+  slot(subjectType: string, action: string, resourceType: string): CompiledRule | readonly CompiledRule[] | undefined;
 }
 
 /** Key spaces up to this size are a plain array (one load); larger ones a Map. */
@@ -100,22 +102,30 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
       if (list) list.push(rule); else table.set(key, [rule]);
     }
   }
-  const none: readonly CompiledRule[] = [];
-  let get: (key: number) => readonly CompiledRule[] | undefined = (key) => table.get(key);
+  type Slot = CompiledRule | readonly CompiledRule[] | undefined;
+  const slots = new Map<number, Slot>();
+  for (const [key, list] of table) slots.set(key, list.length === 1 ? list[0] : list);
+  let get: (key: number) => Slot = (key) => slots.get(key);
   if (space <= DIRECT_LIMIT) {
-    const direct: (readonly CompiledRule[] | undefined)[] = new Array<readonly CompiledRule[] | undefined>(space).fill(undefined);
-    for (const [key, list] of table) direct[key] = list;
+    const direct: Slot[] = new Array<Slot>(space).fill(undefined);
+    for (const [key, found] of slots) direct[key] = found;
     get = (key) => direct[key];
   }
+  const slot = (subjectType: string, action: string, resourceType: string): Slot => {
+    const s = subjects.get(subjectType);
+    const a = actions.get(action);
+    const r = resources.get(resourceType);
+    if (s === undefined || a === undefined || r === undefined) return undefined;
+    return get((s * na + a) * nr + r);
+  };
+  const none: readonly CompiledRule[] = [];
   return {
     tenant,
     size: shared.length,
+    slot,
     candidates: (subjectType, action, resourceType) => {
-      const s = subjects.get(subjectType);
-      const a = actions.get(action);
-      const r = resources.get(resourceType);
-      if (s === undefined || a === undefined || r === undefined) return none;
-      return get((s * na + a) * nr + r) ?? none;
+      const found = slot(subjectType, action, resourceType);
+      return found === undefined ? none : isRuleList(found) ? found : [found];
     },
   };
 }
@@ -141,12 +151,24 @@ function candidatesFor(index: RuleIndex, input: DecisionInput): readonly Compile
 
 /** Decides a request: allowed when one candidate rule's condition is true (rules tried by name). */
 export function decide(index: RuleIndex, input: DecisionInput): Decision {
-  const candidates = candidatesFor(index, input);
-  for (let i = 0; i < candidates.length; i++) {
-    const rule = candidates[i] as CompiledRule;
-    if (rule.shape(input, rule.constants) === TRUE) return { allow: true, policyId: rule.id, reasons: rule.allowReasons };
+  const subjectType = input.principal['type'];
+  const resourceType = input.resource['type'];
+  const found = typeof subjectType === 'string' && typeof resourceType === 'string' ? index.slot(subjectType, input.action, resourceType) : undefined;
+  if (found !== undefined) {
+    if (!isRuleList(found)) {
+      if (found.shape(input, found.constants) === TRUE) return { allow: true, policyId: found.id, reasons: found.allowReasons };
+    } else {
+      for (let i = 0; i < found.length; i++) {
+        const rule = found[i] as CompiledRule;
+        if (rule.shape(input, rule.constants) === TRUE) return { allow: true, policyId: rule.id, reasons: rule.allowReasons };
+      }
+    }
   }
-  return { allow: false, policyId: index.tenant, reasons: explainDeny(index, input, candidates) };
+  return { allow: false, policyId: index.tenant, reasons: explainDeny(index, input, candidatesFor(index, input)) };
+}
+
+function isRuleList(slot: CompiledRule | readonly CompiledRule[]): slot is readonly CompiledRule[] {
+  return Array.isArray(slot);
 }
 
 /** Names of every candidate rule whose condition is true, sorted. */
