@@ -127,18 +127,25 @@ function binary(left: Value, right: Value, slots: Slots, f: (a: Json, b: Json) =
 
 const EQ = (a: Json, b: Json): Truth => (celEquals(a, b) ? TRUE : FALSE);
 const NE = (a: Json, b: Json): Truth => (celEquals(a, b) ? FALSE : TRUE);
+/** An ordering test on celCompare's sign; an error where ordering is undefined. */
+function order(holds: (sign: number) => boolean): (a: Json, b: Json) => Truth {
+  return (a, b) => { const n = celCompare(a, b); return n === ERR ? ERROR : truth(holds(n)); };
+}
 const ORDER: Record<'<' | '<=' | '>' | '>=', (a: Json, b: Json) => Truth> = {
-  '<': (a, b) => { const n = celCompare(a, b); return n === ERR ? ERROR : truth(n < 0); },
-  '<=': (a, b) => { const n = celCompare(a, b); return n === ERR ? ERROR : truth(n <= 0); },
-  '>': (a, b) => { const n = celCompare(a, b); return n === ERR ? ERROR : truth(n > 0); },
-  '>=': (a, b) => { const n = celCompare(a, b); return n === ERR ? ERROR : truth(n >= 0); },
+  '<': order((n) => n < 0),
+  '<=': order((n) => n <= 0),
+  '>': order((n) => n > 0),
+  '>=': order((n) => n >= 0),
 };
 const IN = (x: Json, c: Json): Truth => { const r = celIn(x, c); return r === ERR ? ERROR : truth(r); };
 /** String functions: both sides must be strings; CEL evaluates both before checking either. */
+function onStrings(holds: (s: string, p: string) => boolean): (s: Json, p: Json) => Truth {
+  return (s, p) => (typeof s === 'string' && typeof p === 'string' ? truth(holds(s, p)) : ERROR);
+}
 const STRING_TESTS = {
-  startsWith: (s: Json, p: Json): Truth => (typeof s === 'string' && typeof p === 'string' ? truth(s.startsWith(p)) : ERROR),
-  endsWith: (s: Json, p: Json): Truth => (typeof s === 'string' && typeof p === 'string' ? truth(s.endsWith(p)) : ERROR),
-  contains: (s: Json, p: Json): Truth => (typeof s === 'string' && typeof p === 'string' ? truth(s.includes(p)) : ERROR),
+  startsWith: onStrings((s, p) => s.startsWith(p)),
+  endsWith: onStrings((s, p) => s.endsWith(p)),
+  contains: onStrings((s, p) => s.includes(p)),
 };
 
 function compileCond(c: Cond, slots: Slots): CondFn {

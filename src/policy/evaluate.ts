@@ -102,7 +102,6 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
       if (list) list.push(rule); else table.set(key, [rule]);
     }
   }
-  type Slot = CompiledRule | readonly CompiledRule[] | undefined;
   const slots = new Map<number, Slot>();
   for (const [key, list] of table) slots.set(key, list.length === 1 ? list[0] : list);
   let get: (key: number) => Slot = (key) => slots.get(key);
@@ -118,15 +117,11 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
     if (s === undefined || a === undefined || r === undefined) return undefined;
     return get((s * na + a) * nr + r);
   };
-  const none: readonly CompiledRule[] = [];
   return {
     tenant,
     size: shared.length,
     slot,
-    candidates: (subjectType, action, resourceType) => {
-      const found = slot(subjectType, action, resourceType);
-      return found === undefined ? none : isRuleList(found) ? found : [found];
-    },
+    candidates: (subjectType, action, resourceType) => listOf(slot(subjectType, action, resourceType)),
   };
 }
 
@@ -142,38 +137,45 @@ function typeOf(v: Json | undefined): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-function candidatesFor(index: RuleIndex, input: DecisionInput): readonly CompiledRule[] {
-  const subjectType = input.principal['type'];
-  const resourceType = input.resource['type'];
-  if (typeof subjectType !== 'string' || typeof resourceType !== 'string') return [];
-  return index.candidates(subjectType, input.action, resourceType);
-}
+type Slot = CompiledRule | readonly CompiledRule[] | undefined;
 
-/** Decides a request: allowed when one candidate rule's condition is true (rules tried by name). */
-export function decide(index: RuleIndex, input: DecisionInput): Decision {
+function slotFor(index: RuleIndex, input: DecisionInput): Slot {
   const subjectType = input.principal['type'];
   const resourceType = input.resource['type'];
-  const found = typeof subjectType === 'string' && typeof resourceType === 'string' ? index.slot(subjectType, input.action, resourceType) : undefined;
-  if (found !== undefined) {
-    if (!isRuleList(found)) {
-      if (found.shape(input, found.constants) === TRUE) return { allow: true, policyId: found.id, reasons: found.allowReasons };
-    } else {
-      for (let i = 0; i < found.length; i++) {
-        const rule = found[i] as CompiledRule;
-        if (rule.shape(input, rule.constants) === TRUE) return { allow: true, policyId: rule.id, reasons: rule.allowReasons };
-      }
-    }
-  }
-  return { allow: false, policyId: index.tenant, reasons: explainDeny(index, input, candidatesFor(index, input)) };
+  if (typeof subjectType !== 'string' || typeof resourceType !== 'string') return undefined;
+  return index.slot(subjectType, input.action, resourceType);
 }
 
 function isRuleList(slot: CompiledRule | readonly CompiledRule[]): slot is readonly CompiledRule[] {
   return Array.isArray(slot);
 }
 
+/** The first rule of a slot (they are in name order) whose condition is true. */
+function firstMatch(slot: Slot, input: DecisionInput): CompiledRule | undefined {
+  if (slot === undefined) return undefined;
+  if (!isRuleList(slot)) return testRule(slot, input) ? slot : undefined;
+  for (let i = 0; i < slot.length; i++) {
+    const rule = slot[i] as CompiledRule;
+    if (testRule(rule, input)) return rule;
+  }
+  return undefined;
+}
+
+function listOf(slot: Slot): readonly CompiledRule[] {
+  return slot === undefined ? [] : isRuleList(slot) ? slot : [slot];
+}
+
+/** Decides a request: allowed when one candidate rule's condition is true (rules tried by name). */
+export function decide(index: RuleIndex, input: DecisionInput): Decision {
+  const slot = slotFor(index, input);
+  const rule = firstMatch(slot, input);
+  if (rule) return { allow: true, policyId: rule.id, reasons: rule.allowReasons };
+  return { allow: false, policyId: index.tenant, reasons: explainDeny(index, input, listOf(slot)) };
+}
+
 /** Names of every candidate rule whose condition is true, sorted. */
 export function matchingRules(index: RuleIndex, input: DecisionInput): string[] {
-  return candidatesFor(index, input).filter((r) => testRule(r, input)).map((r) => r.model.name);
+  return listOf(slotFor(index, input)).filter((r) => testRule(r, input)).map((r) => r.model.name);
 }
 
 // Only runs on deny, so it may evaluate the rules again to say what each one needed.
