@@ -1,0 +1,125 @@
+// The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
+// Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
+import { buildIndex, type CompiledRule } from '../policy/index.ts';
+import { createActivityLog, type ActivityLog } from './activity.ts';
+import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
+
+interface TenantDraft {
+  readonly rules: Map<string, CompiledRule>;
+  readonly connectors: Map<string, ConnectorEntry>;
+  readonly bundles: Map<string, BundleEntry>;
+  rulesChanged: boolean;
+}
+
+/** What the controller may change. Nothing is visible to readers until publish(). */
+export interface StoreDraft {
+  /** The deployed rule of a key (undefined: none). */
+  rule(tenant: string, name: string): CompiledRule | undefined;
+  /** Every deployed rule of a tenant. */
+  rules(tenant: string): readonly CompiledRule[];
+  setRule(tenant: string, name: string, rule: CompiledRule | undefined): void;
+  connector(tenant: string, name: string): ConnectorEntry | undefined;
+  setConnector(tenant: string, name: string, entry: ConnectorEntry | undefined): void;
+  bundle(tenant: string, name: string): BundleEntry | undefined;
+  bundles(tenant: string): readonly BundleEntry[];
+  setBundle(tenant: string, name: string, entry: BundleEntry | undefined): void;
+  /** Sets or removes (hash undefined) the API key held by Secret `<tenant>/<secret>`. */
+  setApiKey(tenant: string, secret: string, hash: string | undefined): void;
+}
+
+export type BundleListener = (changed: readonly BundleEntry[], snapshot: Snapshot) => void;
+
+export interface Store {
+  snapshot(): Snapshot;
+  readonly draft: StoreDraft;
+  /** Publishes the draft when it changed; returns the bundles whose ETag changed or that appeared. */
+  publish(): readonly BundleEntry[];
+  onBundleChange(listener: BundleListener): () => void;
+  readonly activity: ActivityLog;
+}
+
+const EMPTY_INDEX_RULES: readonly CompiledRule[] = [];
+
+export function createStore(options: { activityCapacity?: number } = {}): Store {
+  const tenants = new Map<string, TenantDraft>();
+  const apiKeys = new Map<string, { hash: string; entry: ApiKeyEntry }>();
+  const dirty = new Set<string>();
+  let apiKeysChanged = false;
+  let current: Snapshot = { version: 0, tenants: new Map(), apiKeys: new Map(), tokens: new Map() };
+  const listeners = new Set<BundleListener>();
+  const activity = createActivityLog(options.activityCapacity);
+
+  const tenant = (name: string): TenantDraft => {
+    let t = tenants.get(name);
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), rulesChanged: true }; tenants.set(name, t); }
+    return t;
+  };
+  const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
+    if (value === undefined) map.delete(key); else map.set(key, value);
+  };
+
+  const draft: StoreDraft = {
+    rule: (t, n) => tenants.get(t)?.rules.get(n),
+    rules: (t) => [...(tenants.get(t)?.rules.values() ?? EMPTY_INDEX_RULES)],
+    setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; dirty.add(t); },
+    connector: (t, n) => tenants.get(t)?.connectors.get(n),
+    setConnector(t, n, entry) { set(tenant(t).connectors, n, entry); dirty.add(t); },
+    bundle: (t, n) => tenants.get(t)?.bundles.get(n),
+    bundles: (t) => [...(tenants.get(t)?.bundles.values() ?? [])],
+    setBundle(t, n, entry) { set(tenant(t).bundles, n, entry); dirty.add(t); },
+    setApiKey(t, secret, hash) {
+      const key = `${t}/${secret}`;
+      if (hash === undefined) apiKeys.delete(key); else apiKeys.set(key, { hash, entry: { tenant: t, secret } });
+      apiKeysChanged = true;
+    },
+  };
+
+  function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
+    const index = d.rulesChanged || !previous ? buildIndex(name, [...d.rules.values()]) : previous.index;
+    d.rulesChanged = false;
+    return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles) };
+  }
+
+  function publish(): readonly BundleEntry[] {
+    if (dirty.size === 0 && !apiKeysChanged) return [];
+    const nextTenants = new Map(current.tenants);
+    const changed: BundleEntry[] = [];
+    for (const name of dirty) {
+      const d = tenants.get(name);
+      const previous = current.tenants.get(name);
+      if (!d || (d.rules.size === 0 && d.connectors.size === 0 && d.bundles.size === 0)) {
+        nextTenants.delete(name);
+        tenants.delete(name);
+        continue;
+      }
+      const frozen = freeze(name, d, previous);
+      nextTenants.set(name, frozen);
+      for (const b of frozen.bundles.values()) {
+        if (previous?.bundles.get(b.name)?.built.etag !== b.built.etag) changed.push(b);
+      }
+    }
+    for (const name of dirty) {
+      for (const b of current.tenants.get(name)?.bundles.values() ?? []) {
+        if (!nextTenants.get(name)?.bundles.has(b.name)) activity.forget(bundleKey(name, b.name));
+      }
+    }
+    dirty.clear();
+    const tokens = new Map<string, ConnectorEntry>();
+    for (const t of nextTenants.values()) {
+      for (const c of t.connectors.values()) if (c.tokenHash !== undefined) tokens.set(c.tokenHash, c);
+    }
+    const keys = apiKeysChanged ? new Map([...apiKeys.values()].map((k) => [k.hash, k.entry])) : current.apiKeys;
+    apiKeysChanged = false;
+    current = { version: current.version + 1, tenants: nextTenants, apiKeys: keys, tokens };
+    for (const listener of listeners) listener(changed, current);
+    return changed;
+  }
+
+  return {
+    snapshot: () => current,
+    draft,
+    publish,
+    onBundleChange(listener) { listeners.add(listener); return () => { listeners.delete(listener); }; },
+    activity,
+  };
+}
