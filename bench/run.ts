@@ -72,7 +72,7 @@ function makeRequests(rules: readonly RuleModel[], n: number, seed: number): Dec
 function linearIndex(tenant: string, rules: readonly CompiledRule[]): RuleIndex {
   const sorted = [...rules].sort((a, b) => (a.model.name < b.model.name ? -1 : 1));
   return {
-    tenant, size: sorted.length,
+    tenant, size: sorted.length, rules: sorted,
     candidates: (s, a, t) => sorted.filter((x) => x.model.subjectType === s && x.model.resourceType === t && x.model.actions.includes(a)),
     slot: (s, a, t) => sorted.filter((x) => x.model.subjectType === s && x.model.resourceType === t && x.model.actions.includes(a)),
   };

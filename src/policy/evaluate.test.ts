@@ -20,7 +20,7 @@ const index = buildIndex('acme', rules);
 describe('decide', () => {
   it('allows through the first matching rule by name and names it as the policy', () => {
     const d = decide(index, input({ principal: { type: 'user', id: 'alice', team: 'blue', roles: ['admin'] }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } }));
-    expect(d).toEqual({ allow: true, policyId: 'acme/admins', reasons: ['Rule acme/admins allowed the request'] });
+    expect({ ...d, rule: d.rule?.id }).toEqual({ allow: true, policyId: 'acme/admins', reasons: ['Rule acme/admins allowed the request'], rule: 'acme/admins' });
   });
 
   it('carries the rule description in the reason', () => {

@@ -51,6 +51,8 @@ export function testRule(rule: CompiledRule, input: DecisionInput): boolean {
 export interface RuleIndex {
   readonly tenant: string;
   readonly size: number;
+  /** Every rule of the index, by name. */
+  readonly rules: readonly CompiledRule[];
   candidates(subjectType: string, action: string, resourceType: string): readonly CompiledRule[];
   /** The same candidates as stored: a lone rule directly (one object less to read per decision). */
   slot(subjectType: string, action: string, resourceType: string): CompiledRule | readonly CompiledRule[] | undefined;
@@ -120,6 +122,7 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
   return {
     tenant,
     size: shared.length,
+    rules: shared,
     slot,
     candidates: (subjectType, action, resourceType) => listOf(slot(subjectType, action, resourceType)),
   };
@@ -131,6 +134,8 @@ export interface Decision {
   /** `<namespace>/<rule>` of the allowing rule, or the tenant (its policy set) on deny. */
   readonly policyId: string;
   readonly reasons: readonly string[];
+  /** The allowing rule (absent on deny). */
+  readonly rule?: CompiledRule;
 }
 
 function typeOf(v: Json | undefined): string {
@@ -169,7 +174,7 @@ function listOf(slot: Slot): readonly CompiledRule[] {
 export function decide(index: RuleIndex, input: DecisionInput): Decision {
   const slot = slotFor(index, input);
   const rule = firstMatch(slot, input);
-  if (rule) return { allow: true, policyId: rule.id, reasons: rule.allowReasons };
+  if (rule) return { allow: true, policyId: rule.id, reasons: rule.allowReasons, rule };
   return { allow: false, policyId: index.tenant, reasons: explainDeny(index, input, listOf(slot)) };
 }
 

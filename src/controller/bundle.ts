@@ -1,0 +1,86 @@
+// Bundle → deterministic archive in the store; the revision moves exactly when the bytes would.
+import { Bundle } from '../api/index.ts';
+import { describeIssues } from '../api/manifests.ts';
+import { buildBundle, bundleSource, selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
+import type { RegoVersion } from '../policy/index.ts';
+import { bundleKey } from '../store/index.ts';
+import { conditionsFor, type ConditionInput } from './conditions.ts';
+import type { Outcome, ReconcileDeps } from './deps.ts';
+import { keyText, type ObjectKey } from './types.ts';
+
+interface RecordedStatus { revision?: unknown; digest?: unknown; conditions?: unknown }
+
+/**
+ * Builds at the baseline revision (the one served, or after a restart the one in status): equal
+ * bytes mean nothing changed, otherwise the content is built again at revision + 1.
+ */
+async function nextBuild(input: BundleInput, served: BuiltBundle | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle> {
+  if (served) {
+    if (served.inputDigest === bundleSource(input).inputDigest) return served;
+    return buildBundle(input, served.revision + 1);
+  }
+  const revision = typeof recorded?.revision === 'number' && recorded.revision > 0 ? recorded.revision : undefined;
+  if (revision === undefined) return buildBundle(input, 1);
+  const same = await buildBundle(input, revision);
+  return same.digest === recorded?.digest ? same : buildBundle(input, revision + 1);
+}
+
+export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Promise<Outcome> {
+  const { namespace, name } = key;
+  const obj = deps.objects.get('Bundle', namespace, name);
+  const served = deps.draft.bundle(namespace, name);
+  if (!obj) {
+    deps.draft.setBundle(namespace, name, undefined);
+    return served ? { enqueue: [{ kind: 'Connector', namespace, name: served.connector }] } : {};
+  }
+  const generation = obj.metadata.generation ?? 0;
+  const recorded = obj.raw['status'] as RecordedStatus | undefined;
+  const parsed = Bundle.safeParse(obj.raw);
+  if (!parsed.success) {
+    const message = describeIssues(parsed.error);
+    deps.log.warn({ kind: 'Bundle', key: keyText(key), problem: message }, 'Rejected Bundle');
+    return {
+      phase: 'Invalid',
+      status: {
+        ...(served ? statusOf(served.built, served.ruleCount) : {}),
+        phase: 'Invalid',
+        observedGeneration: generation,
+        conditions: conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message: served ? `${message}; revision ${served.built.revision} is still served` : message }], generation, deps.now(), recorded?.conditions),
+      },
+    };
+  }
+  const { connector, entityTypes, regoVersion } = parsed.data.spec;
+  const rules = selectRules(namespace, deps.draft.rules(namespace).map((r) => r.model), { entityTypes });
+  const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules };
+  const built = await nextBuild(input, served?.built, recorded);
+  const enqueue: ObjectKey[] = [];
+  if (served?.built !== built || served.connector !== connector) {
+    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length });
+    if (served?.built.revision !== built.revision) {
+      deps.log.info({ kind: 'Bundle', key: keyText(key), revision: built.revision, rules: rules.length, bytes: built.bytes.length, digest: built.digest }, 'Built bundle');
+    }
+    enqueue.push({ kind: 'Connector', namespace, name: connector });
+    if (served && served.connector !== connector) enqueue.push({ kind: 'Connector', namespace, name: served.connector });
+  }
+  const hasConnector = deps.objects.get('Connector', namespace, connector) !== undefined;
+  const ready: ConditionInput = hasConnector
+    ? { type: 'Ready', status: true, reason: 'Built', message: `Revision ${built.revision} with ${rules.length} rule(s) is served to connector ${connector}` }
+    : { type: 'Ready', status: false, reason: 'ConnectorNotFound', message: `Connector ${connector} does not exist in ${namespace}: no OPA can fetch this bundle` };
+  const phase = hasConnector ? 'Ready' : 'Pending';
+  const lastSync = deps.activity.lastSync(bundleKey(namespace, name));
+  return {
+    phase,
+    enqueue,
+    status: {
+      phase,
+      observedGeneration: generation,
+      ...statusOf(built, rules.length),
+      ...(lastSync ? { lastSync } : {}),
+      conditions: conditionsFor([ready], generation, deps.now(), recorded?.conditions),
+    },
+  };
+}
+
+function statusOf(built: BuiltBundle, ruleCount: number): Record<string, unknown> {
+  return { revision: built.revision, digest: built.digest, etag: built.etag, ruleCount };
+}

@@ -1,0 +1,39 @@
+import type { Condition } from '../api/index.ts';
+import { canonicalJson } from '../bundle/index.ts';
+
+export interface ConditionInput {
+  readonly type: string;
+  readonly status: boolean;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * Kubernetes-style conditions: lastTransitionTime moves only when a condition's status changes, so
+ * recomputing the same outcome gives the same status (and no write).
+ */
+export function conditionsFor(inputs: readonly ConditionInput[], generation: number, now: Date, previous: unknown): Condition[] {
+  const before = Array.isArray(previous) ? (previous as Condition[]) : [];
+  return inputs.map((c) => {
+    const status = c.status ? 'True' : 'False';
+    const old = before.find((p) => p.type === c.type);
+    return {
+      type: c.type,
+      status,
+      reason: c.reason,
+      message: c.message,
+      observedGeneration: generation,
+      lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : kubeTime(now),
+    };
+  });
+}
+
+/** Whether two statuses say the same thing (key order and undefined fields aside). */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  return canonicalJson(a ?? {}) === canonicalJson(b ?? {});
+}
+
+/** Kubernetes timestamps: RFC 3339 in whole seconds. */
+export function kubeTime(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

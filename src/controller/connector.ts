@@ -1,0 +1,75 @@
+// Connector → its token Secret (issued, rotated, revoked) and the entry the bundle route checks.
+import { Connector } from '../api/index.ts';
+import { describeIssues } from '../api/manifests.ts';
+import { generateToken, hashToken } from '../auth/index.ts';
+import { conditionsFor, kubeTime, type ConditionInput } from './conditions.ts';
+import type { Outcome, ReconcileDeps } from './deps.ts';
+import { keyText, tokenSecretName, type ObjectKey, type TokenSecret } from './types.ts';
+
+export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): Promise<Outcome> {
+  const { namespace, name } = key;
+  const log = deps.log.child({ kind: 'Connector', key: keyText(key) });
+  const obj = deps.objects.get('Connector', namespace, name);
+  if (!obj) {
+    deps.draft.setConnector(namespace, name, undefined);
+    await deps.writer.deleteTokenSecret(namespace, name);
+    return {};
+  }
+  const generation = obj.metadata.generation ?? 0;
+  const previousConditions = (obj.raw['status'] as { conditions?: unknown } | undefined)?.conditions;
+  const bundles = deps.draft.bundles(namespace).filter((b) => b.connector === name).map((b) => b.name).sort();
+  const parsed = Connector.safeParse(obj.raw);
+  if (!parsed.success) {
+    // The last good entry (if any) stays in the store: polling OPAs keep working until it is fixed.
+    const message = describeIssues(parsed.error);
+    log.warn({ problem: message }, 'Rejected Connector');
+    return {
+      phase: 'Invalid',
+      status: {
+        phase: 'Invalid', observedGeneration: generation, tokenSecretName: tokenSecretName(name), bundles,
+        conditions: conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message }], generation, deps.now(), previousConditions),
+      },
+    };
+  }
+  const spec = parsed.data.spec;
+  let secret: TokenSecret | undefined = deps.writer.readTokenSecret(namespace, name);
+  if (spec.revoked) {
+    if (secret === undefined || secret.token !== undefined) {
+      secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
+      await deps.writer.writeTokenSecret(obj, secret);
+      log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
+    }
+  } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
+    const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
+    secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
+    await deps.writer.writeTokenSecret(obj, secret);
+    log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
+  }
+  const active = spec.active && !spec.revoked;
+  deps.draft.setConnector(namespace, name, {
+    tenant: namespace,
+    name,
+    active,
+    tokenHash: secret.token === undefined ? undefined : hashToken(secret.token),
+  });
+  const ready: ConditionInput = active
+    ? { type: 'Ready', status: true, reason: 'Active', message: `Serving ${bundles.length} bundle(s) to holders of the token in Secret ${tokenSecretName(name)}` }
+    : spec.revoked
+      ? { type: 'Ready', status: false, reason: 'Revoked', message: 'The token is revoked: every poller gets 401. Set revoked: false to issue a new token.' }
+      : { type: 'Ready', status: false, reason: 'Disabled', message: 'spec.active is false: a valid token gets 403' };
+  const issued: ConditionInput = secret.token === undefined
+    ? { type: 'TokenIssued', status: false, reason: 'Revoked', message: 'No valid token' }
+    : { type: 'TokenIssued', status: true, reason: 'TokenIssued', message: `Token for rotation ${secret.rotation} is in Secret ${tokenSecretName(name)}, key token` };
+  const phase = active ? 'Active' : 'Inactive';
+  return {
+    phase,
+    status: {
+      phase,
+      observedGeneration: generation,
+      tokenSecretName: tokenSecretName(name),
+      tokenIssuedAt: secret.issuedAt,
+      bundles,
+      conditions: conditionsFor([ready, issued], generation, deps.now(), previousConditions),
+    },
+  };
+}

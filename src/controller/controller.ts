@@ -1,0 +1,159 @@
+// The work queue: keys collapse, a drain runs them in kind order (Secret, Connector, Rule, Bundle),
+// publishes one snapshot, then writes the statuses that changed. One drain runs at a time.
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.ts';
+import { reconcileBundle } from './bundle.ts';
+import { sameStatus } from './conditions.ts';
+import { reconcileConnector } from './connector.ts';
+import type { Outcome, ReconcileDeps } from './deps.ts';
+import { createRuleReconciler } from './rule.ts';
+import { reconcileSecret } from './secret.ts';
+import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
+
+export interface ControllerMetrics {
+  reconciled(kind: Kind, result: 'ok' | 'error', seconds: number): void;
+  phases(kind: Kind, counts: ReadonlyMap<string, number>): void;
+  queueDepth(depth: number): void;
+}
+
+export interface ControllerOptions {
+  readonly objects: ObjectReader;
+  readonly writer: ClusterWriter;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  readonly random?: (size: number) => Uint8Array;
+  readonly metrics?: ControllerMetrics;
+  /** Retry delay after a failed reconcile, doubled per failure up to maxRetryMs. */
+  readonly retryMs?: number;
+  readonly maxRetryMs?: number;
+}
+
+export interface Controller {
+  enqueue(key: ObjectKey): void;
+  /** Resolves once the queue is empty and no drain is running. */
+  idle(): Promise<void>;
+  /** Stops retries; a running drain finishes. */
+  stop(): void;
+}
+
+export function createController(options: ControllerOptions): Controller {
+  const { objects, writer, store, log } = options;
+  const now = options.now ?? (() => new Date());
+  const reconcileRule = createRuleReconciler();
+  const queue = new Set<string>();
+  const failures = new Map<string, number>();
+  const retries = new Set<NodeJS.Timeout>();
+  const phases = new Map<Kind, Map<string, string>>();
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  const deps: ReconcileDeps = {
+    objects, writer, draft: store.draft, activity: store.activity, now, log,
+    ...(options.random ? { random: options.random } : {}),
+  };
+
+  async function reconcile(key: ObjectKey): Promise<Outcome> {
+    switch (key.kind) {
+      case 'Secret': return reconcileSecret(key, deps);
+      case 'Connector': return reconcileConnector(key, deps);
+      case 'Rule': return reconcileRule(key, deps);
+      case 'Bundle': return reconcileBundle(key, deps);
+    }
+  }
+
+  function retry(text: string, err: unknown): void {
+    const n = (failures.get(text) ?? 0) + 1;
+    failures.set(text, n);
+    const delayMs = Math.min((options.retryMs ?? 500) * 2 ** (n - 1), options.maxRetryMs ?? 60_000);
+    log.error({ err, key: text, attempt: n, delayMs }, 'Failed to reconcile; will retry');
+    if (stopped) return;
+    const timer = setTimeout(() => { retries.delete(timer); add(text); }, delayMs);
+    timer.unref();
+    retries.add(timer);
+  }
+
+  function recordPhase(key: ObjectKey, phase: string | undefined): void {
+    let m = phases.get(key.kind);
+    if (!m) { m = new Map(); phases.set(key.kind, m); }
+    if (phase === undefined || objects.get(key.kind, key.namespace, key.name) === undefined) m.delete(`${key.namespace}/${key.name}`);
+    else m.set(`${key.namespace}/${key.name}`, phase);
+  }
+
+  async function drainOnce(): Promise<void> {
+    const batch = [...queue].map(parseKey);
+    queue.clear();
+    const byKind = new Map<Kind, ObjectKey[]>(KIND_ORDER.map((k) => [k, []]));
+    for (const k of batch) byKind.get(k.kind)?.push(k);
+    const seen = new Set(batch.map(keyText));
+    const outcomes: { key: ObjectKey; outcome: Outcome }[] = [];
+    for (const kind of KIND_ORDER) {
+      const keys = byKind.get(kind) ?? [];
+      if (kind === 'Bundle') {
+        // Every bundle of a tenant whose deployed rules changed is rebuilt in this same drain.
+        const tenants = new Set(outcomes.map((o) => o.outcome.rulesChangedIn).filter((t): t is string => t !== undefined));
+        for (const tenant of tenants) {
+          for (const b of [...objects.list('Bundle', tenant).map((o) => o.metadata.name), ...store.draft.bundles(tenant).map((b) => b.name)]) {
+            const k: ObjectKey = { kind: 'Bundle', namespace: tenant, name: b };
+            if (!seen.has(keyText(k))) { seen.add(keyText(k)); keys.push(k); }
+          }
+        }
+      }
+      keys.sort((a, b) => (keyText(a) < keyText(b) ? -1 : 1));
+      for (const key of keys) {
+        const started = performance.now();
+        try {
+          const outcome = await reconcile(key);
+          outcomes.push({ key, outcome });
+          failures.delete(keyText(key));
+          options.metrics?.reconciled(key.kind, 'ok', (performance.now() - started) / 1000);
+        } catch (err) {
+          options.metrics?.reconciled(key.kind, 'error', (performance.now() - started) / 1000);
+          retry(keyText(key), err);
+        }
+      }
+    }
+    store.publish();
+    for (const { key, outcome } of outcomes) {
+      recordPhase(key, outcome.phase);
+      for (const next of outcome.enqueue ?? []) queue.add(keyText(next));
+      if (!outcome.status) continue;
+      const obj = objects.get(key.kind, key.namespace, key.name);
+      if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
+      try {
+        await writer.writeStatus(key, outcome.status);
+        log.debug({ kind: key.kind, key: keyText(key), phase: outcome.phase }, 'Wrote status');
+      } catch (err) {
+        retry(keyText(key), err);
+      }
+    }
+    for (const [kind, m] of phases) {
+      const counts = new Map<string, number>();
+      for (const p of m.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
+      options.metrics?.phases(kind, counts);
+    }
+  }
+
+  async function pump(): Promise<void> {
+    try {
+      while (queue.size > 0) {
+        options.metrics?.queueDepth(queue.size);
+        await drainOnce();
+      }
+    } finally {
+      options.metrics?.queueDepth(0);
+      running = undefined;
+    }
+  }
+
+  function add(text: string): void {
+    queue.add(text);
+    running ??= Promise.resolve().then(pump);
+  }
+
+  return {
+    enqueue: (key) => add(keyText(key)),
+    async idle() { while (running) await running; },
+    stop() { stopped = true; for (const t of retries) clearTimeout(t); retries.clear(); },
+  };
+}

@@ -1,0 +1,23 @@
+import type { Logger } from 'pino';
+import type { ActivityLog, StoreDraft } from '../store/index.ts';
+import type { ClusterWriter, ObjectKey, ObjectReader } from './types.ts';
+
+export interface ReconcileDeps {
+  readonly objects: ObjectReader;
+  readonly writer: ClusterWriter;
+  readonly draft: StoreDraft;
+  readonly activity: ActivityLog;
+  readonly now: () => Date;
+  readonly random?: (size: number) => Uint8Array;
+  readonly log: Logger;
+}
+
+/** What one reconcile decided: the status to write (after publish) and keys to look at next. */
+export interface Outcome {
+  readonly status?: Readonly<Record<string, unknown>>;
+  /** For the rules-by-phase metric. */
+  readonly phase?: string;
+  /** A tenant whose deployed rules changed: its bundles must be rebuilt in this drain. */
+  readonly rulesChangedIn?: string;
+  readonly enqueue?: readonly ObjectKey[];
+}

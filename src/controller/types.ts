@@ -1,0 +1,68 @@
+// The ports between the controllers and the sources. A source (folder or Kubernetes) implements
+// ObjectReader and ClusterWriter; the controllers decide, the source only moves objects in and out.
+import type { ObjectMeta } from '../api/index.ts';
+
+export type Kind = 'Secret' | 'Connector' | 'Rule' | 'Bundle';
+/** The order a drain reconciles kinds in: keys first, rules before the bundles built from them. */
+export const KIND_ORDER: readonly Kind[] = ['Secret', 'Connector', 'Rule', 'Bundle'];
+
+export interface ObjectKey {
+  readonly kind: Kind;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** `Rule/acme/team-documents` */
+export function keyText(k: ObjectKey): string {
+  return `${k.kind}/${k.namespace}/${k.name}`;
+}
+
+export function parseKey(text: string): ObjectKey {
+  const [kind, namespace, name] = text.split('/') as [Kind, string, string];
+  return { kind, namespace, name };
+}
+
+/**
+ * An object as a source holds it: metadata checked (so it has a key), the rest as written. The
+ * controllers validate `spec` themselves, so that an invalid spec becomes status.
+ */
+export interface SourceObject {
+  readonly kind: Kind;
+  readonly metadata: ObjectMeta;
+  readonly raw: Readonly<Record<string, unknown>>;
+}
+
+export interface ObjectReader {
+  get(kind: Kind, namespace: string, name: string): SourceObject | undefined;
+  list(kind: Kind, namespace?: string): readonly SourceObject[];
+}
+
+/** The token Secret of a connector, decoded. */
+export interface TokenSecret {
+  /** undefined while the connector is revoked. */
+  readonly token: string | undefined;
+  /** spec.tokenRotation the token was issued for. */
+  readonly rotation: number;
+  /** ISO 8601 */
+  readonly issuedAt: string;
+}
+
+/** What the controllers write. Implementations persist (state folder) or call the API server. */
+export interface ClusterWriter {
+  readTokenSecret(namespace: string, connector: string): TokenSecret | undefined;
+  writeTokenSecret(owner: SourceObject, secret: TokenSecret): Promise<void>;
+  /** Called when a Connector is gone (Kubernetes' garbage collector does it through ownerReferences). */
+  deleteTokenSecret(namespace: string, connector: string): Promise<void>;
+  writeStatus(key: ObjectKey, status: Readonly<Record<string, unknown>>): Promise<void>;
+}
+
+/** Name of a connector's token Secret. */
+export function tokenSecretName(connector: string): string {
+  return `${connector}-token`;
+}
+
+export const LABEL_API_KEY = 'acl.policyagent.dev/api-key';
+export const LABEL_CONNECTOR = 'acl.policyagent.dev/connector';
+export const ANNOTATION_ROTATION = 'acl.policyagent.dev/token-rotation';
+export const ANNOTATION_ISSUED_AT = 'acl.policyagent.dev/token-issued-at';
+export const ANNOTATION_REGENERATE = 'acl.policyagent.dev/regenerate';
