@@ -56,6 +56,8 @@ export function parseManifests(text: string, source: string, options: ParseOptio
     const metadata = isRecord(raw['metadata']) ? raw['metadata'] : undefined;
     const name = typeof metadata?.['name'] === 'string' ? metadata['name'] : undefined;
     const kind = raw['kind'];
+    // API key Secrets live beside the resources in a manifests folder; they are the service's business.
+    if (raw['apiVersion'] === 'v1' && kind === 'Secret') return;
     if (raw['apiVersion'] !== API_VERSION || (kind !== 'Rule' && kind !== 'Connector' && kind !== 'Bundle')) {
       fail(`not a resource of ours: expected apiVersion ${API_VERSION} and kind Rule, Connector or Bundle, found ${String(raw['apiVersion'])} ${String(kind)}`, name);
       return;

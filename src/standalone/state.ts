@@ -1,0 +1,204 @@
+// The state folder of standalone mode: what the API server would hold in a cluster, as
+// Kubernetes-shaped YAML, so tokens, generations, revisions and ETags survive a restart.
+//   objects/<ns>/<kind>/<name>.yaml   the object with metadata.generation, spec and status
+//   secrets/<ns>/<connector>-token.yaml   the connector's token Secret (v1)
+//   tokens/<ns>/<connector>           the bare token (mode 0600), for OPA's token_path
+//   activity/<ns>/<bundle>.yaml       sync activity, newest first
+//   problems.yaml                     documents of the manifests folder that could not be used
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { API_VERSION } from '../api/index.ts';
+import {
+  ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_CONNECTOR, secretToken, tokenSecretName,
+  type Kind, type SourceObject, type TokenSecret,
+} from '../controller/index.ts';
+import type { SyncRecord } from '../store/index.ts';
+import type { DocumentProblem } from './objects.ts';
+
+export const ANNOTATION_SPEC_DIGEST = 'standalone.acl.policyagent.dev/spec-digest';
+
+/** What the state folder remembers of one object. */
+export interface ObjectState {
+  readonly kind: Kind;
+  readonly namespace: string;
+  readonly name: string;
+  readonly generation: number;
+  readonly specDigest: string;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly status: Readonly<Record<string, unknown>> | undefined;
+}
+
+const stateKey = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+
+async function writeAtomic(file: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, content, { mode });
+  await rename(tmp, file);
+}
+
+async function readYamlFiles(dir: string): Promise<unknown[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir, { recursive: true })).filter((n) => n.endsWith('.yaml')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return Promise.all(names.map(async (n) => parse(await readFile(join(dir, n), 'utf8')) as unknown));
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export interface StateFolder {
+  readonly dir: string;
+  load(): Promise<void>;
+  object(kind: Kind, namespace: string, name: string): ObjectState | undefined;
+  objects(): readonly ObjectState[];
+  saveObject(state: ObjectState): Promise<void>;
+  saveStatus(kind: Kind, namespace: string, name: string, status: Readonly<Record<string, unknown>>): Promise<void>;
+  removeObject(kind: Kind, namespace: string, name: string): Promise<void>;
+  tokenSecret(namespace: string, connector: string): TokenSecret | undefined;
+  writeTokenSecret(owner: SourceObject, secret: TokenSecret): Promise<void>;
+  deleteTokenSecret(namespace: string, connector: string): Promise<void>;
+  tokenFile(namespace: string, connector: string): string;
+  writeProblems(problems: readonly DocumentProblem[]): Promise<void>;
+  problems(): Promise<DocumentProblem[]>;
+  writeActivity(namespace: string, bundle: string, records: readonly SyncRecord[]): Promise<void>;
+  activity(): Promise<{ namespace: string; bundle: string; records: SyncRecord[] }[]>;
+}
+
+export function openStateFolder(dir: string): StateFolder {
+  const objects = new Map<string, ObjectState>();
+  const secrets = new Map<string, TokenSecret>();
+  // Writes to one file are chained so a slow write never lands after a newer one.
+  const chains = new Map<string, Promise<void>>();
+  const serial = (file: string, write: () => Promise<void>): Promise<void> => {
+    const next = (chains.get(file) ?? Promise.resolve()).then(write, write);
+    chains.set(file, next);
+    return next.finally(() => { if (chains.get(file) === next) chains.delete(file); });
+  };
+  const objectFile = (kind: Kind, namespace: string, name: string): string => join(dir, 'objects', namespace, kind.toLowerCase(), `${name}.yaml`);
+  const secretFile = (namespace: string, connector: string): string => join(dir, 'secrets', namespace, `${tokenSecretName(connector)}.yaml`);
+  const tokenFile = (namespace: string, connector: string): string => join(dir, 'tokens', namespace, connector);
+
+  const writeObject = (s: ObjectState): Promise<void> => {
+    const metadata = isRecord(s.raw['metadata']) ? s.raw['metadata'] : {};
+    const doc = {
+      ...s.raw,
+      metadata: { ...metadata, name: s.name, namespace: s.namespace, generation: s.generation, annotations: { ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}), [ANNOTATION_SPEC_DIGEST]: s.specDigest } },
+      ...(s.status ? { status: s.status } : {}),
+    };
+    const file = objectFile(s.kind, s.namespace, s.name);
+    return serial(file, () => writeAtomic(file, stringify(doc, { sortMapEntries: false })));
+  };
+
+  return {
+    dir,
+    async load() {
+      await mkdir(dir, { recursive: true });
+      for (const doc of await readYamlFiles(join(dir, 'objects'))) {
+        if (!isRecord(doc) || !isRecord(doc['metadata'])) continue;
+        const m = doc['metadata'];
+        const annotations = isRecord(m['annotations']) ? m['annotations'] : {};
+        const kind = doc['kind'] as Kind;
+        const { status, ...raw } = doc;
+        const s: ObjectState = {
+          kind, namespace: String(m['namespace']), name: String(m['name']),
+          generation: typeof m['generation'] === 'number' ? m['generation'] : 1,
+          specDigest: String(annotations[ANNOTATION_SPEC_DIGEST] ?? ''),
+          raw, status: isRecord(status) ? status : undefined,
+        };
+        objects.set(stateKey(kind, s.namespace, s.name), s);
+      }
+      for (const doc of await readYamlFiles(join(dir, 'secrets'))) {
+        if (!isRecord(doc) || !isRecord(doc['metadata'])) continue;
+        const m = doc['metadata'];
+        const labels = isRecord(m['labels']) ? m['labels'] : {};
+        const annotations = isRecord(m['annotations']) ? m['annotations'] : {};
+        const connector = labels[LABEL_CONNECTOR];
+        if (typeof connector !== 'string') continue;
+        const token = secretToken(doc);
+        secrets.set(`${String(m['namespace'])}/${connector}`, {
+          token: token === '' ? undefined : token,
+          rotation: Number(annotations[ANNOTATION_ROTATION] ?? 0),
+          issuedAt: String(annotations[ANNOTATION_ISSUED_AT] ?? ''),
+        });
+      }
+    },
+    object: (kind, namespace, name) => objects.get(stateKey(kind, namespace, name)),
+    objects: () => [...objects.values()],
+    async saveObject(s) {
+      objects.set(stateKey(s.kind, s.namespace, s.name), s);
+      await writeObject(s);
+    },
+    async saveStatus(kind, namespace, name, status) {
+      const s = objects.get(stateKey(kind, namespace, name));
+      if (!s) return;
+      const next = { ...s, status };
+      objects.set(stateKey(kind, namespace, name), next);
+      await writeObject(next);
+    },
+    async removeObject(kind, namespace, name) {
+      objects.delete(stateKey(kind, namespace, name));
+      const file = objectFile(kind, namespace, name);
+      await serial(file, () => rm(file, { force: true }));
+    },
+    tokenSecret: (namespace, connector) => secrets.get(`${namespace}/${connector}`),
+    async writeTokenSecret(owner, secret) {
+      const { namespace, name: connector } = owner.metadata;
+      secrets.set(`${namespace}/${connector}`, secret);
+      const doc = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'Opaque',
+        metadata: {
+          name: tokenSecretName(connector),
+          namespace,
+          labels: { 'app.kubernetes.io/managed-by': 'acl-operator', [LABEL_CONNECTOR]: connector },
+          annotations: { [ANNOTATION_ROTATION]: String(secret.rotation), [ANNOTATION_ISSUED_AT]: secret.issuedAt },
+          ownerReferences: [{ apiVersion: API_VERSION, kind: 'Connector', name: connector, uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+        },
+        data: secret.token === undefined ? {} : { token: Buffer.from(secret.token, 'utf8').toString('base64') },
+      };
+      const file = secretFile(namespace, connector);
+      await serial(file, () => writeAtomic(file, stringify(doc), 0o600));
+      const tf = tokenFile(namespace, connector);
+      await serial(tf, () => (secret.token === undefined ? rm(tf, { force: true }) : writeAtomic(tf, secret.token, 0o600)));
+    },
+    async deleteTokenSecret(namespace, connector) {
+      if (!secrets.delete(`${namespace}/${connector}`)) return;
+      const file = secretFile(namespace, connector);
+      const tf = tokenFile(namespace, connector);
+      await serial(file, () => rm(file, { force: true }));
+      await serial(tf, () => rm(tf, { force: true }));
+    },
+    tokenFile,
+    async writeProblems(problems) {
+      const file = join(dir, 'problems.yaml');
+      await serial(file, () => writeAtomic(file, stringify({ problems: problems.map((p) => ({ ...p })) })));
+    },
+    async problems() {
+      try {
+        const doc: unknown = parse(await readFile(join(dir, 'problems.yaml'), 'utf8'));
+        return isRecord(doc) && Array.isArray(doc['problems']) ? (doc['problems'] as DocumentProblem[]) : [];
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw err;
+      }
+    },
+    async writeActivity(namespace, bundle, records) {
+      const file = join(dir, 'activity', namespace, `${bundle}.yaml`);
+      await serial(file, () => writeAtomic(file, stringify({ namespace, bundle, records: records.map((r) => ({ ...r })) })));
+    },
+    async activity() {
+      const docs = await readYamlFiles(join(dir, 'activity'));
+      return docs.filter(isRecord).filter((d) => Array.isArray(d['records'])).map((d) => ({
+        namespace: String(d['namespace']), bundle: String(d['bundle']), records: d['records'] as SyncRecord[],
+      }));
+    },
+  };
+}
