@@ -1,0 +1,77 @@
+// createApiApp and createOpsApp build Express apps from their dependencies; main listens.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.ts';
+import { createAuthorizationHandler } from './authorization.ts';
+import { createActivityHandler, createBundleHandler } from './bundles.ts';
+import type { ApiDeps } from './deps.ts';
+import { sendError } from './errors.ts';
+
+const BUNDLE_PATH = '/:tenant/connectors/policyagent/:connector/bundles/:bundle';
+
+function methodNotAllowed(allow: string) {
+  return function notAllowed(_req: Request, res: Response): void {
+    sendError(res, 'method_not_allowed', `use ${allow}`, { Allow: allow });
+  };
+}
+
+function notFound(req: Request, res: Response): void {
+  sendError(res, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`);
+}
+
+/** The single place a throw becomes a 500 (and a log line with the error). */
+function internalError(log: Logger) {
+  return function onError(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+    log.error({ err, method: req.method, path: req.path.slice(0, 200) }, 'Failed to serve request');
+    sendError(res, 'internal', 'internal error');
+  };
+}
+
+function common(app: express.Express): void {
+  app.disable('x-powered-by');
+  app.set('etag', false); // the bundle route is the only owner of caching
+  app.set('query parser', false);
+}
+
+/** The API: POST /authorization and the bundle endpoint (AuthZEN routes join them later). */
+export function createApiApp(deps: ApiDeps): express.Express {
+  const app = express();
+  common(app);
+  const authorize = createAuthorizationHandler(deps);
+  app.post('/authorization', (req, res, next) => { authorize(req, res).catch(next); });
+  app.all('/authorization', methodNotAllowed('POST'));
+  app.get(BUNDLE_PATH, createBundleHandler(deps));
+  app.all(BUNDLE_PATH, methodNotAllowed('GET, HEAD'));
+  app.get(`${BUNDLE_PATH}/activity`, createActivityHandler(deps));
+  app.use(notFound);
+  app.use(internalError(deps.log));
+  return app;
+}
+
+export interface OpsDeps {
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  /** undefined when ready; otherwise why not. */
+  readonly notReady: () => string | undefined;
+}
+
+/** Operations: /metrics (Prometheus text), /healthz (liveness), /readyz (store synced). */
+export function createOpsApp(deps: OpsDeps): express.Express {
+  const app = express();
+  common(app);
+  app.get('/metrics', (_req, res, next) => {
+    deps.metrics.registry.metrics().then((text) => {
+      res.writeHead(200, { 'Content-Type': deps.metrics.registry.contentType });
+      res.end(text);
+    }, next);
+  });
+  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok\n'); });
+  app.get('/readyz', (_req, res) => {
+    const why = deps.notReady();
+    if (why === undefined) res.type('text/plain').send('ready\n');
+    else res.status(503).type('text/plain').send(`not ready: ${why}\n`);
+  });
+  app.use(notFound);
+  app.use(internalError(deps.log));
+  return app;
+}

@@ -1,0 +1,78 @@
+// POST /authorization (service spec 2.1, 2.2, 4.1, 5.1, 7.1): API key → tenant, body → decision.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { hashToken, parseBearer } from '../auth/index.ts';
+import { buildIndex, decide, type CompiledRule, type Decision, type RuleIndex } from '../policy/index.ts';
+import type { Snapshot } from '../store/index.ts';
+import { readJsonBody } from './body.ts';
+import { sendError, WWW_AUTHENTICATE } from './errors.ts';
+import { decisionInputOf } from './request.ts';
+import type { ApiDeps } from './deps.ts';
+
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** The request's X-Request-ID when it is printable and short, else a new one. */
+export function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** The tenant of a request's API key, or undefined. */
+export function tenantOf(snapshot: Snapshot, authorization: string | undefined): string | undefined {
+  const key = parseBearer(authorization);
+  return key === undefined ? undefined : snapshot.apiKeys.get(hashToken(key))?.tenant;
+}
+
+export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const emptyIndexes = new Map<string, RuleIndex>();
+  // The allow half of a reply never changes for a rule, so it is serialised once per rule.
+  const allowTails = new WeakMap<CompiledRule, string>();
+  const indexOf = (snapshot: Snapshot, tenant: string): RuleIndex => {
+    const index = snapshot.tenants.get(tenant)?.index;
+    if (index) return index;
+    let empty = emptyIndexes.get(tenant);
+    if (!empty) { empty = buildIndex(tenant, []); emptyIndexes.set(tenant, empty); }
+    return empty;
+  };
+
+  const allowTail = (rule: CompiledRule | undefined, d: Decision): string => {
+    const fresh = (): string => `"policyId":${JSON.stringify(d.policyId)},"reasons":${JSON.stringify(d.reasons)}`;
+    if (rule === undefined) return fresh();
+    let t = allowTails.get(rule);
+    if (t === undefined) { t = fresh(); allowTails.set(rule, t); }
+    return t;
+  };
+
+  return async function authorize(req, res) {
+    const started = performance.now();
+    const id = requestId(req);
+    const headers = { 'X-Request-ID': id };
+    const snapshot = deps.store.snapshot();
+    const tenant = tenantOf(snapshot, req.headers.authorization);
+    if (tenant === undefined) {
+      req.resume();
+      sendError(res, 'unauthenticated', req.headers.authorization ? 'the API key is not valid' : 'an API key is required: Authorization: Bearer <key>', { ...headers, 'WWW-Authenticate': WWW_AUTHENTICATE });
+      return;
+    }
+    const body = await readJsonBody(req, deps.maxBodyBytes);
+    if (!body.ok) {
+      sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
+      return;
+    }
+    const mapped = decisionInputOf(body.value);
+    if (!mapped.ok) { sendError(res, 'bad_request', mapped.message, headers); return; }
+    const decision = decide(indexOf(deps.store.snapshot(), tenant), mapped.input);
+    const timestamp = new Date(deps.now()).toISOString();
+    let payload: string;
+    if (decision.allow) {
+      payload = `{"decision":"allow","timestamp":"${timestamp}",${allowTail(decision.rule, decision)}}`;
+    } else {
+      payload = `{"decision":"deny","timestamp":"${timestamp}","policyId":${JSON.stringify(decision.policyId)},"reasons":${JSON.stringify(decision.reasons)}}`;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store', 'X-Request-ID': id });
+    res.end(payload);
+    deps.metrics.decisions.inc({ decision: decision.allow ? 'allow' : 'deny' });
+    deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
+    if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
+  };
+}

@@ -1,0 +1,122 @@
+// GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle} (service spec 4.2, 5, 7.2):
+// the connector token opens only its own connector's bundles; ETag / If-None-Match → 304; with
+// `Prefer: wait=N` a request whose ETag is current is held until the bundle changes or N seconds pass.
+import type { Request, Response } from 'express';
+import { hashToken, parseBearer, tokenMatches } from '../auth/index.ts';
+import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
+import type { ApiDeps } from './deps.ts';
+import { sendError, STATUS, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
+import { preferWait } from './longpoll.ts';
+import { tenantOf } from './authorization.ts';
+
+/** OPA switches to long polling only when it sees exactly this type, on 200 and on 304. */
+export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
+
+interface BundlePath { readonly tenant: string; readonly connector: string; readonly bundle: string }
+
+type Verdict =
+  | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined }
+  | { readonly code: 'ok'; readonly bundle: BundleEntry };
+
+/** Weak comparison (RFC 9110 13.1.2): `*`, or any listed tag equal to ours with W/ ignored. */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const ours = etag.replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === ours);
+}
+
+function judge(snapshot: Snapshot, path: BundlePath, authorization: string | undefined): Verdict {
+  const existing = snapshot.tenants.get(path.tenant)?.bundles.get(path.bundle);
+  const token = parseBearer(authorization);
+  if (token === undefined) return { code: 'unauthenticated', message: 'a connector token is required: Authorization: Bearer agent_...', bundle: existing };
+  const connector = snapshot.tokens.get(hashToken(token));
+  if (!connector?.tokenHash || !tokenMatches(connector.tokenHash, token)) {
+    return { code: 'unauthenticated', message: 'the token is not valid (unknown, rotated or revoked)', bundle: existing };
+  }
+  // A token opens only its own connector: anything else is "not found", never a hint that it exists.
+  if (connector.tenant !== path.tenant || connector.name !== path.connector) {
+    return { code: 'not_found', message: `no connector ${path.connector} in tenant ${path.tenant} for this token`, bundle: existing };
+  }
+  if (!connector.active) return { code: 'forbidden', message: `connector ${path.connector} is Inactive`, bundle: existing };
+  if (!existing || existing.connector !== path.connector) {
+    return { code: 'not_found', message: `connector ${path.connector} has no bundle ${path.bundle}`, bundle: existing };
+  }
+  return { code: 'ok', bundle: existing };
+}
+
+export function createBundleHandler(deps: ApiDeps): (req: Request, res: Response) => void {
+  return function serveBundle(req, res) {
+    const path: BundlePath = { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) };
+    const key = bundleKey(path.tenant, path.bundle);
+
+    const finish = (status: number, bundle: BundleEntry | undefined): void => {
+      deps.metrics.bundleRequests.inc({ code: String(status) });
+      if (bundle) {
+        deps.store.activity.record(key, {
+          time: new Date(deps.now()).toISOString(),
+          revision: bundle.built.revision,
+          clientIp: req.socket.remoteAddress ?? '',
+          userAgent: (req.headers['user-agent'] ?? '').slice(0, 256),
+          status,
+        });
+      }
+      if (deps.log.isLevelEnabled('debug')) deps.log.debug({ tenant: path.tenant, connector: path.connector, bundle: path.bundle, status }, 'Served bundle request');
+    };
+
+    const respond = (mayHold: boolean): void => {
+      const verdict = judge(deps.store.snapshot(), path, req.headers.authorization);
+      if (verdict.code !== 'ok') {
+        sendError(res, verdict.code, verdict.message, verdict.code === 'unauthenticated' ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});
+        finish(STATUS[verdict.code], verdict.bundle);
+        return;
+      }
+      const { built } = verdict.bundle;
+      if (noneMatch(req.headers['if-none-match'], built.etag)) {
+        const prefer = req.headers['prefer'];
+        const wait = mayHold ? preferWait(Array.isArray(prefer) ? prefer.join(', ') : prefer) : undefined;
+        if (wait !== undefined) {
+          const cancel = deps.longPolls.hold(key, Math.min(wait, deps.maxWaitSeconds) * 1000, () => { if (!res.writableEnded && !res.destroyed) respond(false); });
+          res.on('close', cancel);
+          return;
+        }
+        res.writeHead(304, { ETag: built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
+        res.end();
+        finish(304, verdict.bundle);
+        return;
+      }
+      res.writeHead(200, { ETag: built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Content-Length': built.bytes.length, 'Cache-Control': 'no-cache' });
+      res.end(built.bytes);
+      finish(200, verdict.bundle);
+    };
+    respond(true);
+  };
+}
+
+/** GET .../bundles/{bundle}/activity with the tenant's API key: the bundle's sync activity. */
+export function createActivityHandler(deps: ApiDeps): (req: Request, res: Response) => void {
+  return function bundleActivity(req, res) {
+    const tenant = String(req.params['tenant']);
+    const connector = String(req.params['connector']);
+    const name = String(req.params['bundle']);
+    const snapshot = deps.store.snapshot();
+    const keyTenant = tenantOf(snapshot, req.headers.authorization);
+    if (keyTenant === undefined) {
+      sendError(res, 'unauthenticated', 'an API key of the tenant is required: Authorization: Bearer <key>', { 'WWW-Authenticate': WWW_AUTHENTICATE });
+      return;
+    }
+    const bundle = snapshot.tenants.get(tenant)?.bundles.get(name);
+    if (keyTenant !== tenant || !bundle || bundle.connector !== connector) {
+      sendError(res, 'not_found', `connector ${connector} of tenant ${tenant} has no bundle ${name}`);
+      return;
+    }
+    const key = bundleKey(tenant, name);
+    const body = JSON.stringify({
+      tenant, connector, bundle: name, revision: bundle.built.revision, etag: bundle.built.etag,
+      lastSync: deps.store.activity.lastSync(key) ?? null,
+      records: deps.store.activity.list(key),
+    });
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+    res.end(body);
+  };
+}

@@ -1,0 +1,21 @@
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.ts';
+import type { Store } from '../store/index.ts';
+import type { LongPolls } from './longpoll.ts';
+
+export interface ApiDeps {
+  readonly store: Store;
+  readonly longPolls: LongPolls;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  /** Milliseconds since the epoch (decision timestamps, activity records). */
+  readonly now: () => number;
+  /** Largest request body accepted (413 beyond). */
+  readonly maxBodyBytes: number;
+  /** Longest a bundle request is held for `Prefer: wait=N`. */
+  readonly maxWaitSeconds: number;
+}
+
+/** 1 MiB: a decision request with a large context fits many times over. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_WAIT_SECONDS = 120;
