@@ -21,6 +21,9 @@ endif
 
 INSTALL_STAMP := node_modules/.install-stamp
 MANIFESTS ?= examples
+STATE_DIR ?= .acl-state
+LISTEN ?= 127.0.0.1:8443
+OPS_LISTEN ?= 127.0.0.1:9090
 
 .PHONY: help install build typecheck test test-opa run render crds bench clean node-version
 
@@ -60,7 +63,10 @@ test-opa: $(INSTALL_STAMP) ## Run only the OPA agreement tests (needs OPA_BIN)
 	@test -n "$${OPA_BIN:-}" || { echo "Set OPA_BIN to the path of an opa binary" >&2; exit 2; }
 	npx vitest run test/opa
 
-run: build ## Build, then print the Rego and bundle listing for the manifests in examples/
+run: build ## Build, then serve examples/ standalone over HTTPS on localhost (Ctrl-C stops)
+	node dist/cli.js serve --manifests $(MANIFESTS) --state-dir $(STATE_DIR) --tls-self-signed --listen $(LISTEN) --ops-listen $(OPS_LISTEN)
+
+render: build ## Print the Rego and bundle listing for the manifests in examples/
 	node dist/cli.js render --manifests $(MANIFESTS)
 
 crds: $(INSTALL_STAMP) ## Regenerate crds/*.yaml from the zod schemas in src/api

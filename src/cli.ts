@@ -1,15 +1,23 @@
 #!/usr/bin/env node
-// Command line entry point. The service (standalone and Kubernetes modes) arrives in later issues;
-// today it offers `render`, which prints what the operator would serve for a folder of manifests.
-import { mkdir, writeFile } from 'node:fs/promises';
+// Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
+// state folder, `render` prints what would be served for a folder of manifests.
+import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatRender, renderManifests } from './cli/render.ts';
+import { describeService } from './cli/serve.ts';
+import { formatStatus } from './cli/status.ts';
+import { readConfig, SERVE_USAGE } from './config.ts';
+import { createLogger } from './log.ts';
+import { startService, type Service } from './main.ts';
 import { readManifestFolder } from './standalone/folder.ts';
+import { openStateFolder } from './standalone/index.ts';
 
-const USAGE = `Usage: acl-operator <command> [options]
+const USAGE = `Usage: acl-operator [command] [options]
 
 Commands:
+  serve    (default) Run the service: decisions, OPA bundles, metrics; see acl-operator serve --help
+  status   Print the state folder of standalone mode as tables, like kubectl get
   render   Print the bundles (listing, .manifest and policy.rego) built from a folder of manifests
 
 Options of render:
@@ -17,10 +25,72 @@ Options of render:
                       (default: $ACL_MANIFESTS)
   --out <dir>         Also write each bundle to <dir>/<tenant>/<bundle>.tar.gz, e.g. for opa eval -b
   --no-rego           Print the listing only, not the file contents
+
+Options of status:
+  --state-dir <dir>   The state folder of a standalone service (default: $ACL_STATE_DIR or .acl-state)
+  --rule <ns/name>    One rule: phase, conditions and its Rego translation
+  --bundle <ns/name>  One bundle: revision, digest and its sync activity
+
   -h, --help          Show this help
 
 Exit status: 0 when every manifest was used, 1 when some were reported as problems, 2 on bad usage.
 `;
+
+async function serve(argv: string[]): Promise<number> {
+  const read = readConfig(argv, process.env);
+  if (read.ok === 'help') { process.stdout.write(SERVE_USAGE); return 0; }
+  if (!read.ok) { process.stderr.write(`${read.message}\n\n${SERVE_USAGE}`); return 2; }
+  const config = read.config;
+  if (config.manifests === undefined) {
+    process.stderr.write('Kubernetes mode is not available yet: pass --manifests <dir> (or ACL_MANIFESTS) to run standalone on a folder of manifests.\n');
+    return 2;
+  }
+  try {
+    const { stat } = await import('node:fs/promises');
+    if (!(await stat(config.manifests)).isDirectory()) throw new Error('not a folder');
+  } catch (err) {
+    process.stderr.write(`--manifests ${config.manifests}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const log = createLogger(config.logLevel);
+  let service: Service;
+  try {
+    service = await startService(config, { log });
+  } catch (err) {
+    log.fatal({ err }, 'Failed to start');
+    return 1;
+  }
+  process.stderr.write(`${await describeService(service, config)}\n`);
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string): void => {
+      log.info({ signal }, 'Stopping');
+      service.stop().then(resolve, (err: unknown) => { log.error({ err }, 'Failed to stop cleanly'); resolve(); });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  return 0;
+}
+
+async function status(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { 'state-dir': { type: 'string' }, rule: { type: 'string' }, bundle: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  });
+  if (values.help) { process.stdout.write(USAGE); return 0; }
+  const dir = values['state-dir'] ?? process.env['ACL_STATE_DIR'] ?? '.acl-state';
+  try {
+    await access(join(dir, 'objects'));
+  } catch {
+    process.stderr.write(`${dir} is not the state folder of a standalone service (no objects/ in it); start one with acl-operator --manifests <dir> --state-dir ${dir}\n`);
+    return 2;
+  }
+  const state = openStateFolder(dir);
+  await state.load();
+  process.stdout.write(await formatStatus(state, { ...(values.rule ? { rule: values.rule } : {}), ...(values.bundle ? { bundle: values.bundle } : {}) }));
+  return 0;
+}
 
 async function render(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -58,10 +128,13 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'render': return await render(rest);
-      case undefined: case '-h': case '--help': case 'help':
+      case 'status': return await status(rest);
+      case 'serve': return await serve(rest);
+      case '-h': case '--help': case 'help':
         process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
+        return 0;
       default:
+        if (command === undefined || command.startsWith('-')) return await serve(argv);
         process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
         return 2;
     }

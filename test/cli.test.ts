@@ -18,7 +18,7 @@ function cli(...args: string[]) {
 describe('acl-operator render', () => {
   it('translates the examples cleanly and lists every bundle with its two files', () => {
     const r = cli('render', '--manifests', 'examples');
-    expect(r.stderr).toContain('Read 2 file(s) from examples');
+    expect(r.stderr).toContain('Read 3 file(s) from examples');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('7 rules (6 Enforced, 0 Invalid), 1 connector, 2 bundles.');
     expect(r.stdout).toContain('Bundle acme/gateway-documents  connector gateways  Rego v0  revision 1');

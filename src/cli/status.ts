@@ -1,0 +1,89 @@
+// `acl-operator status --state-dir <dir>`: the state folder as tables that read like `kubectl get`
+// (spec 3.4, the connector and bundle views, sync activity), for people without a cluster.
+import type { ObjectState, StateFolder } from '../standalone/index.ts';
+
+type Row = readonly string[];
+
+/** Columns padded like kubectl: three spaces between, no trailing spaces. */
+export function table(header: Row, rows: readonly Row[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: Row): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('   ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function rec(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+const str = (v: unknown, fallback = '<none>'): string => (v === undefined || v === null || v === '' ? fallback : String(v));
+
+function readyMessage(s: ObjectState): string {
+  const ready = (Array.isArray(s.status?.['conditions']) ? (s.status['conditions'] as unknown[]) : []).map(rec).find((c) => c['type'] === 'Ready');
+  return ready && ready['status'] !== 'True' ? str(ready['message'], '') : '';
+}
+
+/** Translation as a person should read it: Stale when the status lags the spec's generation. */
+export function translationState(s: ObjectState): string {
+  const t = rec(s.status?.['translation']);
+  if (t['status'] === undefined) return 'Pending';
+  if (typeof t['generation'] === 'number' && t['generation'] < s.generation) return 'Stale';
+  return str(t['status']);
+}
+
+const byKey = (a: ObjectState, b: ObjectState): number => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1);
+
+export async function formatStatus(state: StateFolder, options: { rule?: string; bundle?: string } = {}): Promise<string> {
+  const all = state.objects();
+  const of = (kind: ObjectState['kind']) => all.filter((s) => s.kind === kind).sort(byKey);
+  const find = (kind: ObjectState['kind'], ref: string): ObjectState | undefined => {
+    const [namespace, name] = ref.includes('/') ? ref.split('/') : ['default', ref];
+    return all.find((s) => s.kind === kind && s.namespace === namespace && s.name === name);
+  };
+  if (options.rule !== undefined) {
+    const s = find('Rule', options.rule);
+    if (!s) return `Rule ${options.rule} is not in the state folder\n`;
+    const spec = rec(s.raw['spec']);
+    const t = rec(s.status?.['translation']);
+    const conditions = (Array.isArray(s.status?.['conditions']) ? (s.status['conditions'] as unknown[]) : []).map(rec);
+    return [
+      `Rule ${s.namespace}/${s.name} (generation ${s.generation})`,
+      `  State        ${str(spec['state'], 'Draft')}`,
+      `  Phase        ${str(s.status?.['phase'], 'Pending')}`,
+      `  Condition    ${str(spec['condition'], '(none)')}`,
+      ...conditions.map((c) => `  ${str(c['type']).padEnd(12)} ${str(c['status'])} ${str(c['reason'], '')}: ${str(c['message'], '')}`),
+      `  Translation  ${translationState(s)} (generation ${str(t['generation'], '?')})${t['message'] ? `: ${String(t['message'])}` : ''}`,
+      '',
+      str(t['rego'], '(no translation)'),
+      '',
+    ].join('\n');
+  }
+  if (options.bundle !== undefined) {
+    const s = find('Bundle', options.bundle);
+    if (!s) return `Bundle ${options.bundle} is not in the state folder\n`;
+    const activity = (await state.activity()).find((a) => a.namespace === s.namespace && a.bundle === s.name);
+    const st = s.status ?? {};
+    return [
+      `Bundle ${s.namespace}/${s.name}: revision ${str(st['revision'])}, ${str(st['ruleCount'], '0')} rule(s), ${str(st['digest'])}, last sync ${str(st['lastSync'], 'never')}`,
+      '',
+      table(['DATE', 'REVISION', 'CLIENT IP', 'USER AGENT', 'STATUS'], (activity?.records ?? []).map((r) => [r.time, str(r.revision), r.clientIp, r.userAgent || '<none>', String(r.status)])),
+      '',
+    ].join('\n');
+  }
+  const sections: string[] = [];
+  sections.push(table(['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'MESSAGE'], of('Rule').map((s) => {
+    const spec = rec(s.raw['spec']);
+    return [s.namespace, s.name, str(spec['state'], 'Draft'), str(s.status?.['phase'], 'Pending'), str(spec['subjectType']), Array.isArray(spec['actions']) ? spec['actions'].join(',') : '', str(spec['resourceType']), translationState(s), readyMessage(s)];
+  })));
+  sections.push(table(['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'MESSAGE'], of('Connector').map((s) => {
+    const st = s.status ?? {};
+    return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['tokenIssuedAt']), str(st['tokenSecretName']), Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>', readyMessage(s)];
+  })));
+  sections.push(table(['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'DIGEST', 'LAST SYNC', 'MESSAGE'], of('Bundle').map((s) => {
+    const st = s.status ?? {};
+    const digest = str(st['digest']);
+    return [s.namespace, s.name, str(rec(s.raw['spec'])['connector']), str(st['phase'], 'Pending'), str(st['revision']), str(st['ruleCount']), digest.length > 19 ? `${digest.slice(0, 19)}…` : digest, str(st['lastSync'], 'never'), readyMessage(s)];
+  })));
+  const problems = await state.problems();
+  if (problems.length > 0) sections.push(table(['FILE', 'DOCUMENT', 'NAME', 'PROBLEM'], problems.map((p) => [p.source, String(p.document), str(p.name), p.message])));
+  else sections.push('No problems in the manifests folder.');
+  return `${sections.join('\n\n')}\n`;
+}

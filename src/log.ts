@@ -1,0 +1,10 @@
+// The root logger. Tokens never reach a log line: Authorization headers and token fields are redacted.
+import { pino, type Logger, type LevelWithSilent } from 'pino';
+
+export const REDACT_PATHS = [
+  'req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'secret.token', 'data.token',
+];
+
+export function createLogger(level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
+  return pino({ level, base: { service: 'acl-operator' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+}

@@ -1,0 +1,123 @@
+// Wiring and lifecycle only: config → logger → store → source → controller → HTTP → shutdown.
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createController, type Controller } from './controller/index.ts';
+import { createApiApp, createLongPolls, createOpsApp, type LongPolls } from './http/index.ts';
+import { createLogger } from './log.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { listenApi, listenOps } from './server.ts';
+import { createFolderSource, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
+import { bundleKey, createStore, type Store } from './store/index.ts';
+
+export interface Service {
+  readonly apiUrl: string;
+  readonly opsUrl: string;
+  /** The certificate clients should trust, when the API speaks TLS. */
+  readonly caFile: string | undefined;
+  readonly store: Store;
+  readonly state: StateFolder;
+  readonly source: FolderSource;
+  readonly controller: Controller;
+  readonly longPolls: LongPolls;
+  readonly metrics: Metrics;
+  /** Writes sync activity to the state folder and refreshes lastSync in bundle status now. */
+  flushActivity(): Promise<void>;
+  /** Graceful stop: no new connections, held long polls answered, in-flight requests finished. */
+  stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly log?: Logger;
+  readonly now?: () => Date;
+  readonly random?: (size: number) => Uint8Array;
+  /** How often sync activity is written out (default 5 s). */
+  readonly activityFlushMs?: number;
+  /** Folder re-read delay after a change (default 100 ms). */
+  readonly debounceMs?: number;
+}
+
+/** Starts standalone mode: reads the manifests, builds everything, then listens. */
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  if (config.manifests === undefined) throw new Error('startService needs config.manifests (Kubernetes mode is not available yet)');
+  const log = options.log ?? createLogger(config.logLevel);
+  const now = options.now ?? (() => new Date());
+  const metrics = createMetrics();
+  const store = createStore();
+  const state = openStateFolder(config.stateDir);
+  let ready = false;
+  let controller: Controller | undefined;
+  const source = createFolderSource({
+    dir: config.manifests, state, log: log.child({ module: 'standalone' }),
+    enqueue: (key) => controller?.enqueue(key),
+    ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+  });
+  controller = createController({
+    objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller,
+    ...(options.random ? { random: options.random } : {}),
+  });
+  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n) });
+  store.onBundleChange((changed, snapshot) => {
+    for (const b of changed) longPolls.changed(bundleKey(b.tenant, b.name));
+    metrics.bundleRevision.reset();
+    metrics.bundleBytes.reset();
+    for (const t of snapshot.tenants.values()) {
+      for (const b of t.bundles.values()) {
+        metrics.bundleRevision.set({ tenant: b.tenant, bundle: b.name }, b.built.revision);
+        metrics.bundleBytes.set({ tenant: b.tenant, bundle: b.name }, b.built.bytes.length);
+      }
+    }
+  });
+
+  const ops = await listenOps(createOpsApp({ metrics, log, notReady: () => (ready ? undefined : 'the manifests folder has not been read and built yet') }), config.opsListen);
+  log.info({ url: ops.url }, 'Listening for metrics and health');
+
+  for (const a of await state.activity().catch(() => [])) store.activity.restore(bundleKey(a.namespace, a.bundle), a.records);
+  await source.start();
+  await controller.idle();
+  source.watch();
+
+  const flushActivity = async (): Promise<void> => {
+    for (const key of store.activity.takeChanged()) {
+      const [tenant, bundle] = key.split('/') as [string, string];
+      await state.writeActivity(tenant, bundle, store.activity.list(key));
+      controller?.enqueue({ kind: 'Bundle', namespace: tenant, name: bundle });
+    }
+    await controller?.idle();
+  };
+  const flushTimer = setInterval(() => {
+    flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to write sync activity'));
+  }, options.activityFlushMs ?? 5000);
+  flushTimer.unref();
+
+  const api = await listenApi(
+    createApiApp({ store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds }),
+    { address: config.listen, tls: config.tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
+  );
+  ready = true;
+  const snapshot = store.snapshot();
+  log.info({ url: api.url, tenants: [...snapshot.tenants.keys()], problems: source.problems().length }, 'Serving');
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      ready = false;
+      source.stop();
+      clearInterval(flushTimer);
+      const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
+      longPolls.releaseAll();
+      api.server.closeIdleConnections();
+      const force = setTimeout(() => api.server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(force);
+      api.close();
+      await flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to write sync activity'));
+      controller?.stop();
+      await controller?.idle();
+      await new Promise<void>((resolve) => { ops.server.close(() => resolve()); ops.server.closeAllConnections(); });
+      log.info('Stopped');
+    })();
+    return stopping;
+  };
+
+  return { apiUrl: api.url, opsUrl: ops.url, caFile: api.caFile, store, state, source, controller, longPolls, metrics, flushActivity, stop };
+}

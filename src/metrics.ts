@@ -1,0 +1,51 @@
+// Every metric, on our own Registry. Labels come from small sets: decision, status code, kind,
+// phase, result, and the bundles a tenant configured (never subjects, resources, rules or tokens).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ControllerMetrics, Kind } from './controller/index.ts';
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly decisions: Counter<'decision'>;
+  readonly decisionSeconds: Histogram;
+  readonly bundleRequests: Counter<'code'>;
+  readonly bundleRevision: Gauge<'tenant' | 'bundle'>;
+  readonly bundleBytes: Gauge<'tenant' | 'bundle'>;
+  readonly longPolls: Gauge;
+  readonly controller: ControllerMetrics;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'acl_' });
+  const reconciles = new Counter({ name: 'acl_reconcile_total', help: 'Reconciles by kind and result', labelNames: ['kind', 'result'] as const, registers });
+  const reconcileSeconds = new Histogram({
+    name: 'acl_reconcile_duration_seconds', help: 'Time to reconcile one key', labelNames: ['kind'] as const, registers,
+    buckets: [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  });
+  const objects = new Gauge({ name: 'acl_objects', help: 'Objects by kind and phase (Rule phases: Enforced, Invalid, Draft, ...)', labelNames: ['kind', 'phase'] as const, registers });
+  const queueDepth = new Gauge({ name: 'acl_queue_depth', help: 'Keys waiting to be reconciled', registers });
+  const phaseNames = new Map<Kind, Set<string>>();
+  return {
+    registry,
+    decisions: new Counter({ name: 'acl_decisions_total', help: 'Decisions by outcome', labelNames: ['decision'] as const, registers }),
+    decisionSeconds: new Histogram({
+      name: 'acl_decision_duration_seconds', help: 'Time from request received to decision sent', registers,
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
+    }),
+    bundleRequests: new Counter({ name: 'acl_bundle_requests_total', help: 'Bundle requests by HTTP status code', labelNames: ['code'] as const, registers }),
+    bundleRevision: new Gauge({ name: 'acl_bundle_revision', help: 'Revision served per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
+    bundleBytes: new Gauge({ name: 'acl_bundle_size_bytes', help: 'Size of the served tar.gz per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
+    longPolls: new Gauge({ name: 'acl_long_polls_held', help: 'Bundle requests held open waiting for a change', registers }),
+    controller: {
+      reconciled(kind, result, seconds) { reconciles.inc({ kind, result }); reconcileSeconds.observe({ kind }, seconds); },
+      phases(kind, counts) {
+        const names = phaseNames.get(kind) ?? new Set<string>();
+        phaseNames.set(kind, names);
+        for (const p of counts.keys()) names.add(p);
+        for (const p of names) objects.set({ kind, phase: p }, counts.get(p) ?? 0);
+      },
+      queueDepth(depth) { queueDepth.set(depth); },
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// Listeners: the API over HTTPS (certificate files reloaded when they change, or a generated
+// self-signed localhost certificate) or, when explicitly allowed, plain HTTP; the ops port in HTTP.
+import { watch, type FSWatcher } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { X509Certificate } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
+import { basename, dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { generate } from 'selfsigned';
+import type { Address, Tls } from './config.ts';
+
+export interface Listening {
+  readonly server: Server | HttpsServer;
+  readonly url: string;
+  /** The certificate file clients should trust (self-signed or given), when TLS is on. */
+  readonly caFile: string | undefined;
+  close(): void;
+}
+
+/** A self-signed certificate for localhost, 127.0.0.1 and ::1, made once and kept in `<dir>`. */
+export async function ensureSelfSigned(dir: string, log: Logger, now = new Date()): Promise<{ cert: string; key: string }> {
+  const cert = join(dir, 'tls.crt');
+  const key = join(dir, 'tls.key');
+  try {
+    const pem = await readFile(cert, 'utf8');
+    await readFile(key, 'utf8');
+    if (new Date(new X509Certificate(pem).validTo).getTime() - now.getTime() > 7 * 86_400_000) return { cert, key };
+    log.info({ cert }, 'Renewing the self-signed certificate: it expires within a week');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }, { name: 'organizationName', value: 'acl-operator standalone' }], {
+    keyType: 'ec', algorithm: 'sha256', notBeforeDate: new Date(now.getTime() - 60_000), notAfterDate: new Date(now.getTime() + 365 * 86_400_000),
+    extensions: [
+      // Marked as a CA so that clients can trust it directly (curl --cacert, OPA ca_cert).
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    ],
+  });
+  await mkdir(dir, { recursive: true });
+  await writeFile(key, pems.private, { mode: 0o600 });
+  await writeFile(cert, pems.cert, { mode: 0o644 });
+  log.info({ cert }, 'Generated a self-signed certificate for localhost');
+  return { cert, key };
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listen(server: Server | HttpsServer, address: Address): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, address.host, () => {
+      server.off('error', reject);
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : address.port);
+    });
+  });
+}
+
+export interface ApiListenOptions {
+  readonly address: Address;
+  readonly tls: Tls;
+  readonly stateDir: string;
+  readonly log: Logger;
+  /** Held long polls must outlive the request timeout. */
+  readonly requestTimeoutMs: number;
+}
+
+/** Starts the API listener; TLS files are watched and reloaded, a bad new pair is logged and ignored. */
+export async function listenApi(app: RequestListener, options: ApiListenOptions): Promise<Listening> {
+  const { tls, log } = options;
+  let server: Server | HttpsServer;
+  let watcher: FSWatcher | undefined;
+  let caFile: string | undefined;
+  if (tls.mode === 'insecure') {
+    server = createHttpServer(app);
+    log.warn({ listen: `${options.address.host}:${options.address.port}` }, 'Serving the API over plain HTTP: tokens and API keys cross the network in clear text; use only on localhost');
+  } else {
+    const files = tls.mode === 'files' ? tls : await ensureSelfSigned(join(options.stateDir, 'tls'), log);
+    caFile = files.cert;
+    const read = async () => ({ cert: await readFile(files.cert), key: await readFile(files.key) });
+    const https = createHttpsServer({ ...(await read()) }, app);
+    server = https;
+    if (tls.mode === 'files') {
+      let timer: NodeJS.Timeout | undefined;
+      // Kubernetes updates mounted Secrets by swapping a symlink in the folder, so the folder is watched.
+      watcher = watch(dirname(files.cert), () => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => {
+          read().then((pair) => {
+            createSecureContext(pair); // throws on a mismatched or broken pair
+            https.setSecureContext(pair);
+            log.info({ cert: basename(files.cert) }, 'Reloaded the TLS certificate');
+          }).catch((err: unknown) => log.error({ err, cert: files.cert }, 'Kept the previous TLS certificate: the new files do not load'));
+        }, 200);
+      });
+    }
+  }
+  server.requestTimeout = options.requestTimeoutMs;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 65_000;
+  const port = await listen(server, options.address);
+  const scheme = tls.mode === 'insecure' ? 'http' : 'https';
+  return { server, url: `${scheme}://${hostForUrl(options.address.host)}:${port}`, caFile, close: () => { watcher?.close(); } };
+}
+
+export async function listenOps(app: RequestListener, address: Address): Promise<Listening> {
+  const server = createHttpServer(app);
+  const port = await listen(server, address);
+  return { server, url: `http://${hostForUrl(address.host)}:${port}`, caFile: undefined, close: () => undefined };
+}
