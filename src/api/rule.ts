@@ -45,6 +45,7 @@ export const RuleStatus = z.object({
       generation: z.number().int().min(0).optional(),
       rego: z.string().optional(),
       message: z.string().optional(),
+      regenerate: z.string().optional().describe('The acl.policyagent.dev/regenerate annotation value this translation was made for.'),
     })
     .optional(),
 });

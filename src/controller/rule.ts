@@ -81,7 +81,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       phase,
       rulesChangedIn,
       status: status(
-        { phase, translation: { status: 'Current', generation: t.generation, rego: t.rego } },
+        { phase, translation: { status: 'Current', generation: t.generation, rego: t.rego, ...(t.regenerate === undefined ? {} : { regenerate: t.regenerate }) } },
         [{ type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message }],
       ),
     };

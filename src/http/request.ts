@@ -26,7 +26,10 @@ export function describeRequestIssues(error: z.ZodError): string {
   return error.issues.slice(0, 5).map((i) => {
     const path = i.path.map(String).join('.') || 'body';
     if (i.code === 'invalid_type' && /received undefined/.test(i.message)) return `${path} is required`;
-    if (i.code === 'invalid_type') return `${path} must be ${i.expected === 'record' ? 'an object' : `a ${i.expected}`}`;
+    if (i.code === 'invalid_type') {
+      const expected = i.expected === 'record' ? 'object' : i.expected;
+      return `${path} must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`;
+    }
     return `${path}: ${i.message}`;
   }).join('; ');
 }

@@ -1,0 +1,132 @@
+// Starts the whole standalone service on port 0 over a temporary manifests folder and state folder,
+// for behaviour tests. Changes are applied with settle() (an explicit re-read), never by waiting.
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pino } from 'pino';
+import type { Config, Tls } from '../../src/config.ts';
+import { startService, type Service, type ServiceOptions } from '../../src/main.ts';
+
+export const API_KEY = 'test-api-key-0123456789abcdef';
+
+export const BASE_MANIFESTS: Record<string, string> = {
+  'connectors.yaml': `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: gateways, namespace: acme }
+spec: {}
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: backends, namespace: acme }
+spec: {}
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: docs, namespace: acme }
+spec: { connector: gateways, entityTypes: [document] }
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: internal, namespace: acme }
+spec: { connector: backends }
+`,
+  'rules.yaml': `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Rule
+metadata: { name: team-documents, namespace: acme }
+spec:
+  state: Enforced
+  subjectType: user
+  actions: [read, write]
+  resourceType: document
+  condition: principal.team == resource.team
+`,
+  'keys.yaml': `
+apiVersion: v1
+kind: Secret
+metadata: { name: key, namespace: acme, labels: { acl.policyagent.dev/api-key: "true" } }
+stringData: { token: ${API_KEY} }
+`,
+};
+
+export interface TestService {
+  readonly manifests: string;
+  readonly stateDir: string;
+  readonly service: Service;
+  readonly url: string;
+  /** fetch against the API listener. */
+  api(path: string, init?: RequestInit): Promise<Response>;
+  ops(path: string): Promise<Response>;
+  /** The current token of a connector, from the state folder's token file. */
+  token(tenant: string, connector: string): Promise<string>;
+  bundle(tenant: string, connector: string, bundle: string, headers?: Record<string, string>): Promise<Response>;
+  decide(body: unknown, headers?: Record<string, string>): Promise<Response>;
+  /** Writes (or with undefined removes) a manifest file, then re-reads the folder and waits for the drain. */
+  write(file: string, text: string | undefined): Promise<void>;
+  settle(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops and starts again on the same folders. */
+  restart(): Promise<TestService>;
+}
+
+export interface TestServiceOptions {
+  readonly manifests?: Record<string, string>;
+  readonly tls?: Tls;
+  readonly serviceOptions?: ServiceOptions;
+  readonly maxBodyBytes?: number;
+  readonly maxLongPollSeconds?: number;
+  /** Reuse folders (restart). */
+  readonly dirs?: { manifests: string; stateDir: string };
+}
+
+const silent = pino({ level: 'silent' });
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const root = options.dirs ? undefined : await mkdtemp(join(tmpdir(), 'acl-test-'));
+  const manifests = options.dirs?.manifests ?? join(root as string, 'manifests');
+  const stateDir = options.dirs?.stateDir ?? join(root as string, 'state');
+  if (!options.dirs) {
+    await mkdir(manifests, { recursive: true });
+    for (const [file, text] of Object.entries(options.manifests ?? BASE_MANIFESTS)) await writeFile(join(manifests, file), text);
+  }
+  const config: Config = {
+    manifests, stateDir,
+    listen: { host: '127.0.0.1', port: 0 },
+    opsListen: { host: '127.0.0.1', port: 0 },
+    tls: options.tls ?? { mode: 'insecure' },
+    maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
+    maxLongPollSeconds: options.maxLongPollSeconds ?? 30,
+    logLevel: 'silent',
+  };
+  const service = await startService(config, { log: silent, activityFlushMs: 3_600_000, debounceMs: 3_600_000, ...options.serviceOptions });
+  const url = service.apiUrl.replace('localhost', '127.0.0.1');
+  const settle = async (): Promise<void> => { await service.source.rescan(); await service.controller.idle(); };
+  const t: TestService = {
+    manifests, stateDir, service, url,
+    api: (path, init) => fetch(`${url}${path}`, init),
+    ops: (path) => fetch(`${service.opsUrl.replace('localhost', '127.0.0.1')}${path}`),
+    token: async (tenant, connector) => (await readFile(service.state.tokenFile(tenant, connector), 'utf8')).trim(),
+    async bundle(tenant, connector, bundle, headers = {}) {
+      return fetch(`${url}/${tenant}/connectors/policyagent/${connector}/bundles/${bundle}`, { headers });
+    },
+    decide: (body, headers = {}) => fetch(`${url}/authorization`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}`, ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+    async write(file, text) {
+      const path = join(manifests, file);
+      if (text === undefined) await rm(path, { force: true });
+      else { await mkdir(dirname(path), { recursive: true }); await writeFile(path, text); }
+      await settle();
+    },
+    settle,
+    stop: () => service.stop(),
+    async restart() {
+      await service.stop();
+      return startTestService({ ...options, dirs: { manifests, stateDir } });
+    },
+  };
+  return t;
+}
