@@ -31,7 +31,7 @@ export interface Address { readonly host: string; readonly port: number }
 
 /** "0.0.0.0:8443", ":8443", "[::1]:8443", "8443" */
 export function parseAddress(text: string): Address | string {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*))?:?(\d{1,5})$/.exec(text.trim());
+  const m = /^(?:(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):)?(\d{1,5})$/.exec(text.trim());
   const port = m ? Number(m[3]) : NaN;
   if (!m || port > 65535) return `"${text}" is not host:port`;
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };

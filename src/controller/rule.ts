@@ -63,6 +63,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       const model: RuleModel = deployed(res.model.state) ? { ...res.model, state: 'Enforced' } : res.model;
       translated = { generation, regenerate, model, rego: translateRule(model, 0).text };
       lastGood.set(id, translated);
+      deps.log.info({ kind: 'Rule', key: id, generation, state: res.model.state, ...(regenerate === undefined ? {} : { regenerate }) }, 'Translated Rule');
     }
     const t = translated as Translated;
     const before: CompiledRule | undefined = deps.draft.rule(namespace, name);

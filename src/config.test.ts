@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { parseAddress, readConfig } from './config.ts';
+
+describe('readConfig', () => {
+  it('takes flags first, then ACL_* environment variables, then defaults', () => {
+    const r = readConfig(['--manifests', 'm', '--insecure-http', '--listen', '127.0.0.1:1'], { ACL_LISTEN: '0.0.0.0:2', ACL_OPS_LISTEN: ':3', ACL_LOG_LEVEL: 'debug', ACL_STATE_DIR: 's' });
+    expect(r).toEqual({
+      ok: true,
+      config: {
+        manifests: 'm', stateDir: 's', listen: { host: '127.0.0.1', port: 1 }, opsListen: { host: '0.0.0.0', port: 3 },
+        tls: { mode: 'insecure' }, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug',
+      },
+    });
+  });
+
+  it('reads booleans and numbers from the environment', () => {
+    const r = readConfig([], { ACL_TLS_SELF_SIGNED: 'true', ACL_MAX_BODY_BYTES: '2048', ACL_MAX_LONG_POLL_SECONDS: '30' });
+    expect(r).toMatchObject({ ok: true, config: { manifests: undefined, tls: { mode: 'self-signed' }, maxBodyBytes: 2048, maxLongPollSeconds: 30 } });
+  });
+
+  it('takes a certificate and key pair', () => {
+    expect(readConfig(['--tls-cert', 'c.pem', '--tls-key', 'k.pem'], {})).toMatchObject({ ok: true, config: { tls: { mode: 'files', cert: 'c.pem', key: 'k.pem' } } });
+  });
+
+  it.each([
+    [[], /needs TLS/],
+    [['--insecure-http', '--tls-self-signed'], /choose one of/],
+    [['--tls-cert', 'c.pem'], /go together/],
+    [['--insecure-http', '--listen', 'nowhere'], /--listen: "nowhere" is not host:port/],
+    [['--insecure-http', '--log-level', 'loud'], /--log-level \(ACL_LOG_LEVEL\)/],
+    [['--insecure-http', '--max-body-bytes', '10'], /--max-body-bytes/],
+    [['--unknown'], /Unknown option '--unknown'/],
+  ])('refuses %j with a message saying what to do', (argv, message) => {
+    const r = readConfig(argv, {});
+    expect(r.ok).toBe(false);
+    expect(r.ok === false ? r.message : '').toMatch(message);
+  });
+
+  it('asks for help', () => {
+    expect(readConfig(['-h'], {})).toEqual({ ok: 'help' });
+  });
+});
+
+describe('parseAddress', () => {
+  it.each([
+    ['0.0.0.0:8443', { host: '0.0.0.0', port: 8443 }],
+    [':9090', { host: '0.0.0.0', port: 9090 }],
+    ['8443', { host: '0.0.0.0', port: 8443 }],
+    ['[::1]:8443', { host: '::1', port: 8443 }],
+    ['localhost:0', { host: 'localhost', port: 0 }],
+  ])('reads %s', (text, address) => { expect(parseAddress(text)).toEqual(address); });
+
+  it.each(['', 'host:', 'host:99999', 'a:b:c'])('refuses %j', (text) => { expect(typeof parseAddress(text)).toBe('string'); });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { createActivityLog, createStore } from './index.ts';
+
+describe('createStore', () => {
+  it('shows nothing until publish, and each publish is a new immutable snapshot', () => {
+    const store = createStore();
+    const first = store.snapshot();
+    store.draft.setConnector('acme', 'c', { tenant: 'acme', name: 'c', active: true, tokenHash: 'h1' });
+    expect(store.snapshot()).toBe(first);
+    store.publish();
+    const second = store.snapshot();
+    expect(second.version).toBe(first.version + 1);
+    expect(second.tokens.get('h1')?.name).toBe('c');
+    expect(first.tenants.size).toBe(0);
+    expect(store.publish()).toEqual([]);
+    expect(store.snapshot()).toBe(second);
+  });
+
+  it('keeps API keys by hash with their tenant', () => {
+    const store = createStore();
+    store.draft.setApiKey('acme', 'k', 'hash');
+    store.publish();
+    expect(store.snapshot().apiKeys.get('hash')).toEqual({ tenant: 'acme', secret: 'k' });
+    store.draft.setApiKey('acme', 'k', undefined);
+    store.publish();
+    expect(store.snapshot().apiKeys.size).toBe(0);
+  });
+});
+
+describe('createActivityLog', () => {
+  const record = (status: number, i: number) => ({ time: `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`, revision: 1, clientIp: '1.2.3.4', userAgent: 'opa', status });
+
+  it('keeps the newest records up to its capacity, newest first', () => {
+    const log = createActivityLog(3);
+    for (let i = 0; i < 5; i++) log.record('t/b', record(200, i));
+    expect(log.list('t/b').map((r) => r.time.slice(17, 19))).toEqual(['04', '03', '02']);
+    expect(log.takeChanged()).toEqual(['t/b']);
+    expect(log.takeChanged()).toEqual([]);
+  });
+
+  it('takes the last sync from 200 and 304 answers only', () => {
+    const log = createActivityLog();
+    log.record('t/b', record(200, 1));
+    log.record('t/b', record(401, 2));
+    expect(log.lastSync('t/b')).toBe(record(200, 1).time);
+    log.record('t/b', record(304, 3));
+    expect(log.lastSync('t/b')).toBe(record(304, 3).time);
+  });
+
+  it('restores records written out before a restart', () => {
+    const log = createActivityLog(10);
+    log.restore('t/b', [record(304, 2), record(200, 1)]);
+    expect(log.list('t/b').map((r) => r.status)).toEqual([304, 200]);
+    expect(log.lastSync('t/b')).toBe(record(304, 2).time);
+  });
+});

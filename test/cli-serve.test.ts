@@ -1,0 +1,105 @@
+// The service as a person starts it: the process, its banner, `status`, and a graceful SIGTERM.
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const ROOT = join(import.meta.dirname, '..');
+const CLI = join(ROOT, 'src', 'cli.ts');
+const tmp = mkdtempSync(join(tmpdir(), 'acl-serve-'));
+const state = join(tmp, 'state');
+
+let child: ChildProcessWithoutNullStreams;
+let banner = '';
+let exit: Promise<number | null>;
+
+beforeAll(async () => {
+  child = spawn(process.execPath, [CLI, '--manifests', 'examples', '--state-dir', state, '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--log-level', 'warn'], { cwd: ROOT });
+  exit = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      banner += chunk.toString('utf8');
+      if (banner.includes('Status like kubectl get')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`exited with ${String(code)}: ${banner}`)));
+  });
+});
+
+afterAll(() => {
+  child.kill('SIGKILL');
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Runs a line of the banner the way a person pastes it into a shell. */
+function paste(line: string): string {
+  const r = spawnSync('bash', ['-c', line], { cwd: tmp, encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+describe('acl-operator serve', () => {
+  it('prints where it listens, the token files and the OPA config', () => {
+    expect(banner).toMatch(/API +http:\/\/127\.0\.0\.1:\d+ +\(plain HTTP\)/);
+    expect(banner).toContain(`token file (OPA token_path)  ${join(state, 'tokens', 'acme', 'gateways')}`);
+    const opaFile = join(state, 'opa', 'acme-gateways.yaml');
+    expect(banner).toContain(`opa run --server --config-file ${opaFile}`);
+    const config = parse(readFileSync(opaFile, 'utf8')) as { services: Record<string, { url: string; credentials: { bearer: { token_path: string } } }>; bundles: Record<string, { resource: string; polling: Record<string, number> }> };
+    expect(config.services['acl-acme']?.credentials.bearer.token_path).toBe(join(state, 'tokens', 'acme', 'gateways'));
+    expect(config.bundles['gateway-documents']).toMatchObject({ resource: '/acme/connectors/policyagent/gateways/bundles/gateway-documents', polling: { long_polling_timeout_seconds: 60 } });
+  });
+
+  it('prints a decision curl that works when pasted', () => {
+    const line = banner.split('\n').find((l) => l.includes('/authorization')) ?? '';
+    const reply = JSON.parse(paste(line)) as { decision: string; reasons: string[] };
+    expect(reply.decision).toBe('deny');
+    expect(reply.reasons.join(' ')).toMatch(/is missing/);
+  });
+
+  it('prints a bundle curl that works when pasted', () => {
+    const line = banner.split('\n').find((l) => l.includes('/bundles/')) ?? '';
+    const headers = paste(line);
+    expect(headers).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(headers).toMatch(/content-type: application\/vnd\.openpolicyagent\.bundles/i);
+    const listing = spawnSync('tar', ['tzf', join(tmp, 'bundle.tar.gz')], { encoding: 'utf8' }).stdout;
+    expect(listing.split('\n').filter(Boolean)).toEqual(['.manifest', 'policy.rego']);
+  });
+
+  it('shows status as kubectl-like tables', () => {
+    const r = spawnSync(process.execPath, [CLI, 'status', '--state-dir', state], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^NAMESPACE +NAME +STATE +PHASE +SUBJECT +ACTIONS +RESOURCE +TRANSLATION/);
+    expect(r.stdout).toMatch(/acme +team-documents +Enforced +Enforced +user +read,write +document +Current/);
+    expect(r.stdout).toMatch(/acme +contractors-comment +Proposed +Proposed/);
+    expect(r.stdout).toMatch(/acme +gateways +Active +\d{4}-\d\d-\d\dT[\d:]+Z +gateways-token +gateway-all-v1,gateway-documents/);
+    expect(r.stdout).toMatch(/acme +gateway-documents +gateways +Ready +1 +4 +sha256:/);
+    expect(r.stdout).toContain('No problems in the manifests folder.');
+    const rule = spawnSync(process.execPath, [CLI, 'status', '--state-dir', state, '--rule', 'acme/team-documents'], { cwd: ROOT, encoding: 'utf8' });
+    expect(rule.stdout).toContain('Translation  Current (generation 1)');
+    expect(rule.stdout).toContain('input.principal.team == input.resource.team');
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+  });
+});
+
+describe('acl-operator serve refuses bad setups', () => {
+  it.each([
+    [['--manifests', 'examples'], /needs TLS/],
+    [['--manifests', 'no-such-folder', '--insecure-http'], /--manifests no-such-folder: ENOENT/],
+    [['--insecure-http'], /Kubernetes mode is not available yet/],
+  ])('%j', (args, message) => {
+    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('says where it is not a state folder', () => {
+    const r = spawnSync(process.execPath, [CLI, 'status', '--state-dir', tmp + '/nothing'], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/is not the state folder/);
+  });
+});
