@@ -15,5 +15,6 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER 1000:1000
+EXPOSE 8443 9090
 ENTRYPOINT ["node", "/app/dist/cli.js"]
 CMD ["--help"]

@@ -3,7 +3,7 @@ import { Bundle } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
 import { buildBundle, bundleSource, selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
 import type { RegoVersion } from '../policy/index.ts';
-import { bundleKey } from '../store/index.ts';
+import { bundleKey, type BundleEntry } from '../store/index.ts';
 import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { keyText, type ObjectKey } from './types.ts';
@@ -14,10 +14,10 @@ interface RecordedStatus { revision?: unknown; digest?: unknown; conditions?: un
  * Builds at the baseline revision (the one served, or after a restart the one in status): equal
  * bytes mean nothing changed, otherwise the content is built again at revision + 1.
  */
-async function nextBuild(input: BundleInput, served: BuiltBundle | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle> {
-  if (served) {
-    if (served.inputDigest === bundleSource(input).inputDigest) return served;
-    return buildBundle(input, served.revision + 1);
+async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle> {
+  if (entry) {
+    if (entry.built.inputDigest === bundleSource(input).inputDigest) return entry.built;
+    return buildBundle(input, entry.built.revision + 1);
   }
   const revision = typeof recorded?.revision === 'number' && recorded.revision > 0 ? recorded.revision : undefined;
   if (revision === undefined) return buildBundle(input, 1);
@@ -52,14 +52,19 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   const { connector, entityTypes, regoVersion } = parsed.data.spec;
   const rules = selectRules(namespace, deps.draft.rules(namespace).map((r) => r.model), { entityTypes });
   const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules };
-  const built = await nextBuild(input, served?.built, recorded);
+  // The same rule objects (a rule is a new object only when it was compiled again) and the same
+  // spec cannot give other bytes: nothing is translated again, e.g. when only lastSync moved.
+  const unchanged = served !== undefined && served.connector === connector && served.source.regoVersion === input.regoVersion
+    && served.source.rules.length === rules.length && served.source.rules.every((r, i) => r === rules[i]);
+  const built = unchanged ? served.built : await nextBuild(input, served, recorded);
   const enqueue: ObjectKey[] = [];
-  if (served?.built !== built || served.connector !== connector) {
-    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length });
+  if (!unchanged) {
+    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source: { rules, regoVersion: input.regoVersion } });
     if (served?.built.revision !== built.revision) {
       deps.log.info({ kind: 'Bundle', key: keyText(key), revision: built.revision, rules: rules.length, bytes: built.bytes.length, digest: built.digest }, 'Built bundle');
     }
-    enqueue.push({ kind: 'Connector', namespace, name: connector });
+    // The connectors' status lists their bundles.
+    if (served === undefined || served.connector !== connector) enqueue.push({ kind: 'Connector', namespace, name: connector });
     if (served && served.connector !== connector) enqueue.push({ kind: 'Connector', namespace, name: served.connector });
   }
   const hasConnector = deps.objects.get('Connector', namespace, connector) !== undefined;

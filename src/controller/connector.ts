@@ -10,10 +10,15 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   const { namespace, name } = key;
   const log = deps.log.child({ kind: 'Connector', key: keyText(key) });
   const obj = deps.objects.get('Connector', namespace, name);
+  // Bundles naming this connector say in their status whether it exists: tell them when that changes.
+  const bundlesOfIt = (): ObjectKey[] => deps.objects.list('Bundle', namespace)
+    .filter((b) => (b.raw['spec'] as { connector?: unknown } | undefined)?.connector === name)
+    .map((b) => ({ kind: 'Bundle', namespace, name: b.metadata.name }));
+  const existed = deps.draft.connector(namespace, name) !== undefined;
   if (!obj) {
     deps.draft.setConnector(namespace, name, undefined);
     await deps.writer.deleteTokenSecret(namespace, name);
-    return {};
+    return existed ? { enqueue: bundlesOfIt() } : {};
   }
   const generation = obj.metadata.generation ?? 0;
   const previousConditions = (obj.raw['status'] as { conditions?: unknown } | undefined)?.conditions;
@@ -63,6 +68,7 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   const phase = active ? 'Active' : 'Inactive';
   return {
     phase,
+    ...(existed ? {} : { enqueue: bundlesOfIt() }),
     status: {
       phase,
       observedGeneration: generation,

@@ -97,8 +97,10 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       if (kind !== 'Secret') {
         const specDigest = sha256(canonicalJson(h.object.raw['spec'] ?? null));
         const known = state.object(kind, namespace, name);
-        if (!known || known.specDigest !== specDigest) {
-          const generation = known ? known.generation + 1 : 1;
+        // The API server's rule: the generation moves with the spec only, not with labels or annotations.
+        const edited = held.has(key) && held.get(key)?.fingerprint !== h.fingerprint;
+        if (!known || known.specDigest !== specDigest || edited) {
+          const generation = !known ? 1 : known.specDigest === specDigest ? known.generation : known.generation + 1;
           await state.saveObject({ kind, namespace, name, generation, specDigest, raw: h.object.raw, status: known?.status });
         }
       }

@@ -1,6 +1,6 @@
 // The state HTTP handlers read: one immutable Snapshot, replaced whole on every publish.
 import type { BuiltBundle } from '../bundle/index.ts';
-import type { RuleIndex } from '../policy/index.ts';
+import type { RegoVersion, RuleIndex, RuleModel } from '../policy/index.ts';
 
 /** A connector as the bundle route needs it. */
 export interface ConnectorEntry {
@@ -19,6 +19,8 @@ export interface BundleEntry {
   readonly connector: string;
   readonly built: BuiltBundle;
   readonly ruleCount: number;
+  /** What it was built from: the selected rules (as stored) and the Rego version. */
+  readonly source: { readonly rules: readonly RuleModel[]; readonly regoVersion: RegoVersion };
 }
 
 /** Everything one tenant serves. */

@@ -157,6 +157,27 @@ describe('rule status', () => {
   });
 });
 
+describe('bundle and connector status', () => {
+  it('shows a bundle Pending while its connector is missing, and Ready once it exists', async () => {
+    t = await startTestService();
+    const connectors = BASE_MANIFESTS['connectors.yaml'] as string;
+    const withoutGateways = connectors.split('---').filter((d) => !d.includes('name: gateways,')).join('---');
+    await t.write('connectors.yaml', withoutGateways);
+    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Pending', conditions: [{ reason: 'ConnectorNotFound' }] });
+    await t.write('connectors.yaml', connectors);
+    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Ready', revision: 1, conditions: [{ reason: 'Built' }] });
+    expect(status('Connector', 'gateways')).toMatchObject({ phase: 'Active', bundles: ['docs'] });
+  });
+
+  it('keeps the annotations of the state copy current without moving the generation', async () => {
+    t = await startTestService();
+    await t.write('rules.yaml', RULES.replace('namespace: acme }', 'namespace: acme, annotations: { note: hello } }'));
+    const saved = t.service.state.object('Rule', 'acme', 'team-documents');
+    expect(saved?.generation).toBe(1);
+    expect((saved?.raw['metadata'] as { annotations?: Record<string, string> }).annotations?.['note']).toBe('hello');
+  });
+});
+
 describe('the manifests folder', () => {
   it('reports a bad document by file and position and keeps serving the others', async () => {
     t = await startTestService();
