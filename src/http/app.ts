@@ -19,9 +19,21 @@ function notFound(req: Request, res: Response): void {
   sendError(res, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`);
 }
 
-/** The single place a throw becomes a 500 (and a log line with the error). */
+/** The status a framework error asks for (Express's router sets 400 on a path it cannot decode). */
+function clientStatus(err: unknown): number | undefined {
+  const status = typeof err === 'object' && err !== null && 'status' in err ? err.status : undefined;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}
+
+/** The single place a throw becomes an answer: a client error the framework found, or a 500 and a log line. */
 function internalError(log: Logger) {
   return function onError(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+    const status = clientStatus(err);
+    if (status !== undefined) {
+      const code = status === 404 ? 'not_found' : status === 413 ? 'too_large' : 'bad_request';
+      sendError(res, code, err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read');
+      return;
+    }
     log.error({ err, method: req.method, path: req.path.slice(0, 200) }, 'Failed to serve request');
     sendError(res, 'internal', 'internal error');
   };
