@@ -32,7 +32,10 @@ export type BundleListener = (changed: readonly BundleEntry[], snapshot: Snapsho
 export interface Store {
   snapshot(): Snapshot;
   readonly draft: StoreDraft;
-  /** Publishes the draft when it changed; returns the bundles whose ETag changed or that appeared. */
+  /**
+   * Publishes the draft when it changed; returns the bundles whose answer may differ now: a new
+   * ETag, a new bundle, or a connector whose token or activity changed.
+   */
   publish(): readonly BundleEntry[];
   onBundleChange(listener: BundleListener): () => void;
   readonly activity: ActivityLog;
@@ -95,7 +98,12 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       const frozen = freeze(name, d, previous);
       nextTenants.set(name, frozen);
       for (const b of frozen.bundles.values()) {
-        if (previous?.bundles.get(b.name)?.built.etag !== b.built.etag) changed.push(b);
+        const before = previous?.bundles.get(b.name);
+        const oldConnector = previous?.connectors.get(b.connector);
+        const newConnector = frozen.connectors.get(b.connector);
+        // A new ETag, or a connector whose token or activity changed: held polls must hear at once.
+        if (before?.built.etag !== b.built.etag || before.connector !== b.connector
+          || oldConnector?.tokenHash !== newConnector?.tokenHash || oldConnector?.active !== newConnector?.active) changed.push(b);
       }
     }
     for (const name of dirty) {

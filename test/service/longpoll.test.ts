@@ -62,15 +62,18 @@ describe('long polling (Prefer: wait=N)', () => {
     expect(t.service.longPolls.size()).toBe(0);
   });
 
-  it('answers a held request 401 when its token is rotated meanwhile', async () => {
+  it.each([
+    ['401 when its token is rotated', '{ tokenRotation: 1 }', 401],
+    ['401 when its token is revoked', '{ revoked: true }', 401],
+    ['403 when its connector is made Inactive', '{ active: false }', 403],
+  ])('answers a held request %s meanwhile, at once', async (_name, spec, code) => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
     const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': await currentEtag(token), Prefer: 'wait=20' });
     await expect.poll(() => t.service.longPolls.size()).toBe(1);
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
-    // Rotation does not change the bundle; the next change (or the deadline) re-checks the token.
-    await t.write('rules.yaml', RULES.replace('[read, write]', '[read]'));
-    expect((await held).status).toBe(401);
+    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', `name: gateways, namespace: acme }\nspec: ${spec}`));
+    expect((await held).status).toBe(code);
+    expect(t.service.longPolls.size()).toBe(0);
   });
 
   it('forgets a held request whose client went away', async () => {
