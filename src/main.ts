@@ -34,6 +34,8 @@ export interface ServiceOptions {
   readonly activityFlushMs?: number;
   /** Folder re-read delay after a change (default 100 ms). */
   readonly debounceMs?: number;
+  /** How long an object must stay missing from the folder before it is deleted (default 1 s). */
+  readonly confirmDeleteMs?: number;
 }
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. */
@@ -50,6 +52,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     dir: config.manifests, state, log: log.child({ module: 'standalone' }),
     enqueue: (key) => controller?.enqueue(key),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+    ...(options.confirmDeleteMs !== undefined ? { confirmDeleteMs: options.confirmDeleteMs } : {}),
   });
   controller = createController({
     objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller,

@@ -9,9 +9,15 @@ import type { Logger } from 'pino';
 import { canonicalJson } from '../bundle/index.ts';
 import { keyText, type ClusterWriter, type ObjectKey, type ObjectReader, type SourceObject } from '../controller/index.ts';
 import { readObjects, type DocumentProblem, type ReadObject } from './objects.ts';
-import type { StateFolder } from './state.ts';
+import { stripInternal, type ObjectState, type StateFolder } from './state.ts';
 
-interface Held { readonly object: ReadObject; readonly fingerprint: string }
+/** An object as the source holds it, with the generation the API server would have given it. */
+interface Held {
+  readonly object: ReadObject;
+  readonly fingerprint: string;
+  readonly generation: number;
+  readonly specDigest: string;
+}
 
 export interface FolderSource extends ObjectReader {
   /** Reads the folder once and enqueues every key (and every key the state folder remembers). */
@@ -30,6 +36,11 @@ export interface FolderSourceOptions {
   readonly log: Logger;
   readonly enqueue: (key: ObjectKey) => void;
   readonly debounceMs?: number;
+  /**
+   * An object missing from a scan is deleted only when a scan this much later still misses it, so a
+   * file caught half-written (truncated, then filled) never deletes tokens or revision history.
+   */
+  readonly confirmDeleteMs?: number;
 }
 
 /** YAML files under a folder, in name order; symlinks followed, Kubernetes' `..data` copies skipped. */
@@ -48,9 +59,38 @@ function sha256(text: string): string {
   return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
+function fingerprintOf(object: SourceObject): string {
+  const { labels, annotations } = object.metadata;
+  return canonicalJson({ labels, annotations, spec: object.raw['spec'], data: object.raw['data'] });
+}
+
+/** What the state folder remembers, as the source held it before a restart (files that stop parsing keep it). */
+function heldFromState(s: ObjectState): Held {
+  const metadata = stripInternal(s.raw['metadata']);
+  const object: ReadObject = { kind: s.kind, metadata, raw: { ...s.raw, metadata }, source: s.source, document: 0 };
+  return { object, fingerprint: fingerprintOf(object), generation: s.generation, specDigest: s.specDigest };
+}
+
 export function createFolderSource(options: FolderSourceOptions): FolderSource {
   const { dir, state, log, enqueue } = options;
   let held = new Map<string, Held>();
+  const missingSince = new Map<string, number>();
+  const confirmDeleteMs = options.confirmDeleteMs ?? 1000;
+  let recheckTimer: NodeJS.Timeout | undefined;
+  const keyOf = (h: Held): ObjectKey => ({ kind: h.object.kind, namespace: h.object.metadata.namespace, name: h.object.metadata.name });
+  /** After a restart the state folder knows the generation of what the folder held before. */
+  const stateHeld = (o: ReadObject): Held | undefined => {
+    const s = o.kind === 'Secret' ? undefined : state.object(o.kind, o.metadata.namespace, o.metadata.name);
+    return s ? heldFromState(s) : undefined;
+  };
+  const scheduleRescan = (delayMs: number): void => {
+    if (recheckTimer) return;
+    recheckTimer = setTimeout(() => {
+      recheckTimer = undefined;
+      rescan().catch((err: unknown) => log.error({ err, dir }, 'Failed to read the manifests folder'));
+    }, delayMs);
+    recheckTimer.unref();
+  };
   let problems: DocumentProblem[] = [];
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -82,41 +122,42 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
           found.push({ source, document: object.document, name: object.metadata.name, message: `${key} is already defined in ${first.object.source} (document ${first.object.document}); this copy is ignored` });
           continue;
         }
-        const { metadata } = object;
-        const fingerprint = canonicalJson({ labels: metadata.labels, annotations: metadata.annotations, spec: object.raw['spec'], data: object.raw['data'] });
-        next.set(key, { object, fingerprint });
-      }
-    }
-    // Nothing is lost to a typo: objects of a file that no longer parses stay as they were.
-    for (const [key, h] of held) if (!next.has(key) && unreadable.has(h.object.source)) next.set(key, h);
-
-    const changed: ObjectKey[] = [];
-    for (const [key, h] of next) {
-      const { kind } = h.object;
-      const { namespace, name } = h.object.metadata;
-      if (kind !== 'Secret') {
-        const specDigest = sha256(canonicalJson(h.object.raw['spec'] ?? null));
-        const known = state.object(kind, namespace, name);
+        const known = held.get(key) ?? stateHeld(object);
+        const specDigest = sha256(canonicalJson(object.raw['spec'] ?? null));
         // The API server's rule: the generation moves with the spec only, not with labels or annotations.
-        const edited = held.has(key) && held.get(key)?.fingerprint !== h.fingerprint;
-        if (!known || known.specDigest !== specDigest || edited) {
-          const generation = !known ? 1 : known.specDigest === specDigest ? known.generation : known.generation + 1;
-          await state.saveObject({ kind, namespace, name, generation, specDigest, raw: h.object.raw, status: known?.status });
-        }
+        const generation = !known ? 1 : known.specDigest === specDigest ? known.generation : known.generation + 1;
+        next.set(key, { object, fingerprint: fingerprintOf(object), generation, specDigest });
       }
-      if (held.get(key)?.fingerprint !== h.fingerprint) changed.push({ kind, namespace, name });
     }
-    const gone = [...held].filter(([k]) => !next.has(k));
-    // The new view is in place before any key is enqueued: a reconcile always reads this scan.
+    const now = Date.now();
+    let recheck = false;
+    for (const [key, h] of held) {
+      if (next.has(key)) { missingSince.delete(key); continue; }
+      // Nothing is lost to a typo: objects of a file that no longer parses stay as they were.
+      if (unreadable.has(h.object.source)) { next.set(key, h); continue; }
+      const since = missingSince.get(key) ?? now;
+      if (now - since < confirmDeleteMs) { missingSince.set(key, since); next.set(key, h); recheck = true; }
+    }
+    const changed: ObjectKey[] = [];
+    for (const [key, h] of next) if (held.get(key)?.fingerprint !== h.fingerprint || held.get(key)?.generation !== h.generation) changed.push(keyOf(h));
+    const gone = [...held].filter(([k]) => !next.has(k)).map(([, h]) => h);
+    // The new view (objects and generations together) is in place before anything is written or
+    // enqueued: a reconcile never mixes two scans.
     held = next;
-    for (const [key, h] of gone) {
-      log.info({ kind: h.object.kind, key }, 'Saw object removed from the manifests folder');
-      const { kind } = h.object;
-      const { namespace, name } = h.object.metadata;
-      if (kind !== 'Secret') await state.removeObject(kind, namespace, name);
-      changed.push({ kind, namespace, name });
+    for (const h of gone) {
+      missingSince.delete(keyText(keyOf(h)));
+      log.info({ kind: h.object.kind, key: keyText(keyOf(h)) }, 'Saw object removed from the manifests folder');
+      changed.push(keyOf(h));
+    }
+    for (const key of changed) {
+      const h = held.get(keyText(key));
+      if (key.kind === 'Secret') continue;
+      if (h === undefined) { await state.removeObject(key.kind, key.namespace, key.name); continue; }
+      const known = state.object(key.kind, key.namespace, key.name);
+      await state.saveObject({ kind: key.kind, namespace: key.namespace, name: key.name, generation: h.generation, specDigest: h.specDigest, source: h.object.source, raw: h.object.raw, status: known?.status });
     }
     for (const key of changed) enqueue(key);
+    if (recheck) scheduleRescan(confirmDeleteMs);
     const before = new Set(problems.map((p) => canonicalJson(p)));
     for (const p of found) if (!before.has(canonicalJson(p))) log.warn({ file: p.source, document: p.document, name: p.name, problem: p.message }, 'Skipped manifest document');
     if (canonicalJson(found) !== canonicalJson(problems)) await state.writeProblems(found);
@@ -139,7 +180,7 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     const { kind } = h.object;
     const { namespace, name } = h.object.metadata;
     const known = kind === 'Secret' ? undefined : state.object(kind, namespace, name);
-    const metadata = { ...h.object.metadata, generation: known?.generation ?? 1, uid: `standalone:${kind}/${namespace}/${name}` };
+    const metadata = { ...h.object.metadata, generation: h.generation, uid: `standalone:${kind}/${namespace}/${name}` };
     return { kind, metadata, raw: { ...h.object.raw, metadata, ...(known?.status ? { status: known.status } : {}) } };
   };
 
@@ -153,11 +194,12 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     },
     async start() {
       await state.load();
+      // Start from what the folder held before the restart: a file that no longer parses keeps its
+      // objects, and an object deleted while we were down is deleted like any other.
+      held = new Map(state.objects().map((o) => [keyText(o), heldFromState(o)]));
       await rescan();
-      // Objects the state folder remembers but the folder no longer has were deleted while we were down.
-      for (const s of state.objects()) {
-        if (!held.has(keyText(s))) { await state.removeObject(s.kind, s.namespace, s.name); enqueue(s); }
-      }
+      // The store is empty at start: every object is reconciled once.
+      for (const h of held.values()) enqueue(keyOf(h));
     },
     rescan,
     watch() {
@@ -174,6 +216,7 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     stop() {
       watcher?.close();
       if (timer) clearTimeout(timer);
+      if (recheckTimer) clearTimeout(recheckTimer);
     },
     problems: () => problems,
     writer: {

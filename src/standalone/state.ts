@@ -8,7 +8,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { API_VERSION } from '../api/index.ts';
+import { API_VERSION, type ObjectMeta } from '../api/index.ts';
 import {
   ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_CONNECTOR, secretToken, tokenSecretName,
   type Kind, type SourceObject, type TokenSecret,
@@ -17,6 +17,18 @@ import type { SyncRecord } from '../store/index.ts';
 import type { DocumentProblem } from './objects.ts';
 
 export const ANNOTATION_SPEC_DIGEST = 'standalone.acl.policyagent.dev/spec-digest';
+export const ANNOTATION_SOURCE = 'standalone.acl.policyagent.dev/source';
+const INTERNAL_PREFIX = 'standalone.acl.policyagent.dev/';
+
+/** metadata without the state folder's own annotations (as the manifests folder had it). */
+export function stripInternal(metadata: unknown): ObjectMeta {
+  const m = isRecord(metadata) ? metadata : {};
+  const annotations = isRecord(m['annotations'])
+    ? Object.fromEntries(Object.entries(m['annotations']).filter(([k]) => !k.startsWith(INTERNAL_PREFIX)))
+    : undefined;
+  const { annotations: _dropped, generation: _generation, uid: _uid, ...rest } = m;
+  return { ...rest, ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}) } as ObjectMeta;
+}
 
 /** What the state folder remembers of one object. */
 export interface ObjectState {
@@ -25,6 +37,8 @@ export interface ObjectState {
   readonly name: string;
   readonly generation: number;
   readonly specDigest: string;
+  /** The manifest file it came from, relative to the manifests folder. */
+  readonly source: string;
   readonly raw: Readonly<Record<string, unknown>>;
   readonly status: Readonly<Record<string, unknown>> | undefined;
 }
@@ -85,11 +99,18 @@ export function openStateFolder(dir: string): StateFolder {
   const secretFile = (namespace: string, connector: string): string => join(dir, 'secrets', namespace, `${tokenSecretName(connector)}.yaml`);
   const tokenFile = (namespace: string, connector: string): string => join(dir, 'tokens', namespace, connector);
 
+  const syncTokenFile = async (namespace: string, connector: string, token: string | undefined): Promise<void> => {
+    const tf = tokenFile(namespace, connector);
+    const current = await readFile(tf, 'utf8').catch(() => undefined);
+    if (current === token) return;
+    await serial(tf, () => (token === undefined ? rm(tf, { force: true }) : writeAtomic(tf, token, 0o600)));
+  };
+
   const writeObject = (s: ObjectState): Promise<void> => {
     const metadata = isRecord(s.raw['metadata']) ? s.raw['metadata'] : {};
     const doc = {
       ...s.raw,
-      metadata: { ...metadata, name: s.name, namespace: s.namespace, generation: s.generation, annotations: { ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}), [ANNOTATION_SPEC_DIGEST]: s.specDigest } },
+      metadata: { ...metadata, name: s.name, namespace: s.namespace, generation: s.generation, annotations: { ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}), [ANNOTATION_SPEC_DIGEST]: s.specDigest, [ANNOTATION_SOURCE]: s.source } },
       ...(s.status ? { status: s.status } : {}),
     };
     const file = objectFile(s.kind, s.namespace, s.name);
@@ -110,6 +131,7 @@ export function openStateFolder(dir: string): StateFolder {
           kind, namespace: String(m['namespace']), name: String(m['name']),
           generation: typeof m['generation'] === 'number' ? m['generation'] : 1,
           specDigest: String(annotations[ANNOTATION_SPEC_DIGEST] ?? ''),
+          source: String(annotations[ANNOTATION_SOURCE] ?? ''),
           raw, status: isRecord(status) ? status : undefined,
         };
         objects.set(stateKey(kind, s.namespace, s.name), s);
@@ -122,11 +144,14 @@ export function openStateFolder(dir: string): StateFolder {
         const connector = labels[LABEL_CONNECTOR];
         if (typeof connector !== 'string') continue;
         const token = secretToken(doc);
-        secrets.set(`${String(m['namespace'])}/${connector}`, {
+        const namespace = String(m['namespace']);
+        secrets.set(`${namespace}/${connector}`, {
           token: token === '' ? undefined : token,
           rotation: Number(annotations[ANNOTATION_ROTATION] ?? 0),
           issuedAt: String(annotations[ANNOTATION_ISSUED_AT] ?? ''),
         });
+        // The Secret is the truth; a token file left behind by a crash between the two writes is repaired.
+        await syncTokenFile(namespace, connector, token === '' ? undefined : token);
       }
     },
     object: (kind, namespace, name) => objects.get(stateKey(kind, namespace, name)),
@@ -150,7 +175,6 @@ export function openStateFolder(dir: string): StateFolder {
     tokenSecret: (namespace, connector) => secrets.get(`${namespace}/${connector}`),
     async writeTokenSecret(owner, secret) {
       const { namespace, name: connector } = owner.metadata;
-      secrets.set(`${namespace}/${connector}`, secret);
       const doc = {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -166,8 +190,9 @@ export function openStateFolder(dir: string): StateFolder {
       };
       const file = secretFile(namespace, connector);
       await serial(file, () => writeAtomic(file, stringify(doc), 0o600));
-      const tf = tokenFile(namespace, connector);
-      await serial(tf, () => (secret.token === undefined ? rm(tf, { force: true }) : writeAtomic(tf, secret.token, 0o600)));
+      await syncTokenFile(namespace, connector, secret.token);
+      // Only once both files hold it: a failed write is retried with a fresh token, never half-issued.
+      secrets.set(`${namespace}/${connector}`, secret);
     },
     async deleteTokenSecret(namespace, connector) {
       if (!secrets.delete(`${namespace}/${connector}`)) return;
