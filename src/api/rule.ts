@@ -46,6 +46,7 @@ export const RuleStatus = z.object({
       rego: z.string().optional(),
       message: z.string().optional(),
       regenerate: z.string().optional().describe('The acl.policyagent.dev/regenerate annotation value this translation was made for.'),
+      spec: RuleSpec.optional().describe('The spec this translation was made from: what stays in force while a newer spec is invalid.'),
     })
     .optional(),
 });
