@@ -20,7 +20,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'acl_' });
   const reconciles = new Counter({ name: 'acl_reconcile_total', help: 'Reconciles by kind and result', labelNames: ['kind', 'result'] as const, registers });
   const reconcileSeconds = new Histogram({
-    name: 'acl_reconcile_duration_seconds', help: 'Time to reconcile one key', labelNames: ['kind'] as const, registers,
+    name: 'acl_reconcile_duration_seconds', help: 'Time to reconcile one key', labelNames: ['kind', 'result'] as const, registers,
     buckets: [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1, 5],
   });
   const objects = new Gauge({ name: 'acl_objects', help: 'Objects by kind and phase (Rule phases: Enforced, Invalid, Draft, ...)', labelNames: ['kind', 'phase'] as const, registers });
@@ -38,7 +38,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     bundleBytes: new Gauge({ name: 'acl_bundle_size_bytes', help: 'Size of the served tar.gz per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
     longPolls: new Gauge({ name: 'acl_long_polls_held', help: 'Bundle requests held open waiting for a change', registers }),
     controller: {
-      reconciled(kind, result, seconds) { reconciles.inc({ kind, result }); reconcileSeconds.observe({ kind }, seconds); },
+      reconciled(kind, result, seconds) { reconciles.inc({ kind, result }); reconcileSeconds.observe({ kind, result }, seconds); },
       phases(kind, counts) {
         const names = phaseNames.get(kind) ?? new Set<string>();
         phaseNames.set(kind, names);

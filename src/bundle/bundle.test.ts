@@ -93,15 +93,22 @@ describe('buildBundle', () => {
     expect(b.inputDigest).toBe(a.inputDigest);
   });
 
-  it('changes the input digest when a rule, the rego version or the connector changes', async () => {
+  it('changes the input digest when a rule, the rego version, the connector or entityTypes changes', async () => {
     const base = (await buildBundle(input(), 1)).inputDigest;
     const changed = [
       input({ rules: input().rules.slice(1) }),
       input({ regoVersion: 1 }),
       input({ connector: 'other' }),
+      input({ entityTypes: ['document'] }),
       input({ rules: [ruleModelFor('team-documents', { condition: 'principal.team != resource.team' }), ...input().rules.slice(1)] }),
     ];
     for (const c of changed) expect((await buildBundle(c, 1)).inputDigest).not.toBe(base);
+  });
+
+  it('records entityTypes sorted in the manifest, and treats an empty list as none', async () => {
+    const b = await buildBundle(input({ entityTypes: ['user', 'document', 'user'] }), 1);
+    expect(JSON.parse(b.manifest).metadata.entityTypes).toEqual(['document', 'user']);
+    expect((await buildBundle(input({ entityTypes: [] }), 1)).digest).toBe((await buildBundle(input(), 1)).digest);
   });
 
   it('writes rego_version 1 and v1 syntax for regoVersion 1', async () => {

@@ -49,7 +49,7 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
     const { connector, entityTypes, regoVersion } = m.object.spec;
     if (!connectors.has(`${tenant}/${connector}`)) problems.push(`Bundle ${tenant}/${name} names connector ${connector}, which does not exist in ${tenant}: no OPA can fetch it`);
     const rules = selectRules(tenant, models, { entityTypes }).sort((a, b) => (a.name < b.name ? -1 : 1));
-    const built = await buildBundle({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules }, 1);
+    const built = await buildBundle({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes }, 1);
     bundles.push({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules: rules.map((r) => r.name), built });
   }
   bundles.sort((a, b) => (`${a.tenant}/${a.name}` < `${b.tenant}/${b.name}` ? -1 : 1));

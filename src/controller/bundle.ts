@@ -8,7 +8,13 @@ import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { keyText, type ObjectKey } from './types.ts';
 
-interface RecordedStatus { revision?: unknown; digest?: unknown; conditions?: unknown }
+interface RecordedStatus { revision?: unknown; digest?: unknown; etag?: unknown; ruleCount?: unknown; conditions?: unknown }
+
+function recordedFields(recorded: RecordedStatus | undefined): Record<string, unknown> {
+  if (!recorded) return {};
+  const { revision, digest, etag, ruleCount } = recorded;
+  return Object.fromEntries(Object.entries({ revision, digest, etag, ruleCount }).filter(([, v]) => v !== undefined));
+}
 
 /**
  * Builds at the baseline revision (the one served, or after a restart the one in status): equal
@@ -42,7 +48,8 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
     return {
       phase: 'Invalid',
       status: {
-        ...(served ? statusOf(served.built, served.ruleCount) : {}),
+        // What is served (or, after a restart, what was): revision numbers are never reused.
+        ...(served ? statusOf(served.built, served.ruleCount) : recordedFields(recorded)),
         phase: 'Invalid',
         observedGeneration: generation,
         conditions: conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message: served ? `${message}; revision ${served.built.revision} is still served` : message }], generation, deps.now(), recorded?.conditions),
@@ -51,15 +58,16 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   }
   const { connector, entityTypes, regoVersion } = parsed.data.spec;
   const rules = selectRules(namespace, deps.draft.rules(namespace).map((r) => r.model), { entityTypes });
-  const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules };
+  const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes };
   // The same rule objects (a rule is a new object only when it was compiled again) and the same
   // spec cannot give other bytes: nothing is translated again, e.g. when only lastSync moved.
   const unchanged = served !== undefined && served.connector === connector && served.source.regoVersion === input.regoVersion
+    && served.source.entityTypes === JSON.stringify(entityTypes ?? [])
     && served.source.rules.length === rules.length && served.source.rules.every((r, i) => r === rules[i]);
   const built = unchanged ? served.built : await nextBuild(input, served, recorded);
   const enqueue: ObjectKey[] = [];
   if (!unchanged) {
-    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source: { rules, regoVersion: input.regoVersion } });
+    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source: { rules, regoVersion: input.regoVersion, entityTypes: JSON.stringify(entityTypes ?? []) } });
     if (served?.built.revision !== built.revision) {
       deps.log.info({ kind: 'Bundle', key: keyText(key), revision: built.revision, rules: rules.length, bytes: built.bytes.length, digest: built.digest }, 'Built bundle');
     }

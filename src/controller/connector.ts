@@ -1,5 +1,5 @@
 // Connector → its token Secret (issued, rotated, revoked) and the entry the bundle route checks.
-import { Connector } from '../api/index.ts';
+import { Connector, type Condition } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
 import { generateToken, hashToken } from '../auth/index.ts';
 import { conditionsFor, kubeTime, type ConditionInput } from './conditions.ts';
@@ -21,18 +21,31 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
     return existed ? { enqueue: bundlesOfIt() } : {};
   }
   const generation = obj.metadata.generation ?? 0;
-  const previousConditions = (obj.raw['status'] as { conditions?: unknown } | undefined)?.conditions;
-  const bundles = deps.draft.bundles(namespace).filter((b) => b.connector === name).map((b) => b.name).sort();
+  const recordedStatus = obj.raw['status'] as { conditions?: unknown; tokenIssuedAt?: unknown } | undefined;
+  const previousConditions = recordedStatus?.conditions;
+  // The bundles configured for this connector (built or not): a restart writes the right list at once.
+  const bundles = bundlesOfIt().map((k) => k.name).sort();
   const parsed = Connector.safeParse(obj.raw);
   if (!parsed.success) {
-    // The last good entry (if any) stays in the store: polling OPAs keep working until it is fixed.
+    // The last good entry stays in the store: polling OPAs keep working until it is fixed. After a
+    // restart it is rebuilt from the token Secret and the Active condition last written to status
+    // (no such condition: Inactive, so an invalid edit never opens a connector that was closed).
     const message = describeIssues(parsed.error);
     log.warn({ problem: message }, 'Rejected Connector');
+    const kept = (Array.isArray(previousConditions) ? (previousConditions as Condition[]) : []).filter((c) => c.type === 'Active' || c.type === 'TokenIssued');
+    if (!existed) {
+      const secret = deps.writer.readTokenSecret(namespace, name);
+      if (secret?.token !== undefined) {
+        const active = kept.some((c) => c.type === 'Active' && c.status === 'True');
+        deps.draft.setConnector(namespace, name, { tenant: namespace, name, active, tokenHash: hashToken(secret.token) });
+      }
+    }
     return {
       phase: 'Invalid',
       status: {
+        ...(recordedStatus?.tokenIssuedAt ? { tokenIssuedAt: recordedStatus.tokenIssuedAt } : {}),
         phase: 'Invalid', observedGeneration: generation, tokenSecretName: tokenSecretName(name), bundles,
-        conditions: conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message }], generation, deps.now(), previousConditions),
+        conditions: [...conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message }], generation, deps.now(), previousConditions), ...kept],
       },
     };
   }
@@ -65,6 +78,8 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   const issued: ConditionInput = secret.token === undefined
     ? { type: 'TokenIssued', status: false, reason: 'Revoked', message: 'No valid token' }
     : { type: 'TokenIssued', status: true, reason: 'TokenIssued', message: `Token for rotation ${secret.rotation} is in Secret ${tokenSecretName(name)}, key token` };
+  // Active says whether the bundles are served; an invalid edit keeps it as it was.
+  const serving: ConditionInput = { type: 'Active', status: active, reason: ready.reason, message: active ? 'Bundles are served to holders of the token' : 'Bundles are not served' };
   const phase = active ? 'Active' : 'Inactive';
   return {
     phase,
@@ -75,7 +90,7 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
       tokenSecretName: tokenSecretName(name),
       tokenIssuedAt: secret.issuedAt,
       bundles,
-      conditions: conditionsFor([ready, issued], generation, deps.now(), previousConditions),
+      conditions: conditionsFor([ready, issued, serving], generation, deps.now(), previousConditions),
     },
   };
 }

@@ -9,8 +9,13 @@ export interface SyncRecord {
   readonly status: number;
 }
 
+/** A record as it is taken on the request path: the time stays a number until someone reads it. */
+export interface SyncEvent extends Omit<SyncRecord, 'time'> {
+  readonly timeMs: number;
+}
+
 export interface ActivityLog {
-  record(key: string, entry: SyncRecord): void;
+  record(key: string, entry: SyncEvent): void;
   /** Newest first. */
   list(key: string): readonly SyncRecord[];
   /** Time of the newest 200 or 304 answer for a bundle. */
@@ -24,31 +29,36 @@ export interface ActivityLog {
 
 /** A ring of the newest `capacity` records per bundle. */
 export function createActivityLog(capacity = 100): ActivityLog {
-  const rings = new Map<string, { items: SyncRecord[]; next: number; lastSync: string | undefined }>();
+  const rings = new Map<string, { items: SyncEvent[]; next: number; lastSyncMs: number | undefined }>();
   const changed = new Set<string>();
   const ring = (key: string) => {
     let r = rings.get(key);
-    if (!r) { r = { items: [], next: 0, lastSync: undefined }; rings.set(key, r); }
+    if (!r) { r = { items: [], next: 0, lastSyncMs: undefined }; rings.set(key, r); }
     return r;
   };
   const list = (key: string): SyncRecord[] => {
     const r = rings.get(key);
     if (!r) return [];
-    const ordered = r.items.length < capacity ? r.items.slice() : [...r.items.slice(r.next), ...r.items.slice(0, r.next)];
-    return ordered.reverse();
+    const ordered: SyncEvent[] = r.items.length < capacity ? r.items.slice() : [...r.items.slice(r.next), ...r.items.slice(0, r.next)];
+    return ordered.reverse().map(({ timeMs, ...rest }) => ({ time: new Date(timeMs).toISOString(), ...rest }));
   };
-  const push = (key: string, entry: SyncRecord): void => {
+  const push = (key: string, entry: SyncEvent): void => {
     const r = ring(key);
     if (r.items.length < capacity) r.items.push(entry); else r.items[r.next] = entry;
     r.next = (r.next + 1) % capacity;
-    if (entry.status === 200 || entry.status === 304) r.lastSync = entry.time;
+    if (entry.status === 200 || entry.status === 304) r.lastSyncMs = entry.timeMs;
   };
   return {
     record(key, entry) { push(key, entry); changed.add(key); },
     list,
-    lastSync: (key) => rings.get(key)?.lastSync,
+    lastSync: (key) => { const ms = rings.get(key)?.lastSyncMs; return ms === undefined ? undefined : new Date(ms).toISOString(); },
     takeChanged() { const keys = [...changed]; changed.clear(); return keys; },
     forget(key) { rings.delete(key); changed.delete(key); },
-    restore(key, entries) { for (const e of [...entries].slice(0, capacity).reverse()) push(key, e); },
+    restore(key, entries) {
+      for (const { time, ...rest } of [...entries].slice(0, capacity).reverse()) {
+        const timeMs = Date.parse(time);
+        if (Number.isFinite(timeMs)) push(key, { timeMs, ...rest });
+      }
+    },
   };
 }

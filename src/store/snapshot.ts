@@ -19,8 +19,8 @@ export interface BundleEntry {
   readonly connector: string;
   readonly built: BuiltBundle;
   readonly ruleCount: number;
-  /** What it was built from: the selected rules (as stored) and the Rego version. */
-  readonly source: { readonly rules: readonly RuleModel[]; readonly regoVersion: RegoVersion };
+  /** What it was built from: the selected rules (as stored), the Rego version and entityTypes (JSON). */
+  readonly source: { readonly rules: readonly RuleModel[]; readonly regoVersion: RegoVersion; readonly entityTypes: string };
 }
 
 /** Everything one tenant serves. */

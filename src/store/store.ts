@@ -25,6 +25,8 @@ export interface StoreDraft {
   setBundle(tenant: string, name: string, entry: BundleEntry | undefined): void;
   /** Sets or removes (hash undefined) the API key held by Secret `<tenant>/<secret>`. */
   setApiKey(tenant: string, secret: string, hash: string | undefined): void;
+  /** Every Secret holding a key with this hash. */
+  apiKeyHolders(hash: string): readonly ApiKeyEntry[];
 }
 
 export type BundleListener = (changed: readonly BundleEntry[], snapshot: Snapshot) => void;
@@ -75,12 +77,26 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       if (hash === undefined) apiKeys.delete(key); else apiKeys.set(key, { hash, entry: { tenant: t, secret } });
       apiKeysChanged = true;
     },
+    apiKeyHolders: (hash) => [...apiKeys.values()].filter((k) => k.hash === hash).map((k) => k.entry),
   };
 
   function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
     const index = d.rulesChanged || !previous ? buildIndex(name, [...d.rules.values()]) : previous.index;
     d.rulesChanged = false;
     return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles) };
+  }
+
+  /** Keys by hash; a key held by Secrets of two tenants opens neither (it could not say which tenant). */
+  function apiKeyMap(): Map<string, ApiKeyEntry> {
+    const map = new Map<string, ApiKeyEntry>();
+    const shared = new Set<string>();
+    for (const { hash, entry } of apiKeys.values()) {
+      const other = map.get(hash);
+      if (other && other.tenant !== entry.tenant) shared.add(hash);
+      else map.set(hash, entry);
+    }
+    for (const hash of shared) map.delete(hash);
+    return map;
   }
 
   function publish(): readonly BundleEntry[] {
@@ -108,7 +124,10 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     }
     for (const name of dirty) {
       for (const b of current.tenants.get(name)?.bundles.values() ?? []) {
-        if (!nextTenants.get(name)?.bundles.has(b.name)) activity.forget(bundleKey(name, b.name));
+        if (nextTenants.get(name)?.bundles.has(b.name)) continue;
+        // Gone: its held polls are answered (404) now, and its activity forgotten.
+        activity.forget(bundleKey(name, b.name));
+        changed.push(b);
       }
     }
     dirty.clear();
@@ -116,7 +135,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     for (const t of nextTenants.values()) {
       for (const c of t.connectors.values()) if (c.tokenHash !== undefined) tokens.set(c.tokenHash, c);
     }
-    const keys = apiKeysChanged ? new Map([...apiKeys.values()].map((k) => [k.hash, k.entry])) : current.apiKeys;
+    const keys = apiKeysChanged ? apiKeyMap() : current.apiKeys;
     apiKeysChanged = false;
     current = { version: current.version + 1, tenants: nextTenants, apiKeys: keys, tokens };
     for (const listener of listeners) listener(changed, current);
