@@ -15,11 +15,16 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** Whether two token hashes (hex) are equal, compared in constant time. */
+export function hashesEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
 /** Whether a presented token has the expected hash, compared in constant time. */
 export function tokenMatches(expectedHash: string, presented: string): boolean {
-  const a = Buffer.from(expectedHash, 'hex');
-  const b = Buffer.from(hashToken(presented), 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return hashesEqual(expectedHash, hashToken(presented));
 }
 
 /**

@@ -7,6 +7,9 @@ import type { Config } from '../config.ts';
 import { secretToken } from '../controller/index.ts';
 import type { Service } from '../main.ts';
 
+/** Marks an API key Secret whose key is public (examples/): the banner may print it. */
+export const ANNOTATION_PUBLIC_EXAMPLE = 'acl.policyagent.dev/public-example';
+
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -59,13 +62,15 @@ export async function describeService(service: Service, config: Config): Promise
       }
     }
   }
-  // A decision example for the first tenant with an API key Secret in the manifests folder.
+  // A decision example for the first tenant with an API key Secret in the manifests folder. The key
+  // itself is printed only when its Secret says it is a public example: this text may end up in logs.
   let decisionCurl: string | undefined;
   for (const secret of service.source.list('Secret')) {
-    const key = secretToken(secret.raw);
+    const token = secretToken(secret.raw);
     const tenant = snapshot.tenants.get(secret.metadata.namespace);
     const rule = tenant?.index.rules[0];
-    if (!key || !rule) continue;
+    if (!token || !rule) continue;
+    const key = secret.metadata.annotations?.[ANNOTATION_PUBLIC_EXAMPLE] === 'true' ? token : `<the token of Secret ${secret.metadata.namespace}/${secret.metadata.name}>`;
     const body = JSON.stringify({
       subject: { type: rule.model.subjectType, id: 'alice', properties: {} },
       action: rule.model.actions[0],

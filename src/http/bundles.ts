@@ -2,7 +2,7 @@
 // the connector token opens only its own connector's bundles; ETag / If-None-Match → 304; with
 // `Prefer: wait=N` a request whose ETag is current is held until the bundle changes or N seconds pass.
 import type { Request, Response } from 'express';
-import { hashToken, parseBearer, tokenMatches } from '../auth/index.ts';
+import { hashesEqual, hashToken, parseBearer } from '../auth/index.ts';
 import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, STATUS, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
@@ -30,8 +30,10 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
   const existing = snapshot.tenants.get(path.tenant)?.bundles.get(path.bundle);
   const token = parseBearer(authorization);
   if (token === undefined) return { code: 'unauthenticated', message: 'a connector token is required: Authorization: Bearer agent_...', bundle: existing };
-  const connector = snapshot.tokens.get(hashToken(token));
-  if (!connector?.tokenHash || !tokenMatches(connector.tokenHash, token)) {
+  // One hash per request: the lookup finds the candidate, the constant-time comparison confirms it.
+  const hash = hashToken(token);
+  const connector = snapshot.tokens.get(hash);
+  if (!connector?.tokenHash || !hashesEqual(connector.tokenHash, hash)) {
     return { code: 'unauthenticated', message: 'the token is not valid (unknown, rotated or revoked)', bundle: existing };
   }
   // A token opens only its own connector: anything else is "not found", never a hint that it exists.
@@ -54,7 +56,7 @@ export function createBundleHandler(deps: ApiDeps): (req: Request, res: Response
       deps.metrics.bundleRequests.inc({ code: String(status) });
       if (bundle) {
         deps.store.activity.record(key, {
-          time: new Date(deps.now()).toISOString(),
+          timeMs: deps.now(),
           revision: bundle.built.revision,
           clientIp: req.socket.remoteAddress ?? '',
           userAgent: (req.headers['user-agent'] ?? '').slice(0, 256),
