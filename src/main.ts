@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
-import { createApiApp, createLongPolls, createOpsApp, type LongPolls } from './http/index.ts';
+import { createApiHandler, createLongPolls, createOpsApp, type LongPolls } from './http/index.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { listenApi, listenOps } from './server.ts';
@@ -93,7 +93,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   flushTimer.unref();
 
   const api = await listenApi(
-    createApiApp({ store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds }),
+    createApiHandler({ store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds }),
     { address: config.listen, tls: config.tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
   );
   ready = true;

@@ -1,6 +1,6 @@
 // What an `agent_` token is (service spec 5): the prefix and 32 random bytes in base64url. Tokens are
 // held only as SHA-256 hashes; a presented token is hashed and compared in constant time.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'agent_';
 const TOKEN_BYTES = 32;
@@ -12,7 +12,8 @@ export function generateToken(random: (size: number) => Uint8Array = randomBytes
 
 /** SHA-256 of a token, as hex: the only form a token is kept in memory. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  // The one-shot hash: no Hash object per call (it runs on every request).
+  return hash('sha256', token, 'hex');
 }
 
 /** Whether two token hashes (hex) are equal, compared in constant time. */

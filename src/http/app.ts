@@ -1,4 +1,5 @@
 // createApiApp and createOpsApp build Express apps from their dependencies; main listens.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
@@ -50,14 +51,53 @@ export function createApiApp(deps: ApiDeps): express.Express {
   const app = express();
   common(app);
   const authorize = createAuthorizationHandler(deps);
+  const serveBundle = createBundleHandler(deps);
   app.post('/authorization', (req, res, next) => { authorize(req, res).catch(next); });
   app.all('/authorization', methodNotAllowed('POST'));
-  app.get(BUNDLE_PATH, createBundleHandler(deps));
+  app.get(BUNDLE_PATH, (req, res) => {
+    serveBundle(req, res, { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) });
+  });
   app.all(BUNDLE_PATH, methodNotAllowed('GET, HEAD'));
   app.get(`${BUNDLE_PATH}/activity`, createActivityHandler(deps));
   app.use(notFound);
   app.use(internalError(deps.log));
   return app;
+}
+
+/** The two hot paths in their exact, plain form: no percent-escapes, no query, no trailing slash. */
+const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/bundles\/([A-Za-z0-9._~-]+)$/;
+
+/**
+ * The API listener's request handler. Decisions and bundle polls in their plain form go straight to
+ * their handlers: Express's per-request setup costs about 12 µs, a third of a decision's budget
+ * (docs/benchmarks.md). Everything else, including every odd spelling of those paths, goes through
+ * the Express app, which reaches the same handlers.
+ */
+export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const app = createApiApp(deps);
+  const authorize = createAuthorizationHandler(deps);
+  const serveBundle = createBundleHandler(deps);
+  const failed = (err: unknown, req: IncomingMessage, res: ServerResponse): void => {
+    deps.log.error({ err, method: req.method, path: (req.url ?? '').slice(0, 200) }, 'Failed to serve request');
+    sendError(res, 'internal', 'internal error');
+  };
+  return function api(req, res) {
+    const url = req.url ?? '';
+    try {
+      if (req.method === 'POST' && url === '/authorization') {
+        authorize(req, res).catch((err: unknown) => failed(err, req, res));
+        return;
+      }
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        const m = PLAIN_BUNDLE_PATH.exec(url);
+        if (m) { serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string }); return; }
+      }
+    } catch (err) {
+      failed(err, req, res);
+      return;
+    }
+    app(req, res);
+  };
 }
 
 export interface OpsDeps {

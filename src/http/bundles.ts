@@ -1,6 +1,7 @@
 // GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle} (service spec 4.2, 5, 7.2):
 // the connector token opens only its own connector's bundles; ETag / If-None-Match → 304; with
 // `Prefer: wait=N` a request whose ETag is current is held until the bundle changes or N seconds pass.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { hashesEqual, hashToken, parseBearer } from '../auth/index.ts';
 import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
@@ -12,7 +13,7 @@ import { tenantOf } from './authorization.ts';
 /** OPA switches to long polling only when it sees exactly this type, on 200 and on 304. */
 export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
 
-interface BundlePath { readonly tenant: string; readonly connector: string; readonly bundle: string }
+export interface BundlePath { readonly tenant: string; readonly connector: string; readonly bundle: string }
 
 type Verdict =
   | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined }
@@ -47,13 +48,13 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
   return { code: 'ok', bundle: existing };
 }
 
-export function createBundleHandler(deps: ApiDeps): (req: Request, res: Response) => void {
-  return function serveBundle(req, res) {
-    const path: BundlePath = { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) };
+/** Serves one bundle request; the path's names are already decoded. */
+export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, path: BundlePath) => void {
+  return function serveBundle(req, res, path) {
     const key = bundleKey(path.tenant, path.bundle);
 
     const finish = (status: number, bundle: BundleEntry | undefined): void => {
-      deps.metrics.bundleRequests.inc({ code: String(status) });
+      deps.metrics.bundleRequests.labels(String(status)).inc();
       if (bundle) {
         deps.store.activity.record(key, {
           timeMs: deps.now(),

@@ -1,4 +1,4 @@
-export { createApiApp, createOpsApp, type OpsDeps } from './app.ts';
+export { createApiApp, createApiHandler, createOpsApp, type OpsDeps } from './app.ts';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_WAIT_SECONDS, type ApiDeps } from './deps.ts';
 export { createLongPolls, preferWait, type LongPolls } from './longpoll.ts';
 export { BUNDLE_CONTENT_TYPE, noneMatch } from './bundles.ts';

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { decisionInputOf } from './request.ts';
+
+const ok = { subject: { type: 'user', id: 'a' }, action: 'read', resource: { type: 'doc', id: 'd' } };
+
+describe('decisionInputOf', () => {
+  it('maps properties and extra fields onto attributes; type and id always come from the entity', () => {
+    const r = decisionInputOf({
+      subject: { type: 'user', id: 'alice', properties: { team: 'red', type: 'admin', id: 'root', level: 2 }, team: 'blue' },
+      action: 'read',
+      resource: { type: 'doc', id: 'd1' },
+    });
+    expect(r).toEqual({ ok: true, input: { principal: { team: 'blue', level: 2, type: 'user', id: 'alice' }, action: 'read', resource: { type: 'doc', id: 'd1' }, context: {} } });
+  });
+
+  it('keeps an attribute named __proto__ as data, never as a prototype', () => {
+    const body = JSON.parse('{"subject":{"type":"user","id":"a","properties":{"__proto__":{"admin":true}}},"action":"read","resource":{"type":"doc","id":"d"}}') as unknown;
+    const r = decisionInputOf(body);
+    expect(r.ok).toBe(true);
+    const principal = r.ok ? r.input.principal : {};
+    expect(Object.getPrototypeOf(principal)).toBe(Object.prototype);
+    expect(Object.hasOwn(principal, '__proto__')).toBe(true);
+    expect((principal as Record<string, unknown>)['admin']).toBeUndefined();
+  });
+
+  it('treats an attribute named like a problem as an attribute', () => {
+    expect(decisionInputOf({ ...ok, subject: { type: 'user', id: 'a', problem: 'x', message: 'y' } }).ok).toBe(true);
+  });
+
+  it.each([
+    [[], 'the body must be a JSON object'],
+    [null, 'the body must be a JSON object'],
+    [{ action: 'read', resource: ok.resource }, 'subject is required'],
+    [{ ...ok, subject: 'alice' }, 'subject must be an object'],
+    [{ ...ok, subject: [] }, 'subject must be an object'],
+    [{ ...ok, subject: { id: 'a' } }, 'subject.type is required'],
+    [{ ...ok, subject: { type: 1, id: 'a' } }, 'subject.type must be a string'],
+    [{ ...ok, resource: { type: 'doc', id: '' } }, 'resource.id: must not be empty'],
+    [{ ...ok, resource: { type: 'doc', id: 'x'.repeat(1025) } }, 'resource.id: must be at most 1024 characters'],
+    [{ ...ok, subject: { type: 'user', id: 'a', properties: [] } }, 'subject.properties must be an object'],
+    [{ ...ok, resource: undefined }, 'resource is required'],
+    [{ ...ok, action: undefined }, 'action is required'],
+    [{ ...ok, action: 123 }, 'action must be a string'],
+    [{ ...ok, action: { name: 'read' } }, 'action must be a string'],
+    [{ ...ok, context: null }, 'context must be an object'],
+    [{ ...ok, context: [1] }, 'context must be an object'],
+    [{ ...ok, context: 'x' }, 'context must be an object'],
+  ])('refuses %j: %s', (body, message) => {
+    expect(decisionInputOf(body)).toEqual({ ok: false, message });
+  });
+});
