@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck test test-opa run render crds bench clean node-version
+.PHONY: help install build typecheck test test-opa run render crds bench bench-http clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -72,8 +72,15 @@ render: build ## Print the Rego and bundle listing for the manifests in examples
 crds: $(INSTALL_STAMP) ## Regenerate crds/*.yaml from the zod schemas in src/api
 	node scripts/gen-crds.ts
 
-bench: $(INSTALL_STAMP) ## Run the benchmarks in bench/ and print the figures
+bench: $(INSTALL_STAMP) ## Run every benchmark: bench/run.ts, then bench/http.ts (see bench-http)
 	node bench/run.ts
+	@echo
+	node bench/http.ts
+
+# Servers on core 0, load on core 1, about 5 minutes. OPA_BIN=<opa> adds OPA's REST API on the same
+# bundle; BENCH_QUICK=1 is a one-minute smoke check for CI (its figures are not for quoting).
+bench-http: $(INSTALL_STAMP) ## Run the HTTP benchmark (OPA_BIN adds OPA; BENCH_QUICK=1: one-minute smoke check)
+	node bench/http.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
 	rm -rf dist coverage .vitest-results.json

@@ -6,27 +6,11 @@ import {
   buildIndex, compileCondition, compileRule, decide, toDecisionInput,
   type CompiledRule, type DecisionInput, type RuleIndex, type RuleModel,
 } from '../src/policy/index.ts';
+import { CONDITIONS, rng } from './generate.ts';
 
 const SUBJECT_TYPES = 50;
 const ACTIONS = 20;
 const RESOURCE_TYPES = 100;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const CONDITIONS = [
-  'principal.team == resource.team',
-  '"admin" in principal.roles || resource.owner == principal.id',
-  'principal.level >= 3 && !(resource.classification in ["secret", "top-secret"])',
-  'resource.path.startsWith("/shared/") && cidr("10.0.0.0/8").containsIP(context.ipAddress)',
-];
 
 /**
  * `shared`: the conditions repeat (as in real tenants, where most rules say team == team or
