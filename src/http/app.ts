@@ -52,7 +52,7 @@ export function createApiApp(deps: ApiDeps): express.Express {
   common(app);
   const authorize = createAuthorizationHandler(deps);
   const serveBundle = createBundleHandler(deps);
-  app.post('/authorization', (req, res, next) => { authorize(req, res).catch(next); });
+  app.post('/authorization', (req, res) => { authorize(req, res); });
   app.all('/authorization', methodNotAllowed('POST'));
   app.get(BUNDLE_PATH, (req, res) => {
     serveBundle(req, res, { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) });
@@ -85,7 +85,7 @@ export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: Ser
     const url = req.url ?? '';
     try {
       if (req.method === 'POST' && url === '/authorization') {
-        authorize(req, res).catch((err: unknown) => failed(err, req, res));
+        authorize(req, res);
         return;
       }
       if (req.method === 'GET' || req.method === 'HEAD') {

@@ -1,20 +1,19 @@
 // POST /authorization (service spec 2.1, 2.2, 4.1, 5.1, 7.1): API key → tenant, body → decision.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { hashToken, parseBearer } from '../auth/index.ts';
 import { buildIndex, decide, type CompiledRule, type Decision, type RuleIndex } from '../policy/index.ts';
 import type { Snapshot } from '../store/index.ts';
-import { readJsonBody } from './body.ts';
+import { readJsonBody, type BodyResult } from './body.ts';
 import { sendError, WWW_AUTHENTICATE } from './errors.ts';
 import { decisionInputOf } from './request.ts';
 import type { ApiDeps } from './deps.ts';
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
-/** The request's X-Request-ID when it is printable and short, else a new one. */
-export function requestId(req: IncomingMessage): string {
+/** The request's X-Request-ID when it is printable and short (echoed as it came), else undefined. */
+export function requestId(req: IncomingMessage): string | undefined {
   const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : undefined;
 }
 
 /** The tenant of a request's API key, or undefined. */
@@ -23,7 +22,13 @@ export function tenantOf(snapshot: Snapshot, authorization: string | undefined):
   return key === undefined ? undefined : snapshot.apiKeys.get(hashToken(key))?.tenant;
 }
 
-export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+// No Cache-Control: a POST reply is not stored by caches unless it says so (RFC 9111 3), and every
+// header is paid for on every decision.
+function replyHeaders(payload: string): Record<string, string | number> {
+  return { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload) };
+}
+
+export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const emptyIndexes = new Map<string, RuleIndex>();
   // The allow half of a reply never changes for a rule, so it is serialised once per rule.
   const allowTails = new WeakMap<CompiledRule, string>();
@@ -47,18 +52,17 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
   const allowed = deps.metrics.decisions.labels('allow');
   const denied = deps.metrics.decisions.labels('deny');
 
-  return async function authorize(req, res) {
-    const started = performance.now();
-    const id = requestId(req);
-    const headers = { 'X-Request-ID': id };
-    const snapshot = deps.store.snapshot();
-    const tenant = tenantOf(snapshot, req.headers.authorization);
-    if (tenant === undefined) {
-      req.resume();
-      sendError(res, 'unauthenticated', req.headers.authorization ? 'the API key is not valid' : 'an API key is required: Authorization: Bearer <key>', { ...headers, 'WWW-Authenticate': WWW_AUTHENTICATE });
-      return;
-    }
-    const body = await readJsonBody(req, deps.maxBodyBytes);
+  // Many decisions share a millisecond under load: its ISO 8601 text is made once.
+  let lastMs = Number.NaN;
+  let lastIso = '';
+  const isoTime = (ms: number): string => {
+    if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString(); }
+    return lastIso;
+  };
+
+  /** The decision (or the 400/413) for a body that has been read. */
+  function answer(res: ServerResponse, tenant: string, id: string | undefined, started: number, body: BodyResult): void {
+    const headers: Record<string, string> = id === undefined ? {} : { 'X-Request-ID': id };
     if (!body.ok) {
       sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
       return;
@@ -66,17 +70,35 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     const mapped = decisionInputOf(body.value);
     if (!mapped.ok) { sendError(res, 'bad_request', mapped.message, headers); return; }
     const decision = decide(indexOf(deps.store.snapshot(), tenant), mapped.input);
-    const timestamp = new Date(deps.now()).toISOString();
-    let payload: string;
-    if (decision.allow) {
-      payload = `{"decision":"allow","timestamp":"${timestamp}",${allowTail(decision.rule, decision)}}`;
-    } else {
-      payload = `{"decision":"deny","timestamp":"${timestamp}","policyId":${JSON.stringify(decision.policyId)},"reasons":${JSON.stringify(decision.reasons)}}`;
-    }
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store', 'X-Request-ID': id });
+    const timestamp = isoTime(deps.now());
+    const payload = decision.allow
+      ? `{"decision":"allow","timestamp":"${timestamp}",${allowTail(decision.rule, decision)}}`
+      : `{"decision":"deny","timestamp":"${timestamp}","policyId":${JSON.stringify(decision.policyId)},"reasons":${JSON.stringify(decision.reasons)}}`;
+    res.writeHead(200, id === undefined ? replyHeaders(payload) : { ...replyHeaders(payload), 'X-Request-ID': id });
     res.end(payload);
     (decision.allow ? allowed : denied).inc();
     deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
     if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
+  }
+
+  return function authorize(req, res) {
+    const started = performance.now();
+    const id = requestId(req);
+    const tenant = tenantOf(deps.store.snapshot(), req.headers.authorization);
+    if (tenant === undefined) {
+      req.resume();
+      const message = req.headers.authorization ? 'the API key is not valid' : 'an API key is required: Authorization: Bearer <key>';
+      sendError(res, 'unauthenticated', message, { ...(id === undefined ? {} : { 'X-Request-ID': id }), 'WWW-Authenticate': WWW_AUTHENTICATE });
+      return;
+    }
+    // Called from a stream event, where a throw would end the process: a bug becomes a 500 here.
+    readJsonBody(req, deps.maxBodyBytes, function decideBody(body) {
+      try {
+        answer(res, tenant, id, started, body);
+      } catch (err) {
+        deps.log.error({ err, method: req.method, path: '/authorization' }, 'Failed to serve request');
+        sendError(res, 'internal', 'internal error');
+      }
+    });
   };
 }

@@ -21,6 +21,8 @@ export interface CompiledRule {
   readonly constants: Constants;
   /** The reasons of a decision this rule allows, built once. */
   readonly allowReasons: readonly string[];
+  /** The reason given when its condition is false, built once. */
+  readonly falseReason: string;
   /** The attribute paths the condition reads, with their readers: used to explain a deny. */
   readonly reads: readonly { readonly text: string; readonly read: (input: DecisionInput) => Result }[];
 }
@@ -38,6 +40,7 @@ export function compileRule(model: RuleModel): CompiledRule {
     shape: cond ? compileShape(cond) : ALWAYS,
     constants: cond ? constantsOf(cond) : NO_CONSTANTS,
     allowReasons: Object.freeze([`Rule ${id} allowed the request${model.description ? `: ${model.description}` : ''}`]),
+    falseReason: `Rule ${id} did not match: its condition ${model.conditionText ?? ''} is false`,
     reads: [...paths].map(([text, p]) => ({ text, read: compileReader(p) })),
   };
 }
@@ -190,7 +193,7 @@ function explainDeny(index: RuleIndex, input: DecisionInput, candidates: readonl
   }
   return candidates.map((rule) => {
     const outcome = rule.shape(input, rule.constants);
-    if (outcome === FALSE) return `Rule ${rule.id} did not match: its condition ${rule.model.conditionText ?? ''} is false`;
+    if (outcome === FALSE) return rule.falseReason;
     const missing = outcome === ERROR ? rule.reads.filter((p) => p.read(input) === ERR).map((p) => p.text) : [];
     const why = missing.length > 0
       ? `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing`
