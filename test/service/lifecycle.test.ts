@@ -81,10 +81,8 @@ spec:
     expect(await served()).toEqual(before);
     expect(await t.token('acme', 'gateways')).toBe(token);
     // A change made while the service was down is one more revision, not a restart from 1.
-    await t.stop();
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(join(t.manifests, 'rules.yaml'), RULES);
-    t = await startTestService({ dirs: { manifests: t.manifests, stateDir: t.stateDir } });
+    t = await t.restart(() => writeFile(join(t.manifests, 'rules.yaml'), RULES));
     expect((await served()).revision).toBe(3);
   });
 });

@@ -74,9 +74,7 @@ describe('after a restart', () => {
   it('a token file that lost a write is repaired from the Secret', async () => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
-    await t.stop();
-    await writeFile(t.service.state.tokenFile('acme', 'gateways'), 'agent_stale');
-    t = await startTestService({ dirs: { manifests: t.manifests, stateDir: t.stateDir } });
+    t = await t.restart(() => writeFile(t.service.state.tokenFile('acme', 'gateways'), 'agent_stale'));
     expect(await t.token('acme', 'gateways')).toBe(token);
   });
 });

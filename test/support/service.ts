@@ -66,8 +66,8 @@ export interface TestService {
   write(file: string, text: string | undefined): Promise<void>;
   settle(): Promise<void>;
   stop(): Promise<void>;
-  /** Stops and starts again on the same folders. */
-  restart(): Promise<TestService>;
+  /** Stops and starts again on the same folders, running `whileDown` in between. */
+  restart(whileDown?: () => Promise<void>): Promise<TestService>;
 }
 
 export interface TestServiceOptions {
@@ -78,12 +78,14 @@ export interface TestServiceOptions {
   readonly maxLongPollSeconds?: number;
   /** Reuse folders (restart). */
   readonly dirs?: { manifests: string; stateDir: string };
+  /** The temporary folder holding both, removed by stop(). */
+  readonly root?: string;
 }
 
 const silent = pino({ level: 'silent' });
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const root = options.dirs ? undefined : await mkdtemp(join(tmpdir(), 'acl-test-'));
+  const root = options.dirs ? options.root : await mkdtemp(join(tmpdir(), 'acl-test-'));
   const manifests = options.dirs?.manifests ?? join(root as string, 'manifests');
   const stateDir = options.dirs?.stateDir ?? join(root as string, 'state');
   if (!options.dirs) {
@@ -123,10 +125,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await settle();
     },
     settle,
-    stop: () => service.stop(),
-    async restart() {
+    async stop() {
       await service.stop();
-      return startTestService({ ...options, dirs: { manifests, stateDir } });
+      if (root) await rm(root, { recursive: true, force: true });
+    },
+    async restart(whileDown) {
+      await service.stop();
+      await whileDown?.();
+      return startTestService({ ...options, dirs: { manifests, stateDir }, ...(root ? { root } : {}) });
     },
   };
   return t;
