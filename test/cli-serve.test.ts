@@ -41,6 +41,7 @@ function paste(line: string): string {
 
 describe('acl-operator serve', () => {
   it('prints where it listens, the token files and the OPA config', () => {
+    expect(banner).toMatch(/^ {4}services:\n {6}acl-acme:\n {8}url: http:\/\/127\.0\.0\.1:\d+$/m);
     expect(banner).toMatch(/API +http:\/\/127\.0\.0\.1:\d+ +\(plain HTTP\)/);
     expect(banner).toContain(`token file (OPA token_path)  ${join(state, 'tokens', 'acme', 'gateways')}`);
     const opaFile = join(state, 'opa', 'acme-gateways.yaml');
@@ -51,14 +52,14 @@ describe('acl-operator serve', () => {
   });
 
   it('prints a decision curl that works when pasted', () => {
-    const line = banner.split('\n').find((l) => l.includes('/authorization')) ?? '';
+    const line = banner.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/authorization')) ?? '';
     const reply = JSON.parse(paste(line)) as { decision: string; reasons: string[] };
     expect(reply.decision).toBe('deny');
     expect(reply.reasons.join(' ')).toMatch(/is missing/);
   });
 
   it('prints a bundle curl that works when pasted', () => {
-    const line = banner.split('\n').find((l) => l.includes('/bundles/')) ?? '';
+    const line = banner.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/bundles/')) ?? '';
     const headers = paste(line);
     expect(headers).toMatch(/^HTTP\/1\.1 200 OK/);
     expect(headers).toMatch(/content-type: application\/vnd\.openpolicyagent\.bundles/i);

@@ -53,10 +53,12 @@ export async function describeService(service: Service, config: Config): Promise
       const tokenFile = service.state.tokenFile(t.tenant, c.name);
       const opaFile = join(config.stateDir, 'opa', `${t.tenant}-${c.name}.yaml`);
       await mkdir(join(config.stateDir, 'opa'), { recursive: true });
-      await writeFile(opaFile, opaConfig({ url: service.apiUrl, caFile: service.caFile, tokenFile, tenant: t.tenant, connector: c.name, bundles }));
+      const opa = opaConfig({ url: service.apiUrl, caFile: service.caFile, tokenFile, tenant: t.tenant, connector: c.name, bundles });
+      await writeFile(opaFile, opa);
       lines.push('', `Connector ${t.tenant}/${c.name} (${c.active ? 'Active' : 'Inactive'}), bundles: ${bundles.join(', ') || 'none'}`);
       lines.push(`  token file (OPA token_path)  ${resolve(tokenFile)}`);
       lines.push(`  OPA config                   opa run --server --config-file ${shellQuote(resolve(opaFile))}`);
+      if (bundleCurl === undefined) lines.push(...opa.trimEnd().split('\n').map((l) => `    ${l}`));
       if (bundleCurl === undefined && bundles[0] !== undefined && c.active) {
         bundleCurl = `curl -sS ${curlTls}-D - -o bundle.tar.gz -H "Authorization: Bearer $(cat ${shellQuote(resolve(tokenFile))})" ${service.apiUrl}/${t.tenant}/connectors/policyagent/${c.name}/bundles/${bundles[0]}`;
       }
