@@ -36,6 +36,8 @@ export interface ServiceOptions {
   readonly debounceMs?: number;
   /** How long an object must stay missing from the folder before it is deleted (default 1 s). */
   readonly confirmDeleteMs?: number;
+  /** Files changed this recently are always parsed again (default 2 s; tests set 0). */
+  readonly racyWindowMs?: number;
 }
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. */
@@ -53,6 +55,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     enqueue: (key) => controller?.enqueue(key),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.confirmDeleteMs !== undefined ? { confirmDeleteMs: options.confirmDeleteMs } : {}),
+    ...(options.racyWindowMs !== undefined ? { racyWindowMs: options.racyWindowMs } : {}),
   });
   controller = createController({
     objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller,

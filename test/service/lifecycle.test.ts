@@ -215,6 +215,22 @@ kind: [unclosed
     expect((await served()).revision).toBe(1);
   });
 
+  it('sees an edit of a file it had parsed before, whatever its size and mtime', async () => {
+    t = await startTestService({ serviceOptions: { racyWindowMs: 0 } });
+    const { utimes, writeFile } = await import('node:fs/promises');
+    const file = join(t.manifests, 'old.yaml');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await writeFile(file, rule('aged'));
+    await utimes(file, hourAgo, hourAgo);
+    await t.settle();
+    await t.settle(); // now served from the parsed-file cache
+    expect(status('Rule', 'aged')).toMatchObject({ phase: 'Enforced' });
+    await writeFile(file, rule('aged', '', 'Proposed').replace('Proposed', 'Archived'));
+    await utimes(file, hourAgo, hourAgo); // same mtime as before: only ctime and content differ
+    await t.settle();
+    expect(status('Rule', 'aged')).toMatchObject({ phase: 'Archived' });
+  });
+
   it('sees changes by itself when watched', async () => {
     t = await startTestService({ serviceOptions: { debounceMs: 20 } });
     const { writeFile } = await import('node:fs/promises');
