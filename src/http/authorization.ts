@@ -81,10 +81,25 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
   }
 
+  // A keep-alive connection presents the same key on every request: it remembers the header it last
+  // presented and the tenant it was worth, for the key set it was checked against. The store still
+  // holds only hashes; the header string lives as long as the connection (as Node's parser's copy does).
+  const known = new WeakMap<object, { readonly header: string; readonly keys: object; readonly tenant: string }>();
+  const tenantFor = (req: IncomingMessage): string | undefined => {
+    const header = req.headers.authorization;
+    if (header === undefined) return undefined;
+    const keys = deps.store.snapshot().apiKeys;
+    const last = known.get(req.socket);
+    if (last !== undefined && last.keys === keys && last.header === header) return last.tenant;
+    const tenant = tenantOf(deps.store.snapshot(), header);
+    if (tenant !== undefined) known.set(req.socket, { header, keys, tenant });
+    return tenant;
+  };
+
   return function authorize(req, res) {
     const started = performance.now();
     const id = requestId(req);
-    const tenant = tenantOf(deps.store.snapshot(), req.headers.authorization);
+    const tenant = tenantFor(req);
     if (tenant === undefined) {
       req.resume();
       const message = req.headers.authorization ? 'the API key is not valid' : 'an API key is required: Authorization: Bearer <key>';

@@ -131,3 +131,23 @@ describe('POST /authorization', () => {
     expect(text).toMatch(/acl_decision_duration_seconds_bucket/);
   });
 });
+
+describe('API keys on a kept-alive connection', () => {
+  it('are checked again when the header changes or the key is withdrawn', async () => {
+    const { Agent, request } = await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const url = new URL(t.url);
+    const post = (key: string): Promise<number> => new Promise((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: '/authorization', method: 'POST', agent, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      req.on('error', reject);
+      req.end(JSON.stringify(allowed));
+    });
+    expect(await post(API_KEY)).toBe(200);
+    expect(await post(API_KEY)).toBe(200);
+    expect(await post(`${API_KEY}x`)).toBe(401);
+    expect(await post(API_KEY)).toBe(200);
+    await t.write('keys.yaml', undefined);
+    expect(await post(API_KEY)).toBe(401);
+    agent.destroy();
+  });
+});
