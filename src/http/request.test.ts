@@ -23,6 +23,16 @@ describe('decisionInputOf', () => {
     expect((principal as Record<string, unknown>)['admin']).toBeUndefined();
   });
 
+  it('counts lengths in code points, not UTF-16 units', () => {
+    expect(decisionInputOf({ ...ok, action: `${'😀'.repeat(128)}x` }).ok).toBe(true);
+    expect(decisionInputOf({ ...ok, action: '😀'.repeat(257) })).toEqual({ ok: false, message: 'action: must be at most 256 characters' });
+  });
+
+  it('reports the first problem, in the order subject, resource, action, context', () => {
+    expect(decisionInputOf({ subject: { id: 'a' }, context: 1 })).toEqual({ ok: false, message: 'subject.type is required' });
+    expect(decisionInputOf({ ...ok, resource: {}, action: 1 })).toEqual({ ok: false, message: 'resource.type is required' });
+  });
+
   it('treats an attribute named like a problem as an attribute', () => {
     expect(decisionInputOf({ ...ok, subject: { type: 'user', id: 'a', problem: 'x', message: 'y' } }).ok).toBe(true);
   });

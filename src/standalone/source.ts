@@ -152,7 +152,7 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     for (const [key, h] of held) {
       if (next.has(key)) { missingSince.delete(key); continue; }
       // Nothing is lost to a typo: objects of a file that no longer parses stay as they were.
-      if (unreadable.has(h.object.source)) { next.set(key, h); continue; }
+      if (unreadable.has(h.object.source)) { missingSince.delete(key); next.set(key, h); continue; }
       const since = missingSince.get(key) ?? now;
       if (now - since < confirmDeleteMs) { missingSince.set(key, since); next.set(key, h); recheck = true; }
     }

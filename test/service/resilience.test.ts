@@ -90,6 +90,25 @@ describe('while running', () => {
     expect((await docs()).status).toBe(200);
   });
 
+  it('an object seen missing, then in a broken file, gets a full confirmation delay when missing again', async () => {
+    t = await startTestService({ serviceOptions: { confirmDeleteMs: 60_000 } });
+    const token = await t.token('acme', 'gateways');
+    const clock = { now: Date.now() };
+    const realNow = Date.now;
+    Date.now = () => clock.now;
+    try {
+      await t.write('connectors.yaml', '');             // caught empty: the delay starts
+      clock.now += 120_000;
+      await t.write('connectors.yaml', 'kind: [');      // unreadable: everything kept, the delay forgotten
+      await t.write('connectors.yaml', '');             // caught empty again: a new delay, not the old one
+      expect((await docs()).status).toBe(200);
+      await t.write('connectors.yaml', CONNECTORS);
+      expect(await t.token('acme', 'gateways')).toBe(token);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
   it('a removed file is deleted once the confirmation delay has passed', async () => {
     t = await startTestService({ serviceOptions: { confirmDeleteMs: 50 } });
     const token = await t.token('acme', 'gateways');
