@@ -46,12 +46,17 @@ function common(app: express.Express): void {
   app.set('query parser', false);
 }
 
+/** The handlers both the Express app and the hot-path dispatch call: one instance, one set of caches. */
+interface ApiHandlers {
+  readonly authorize: ReturnType<typeof createAuthorizationHandler>;
+  readonly serveBundle: ReturnType<typeof createBundleHandler>;
+}
+
 /** The API: POST /authorization and the bundle endpoint (AuthZEN routes join them later). */
-export function createApiApp(deps: ApiDeps): express.Express {
+export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = { authorize: createAuthorizationHandler(deps), serveBundle: createBundleHandler(deps) }): express.Express {
   const app = express();
   common(app);
-  const authorize = createAuthorizationHandler(deps);
-  const serveBundle = createBundleHandler(deps);
+  const { authorize, serveBundle } = handlers;
   app.post('/authorization', (req, res) => { authorize(req, res); });
   app.all('/authorization', methodNotAllowed('POST'));
   app.get(BUNDLE_PATH, (req, res) => {
@@ -74,9 +79,9 @@ const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Z
  * the Express app, which reaches the same handlers.
  */
 export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const app = createApiApp(deps);
   const authorize = createAuthorizationHandler(deps);
   const serveBundle = createBundleHandler(deps);
+  const app = createApiApp(deps, { authorize, serveBundle });
   const failed = (err: unknown, req: IncomingMessage, res: ServerResponse): void => {
     deps.log.error({ err, method: req.method, path: (req.url ?? '').slice(0, 200) }, 'Failed to serve request');
     sendError(res, 'internal', 'internal error');
