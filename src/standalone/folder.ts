@@ -1,14 +1,14 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { relative } from 'node:path';
 import { parseManifests, type Manifest, type ManifestError } from '../api/index.ts';
+import { yamlFiles } from './source.ts';
 
-/** Every YAML document under a folder (recursively, files in name order), parsed and validated. */
+/**
+ * Every YAML document under a folder, parsed and validated: the files `serve` reads (recursively, in
+ * name order, symlinks followed, dot-folders skipped), so `render` shows what `serve` would build.
+ */
 export async function readManifestFolder(dir: string): Promise<{ manifests: Manifest[]; errors: ManifestError[]; files: string[] }> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = entries
-    .filter((e) => e.isFile() && /\.ya?ml$/i.test(e.name))
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
+  const files = await yamlFiles(dir);
   const manifests: Manifest[] = [];
   const errors: ManifestError[] = [];
   for (const file of files) {
