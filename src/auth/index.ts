@@ -1,1 +1,1 @@
-export { generateToken, hashesEqual, hashToken, parseBearer, tokenMatches, TOKEN_PREFIX } from './token.ts';
+export { generateToken, hashesEqual, hashToken, parseBearer, TOKEN_PREFIX } from './token.ts';

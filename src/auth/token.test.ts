@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateToken, hashToken, parseBearer, tokenMatches } from './index.ts';
+import { generateToken, hashesEqual, hashToken, parseBearer } from './index.ts';
 
 describe('connector tokens', () => {
   it('are agent_ followed by 32 random bytes in base64url', () => {
@@ -15,9 +15,9 @@ describe('connector tokens', () => {
 
   it('match only their own hash', () => {
     const token = generateToken();
-    expect(tokenMatches(hashToken(token), token)).toBe(true);
-    expect(tokenMatches(hashToken(token), `${token}x`)).toBe(false);
-    expect(tokenMatches(hashToken(token), '')).toBe(false);
+    expect(hashesEqual(hashToken(token), hashToken(token))).toBe(true);
+    expect(hashesEqual(hashToken(token), hashToken(`${token}x`))).toBe(false);
+    expect(hashesEqual(hashToken(token), hashToken(''))).toBe(false);
   });
 });
 

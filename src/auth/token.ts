@@ -23,11 +23,6 @@ export function hashesEqual(a: string, b: string): boolean {
   return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
 }
 
-/** Whether a presented token has the expected hash, compared in constant time. */
-export function tokenMatches(expectedHash: string, presented: string): boolean {
-  return hashesEqual(expectedHash, hashToken(presented));
-}
-
 /**
  * The credential of an `Authorization: Bearer <token>` header (scheme case-insensitive, RFC 6750),
  * or undefined when the header is absent or has another scheme or no credential.
