@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   barrage, bytes, chooser, isObject, latin1, rawBarrage, setAt, target, type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
 } from './support/fuzz.ts';
-import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from './support/service.ts';
+import { API_KEY, apiKeySecret, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
 
 const IN_FLIGHT = 24;
 const LIMIT = 64 * 1024; // the harness's maxBodyBytes
@@ -28,22 +28,7 @@ kind: Bundle
 metadata: { name: quiet, namespace: acme }
 spec: { connector: dormant }
 `,
-  'globex.yaml': `
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: gateways, namespace: globex }
-spec: {}
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: docs, namespace: globex }
-spec: { connector: gateways }
----
-apiVersion: v1
-kind: Secret
-metadata: { name: key, namespace: globex, labels: { acl.policyagent.dev/api-key: "true" } }
-stringData: { token: ${GLOBEX_KEY} }
-`,
+  'globex.yaml': `${GLOBEX_MANIFEST}---\n${apiKeySecret('globex', 'key', GLOBEX_KEY)}`,
 };
 
 /** `tenant/bundle` → the connector that owns it. */

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
+import { API_KEY, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
 beforeEach(async () => { t = await startTestService(); });
@@ -78,17 +78,7 @@ describe('GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle}', ()
   });
 
   it("never opens another tenant's bundles with a token", async () => {
-    await t.write('globex.yaml', `
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: gateways, namespace: globex }
-spec: {}
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: docs, namespace: globex }
-spec: { connector: gateways }
-`);
+    await t.write('globex.yaml', GLOBEX_MANIFEST);
     const acme = await t.token('acme', 'gateways');
     const globex = await t.token('globex', 'gateways');
     expect(globex).not.toBe(acme);

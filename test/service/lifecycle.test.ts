@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
+import { apiKeySecret, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
 afterEach(async () => { await t.stop(); });
@@ -253,7 +253,7 @@ describe('API keys', () => {
     t = await startTestService();
     const body = { subject: { type: 'user', id: 'a' }, action: 'read', resource: { type: 'document', id: 'd' } };
     const key = 'another-key-for-acme-0123456789';
-    const secret = (token: string): string => `apiVersion: v1\nkind: Secret\nmetadata: { name: k2, namespace: acme, labels: { acl.policyagent.dev/api-key: "true" } }\nstringData: { token: ${token} }\n`;
+    const secret = (token: string): string => apiKeySecret('acme', 'k2', token);
     expect((await t.decide(body, { Authorization: `Bearer ${key}` })).status).toBe(401);
     await t.write('k2.yaml', secret(key));
     expect((await t.decide(body, { Authorization: `Bearer ${key}` })).status).toBe(200);

@@ -3,7 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
+import { API_KEY, apiKeySecret, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
 afterEach(async () => { await t.stop(); });
@@ -158,7 +158,7 @@ describe('while running', () => {
   it('an API key held by Secrets of two tenants opens neither', async () => {
     t = await startTestService();
     expect((await t.decide(allowedBody)).status).toBe(200);
-    await t.write('globex-key.yaml', `apiVersion: v1\nkind: Secret\nmetadata: { name: copied, namespace: globex, labels: { acl.policyagent.dev/api-key: "true" } }\nstringData: { token: ${API_KEY} }\n`);
+    await t.write('globex-key.yaml', apiKeySecret('globex', 'copied', API_KEY));
     expect((await t.decide(allowedBody)).status).toBe(401);
     await t.write('globex-key.yaml', undefined);
     expect((await t.decide(allowedBody)).status).toBe(200);

@@ -9,6 +9,24 @@ import { startService, type Service, type ServiceOptions } from '../../src/main.
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 
+/** An API key Secret: its namespace is the tenant the key decides for. */
+export function apiKeySecret(namespace: string, name: string, token: string): string {
+  return `apiVersion: v1\nkind: Secret\nmetadata: { name: ${name}, namespace: ${namespace}, labels: { acl.policyagent.dev/api-key: "true" } }\nstringData: { token: ${token} }\n`;
+}
+
+/** A second tenant whose connector and bundle carry the same names as acme's `gateways` and `docs`. */
+export const GLOBEX_MANIFEST = `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: gateways, namespace: globex }
+spec: {}
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: docs, namespace: globex }
+spec: { connector: gateways }
+`;
+
 export const BASE_MANIFESTS: Record<string, string> = {
   'connectors.yaml': `
 apiVersion: acl.policyagent.dev/v1alpha1
@@ -42,12 +60,7 @@ spec:
   resourceType: document
   condition: principal.team == resource.team
 `,
-  'keys.yaml': `
-apiVersion: v1
-kind: Secret
-metadata: { name: key, namespace: acme, labels: { acl.policyagent.dev/api-key: "true" } }
-stringData: { token: ${API_KEY} }
-`,
+  'keys.yaml': apiKeySecret('acme', 'key', API_KEY),
 };
 
 export interface TestService {
