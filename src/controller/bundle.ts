@@ -16,19 +16,38 @@ function recordedFields(recorded: RecordedStatus | undefined): Record<string, un
   return Object.fromEntries(Object.entries({ revision, digest, etag, ruleCount }).filter(([, v]) => v !== undefined));
 }
 
+function recordedRevision(recorded: RecordedStatus | undefined): number | undefined {
+  return typeof recorded?.revision === 'number' && recorded.revision > 0 ? recorded.revision : undefined;
+}
+
 /**
- * Builds at the baseline revision (the one served, or after a restart the one in status): equal
- * bytes mean nothing changed, otherwise the content is built again at revision + 1.
+ * Builds at the baseline revision (the one served, or the one in status when that is newer: after
+ * a restart, or when another replica led before): equal bytes mean nothing changed, otherwise the
+ * content is built again at revision + 1. Revision numbers are never reused for other bytes.
  */
 async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle> {
-  if (entry) {
+  const revision = recordedRevision(recorded);
+  if (entry && (revision === undefined || entry.built.revision >= revision)) {
     if (entry.built.inputDigest === bundleSource(input).inputDigest) return entry.built;
     return buildBundle(input, entry.built.revision + 1);
   }
-  const revision = typeof recorded?.revision === 'number' && recorded.revision > 0 ? recorded.revision : undefined;
   if (revision === undefined) return buildBundle(input, 1);
   const same = await buildBundle(input, revision);
   return same.digest === recorded?.digest ? same : buildBundle(input, revision + 1);
+}
+
+/**
+ * A follower builds only the revision the leader recorded in status, and serves it only when its
+ * bytes are the recorded ones; until then it keeps serving what it served (perhaps nothing).
+ */
+async function followBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle | undefined> {
+  const revision = recordedRevision(recorded);
+  if (revision === undefined) return undefined;
+  if (entry && entry.built.revision === revision && entry.built.inputDigest === bundleSource(input).inputDigest) {
+    return entry.built.digest === recorded?.digest ? entry.built : undefined;
+  }
+  const built = await buildBundle(input, revision);
+  return built.digest === recorded?.digest ? built : undefined;
 }
 
 export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Promise<Outcome> {
@@ -64,10 +83,19 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   const unchanged = served !== undefined && served.connector === connector && served.source.regoVersion === input.regoVersion
     && served.source.entityTypes === JSON.stringify(entityTypes ?? [])
     && served.source.rules.length === rules.length && served.source.rules.every((r, i) => r === rules[i]);
+  const source = { rules, regoVersion: input.regoVersion, entityTypes: JSON.stringify(entityTypes ?? []) };
+  if (!deps.leading()) {
+    const consistent = unchanged && served.built.revision === recordedRevision(recorded) ? undefined : await followBuild(input, served, recorded);
+    if (consistent && consistent !== served?.built) {
+      deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built: consistent, ruleCount: rules.length, source });
+      deps.log.info({ kind: 'Bundle', key: keyText(key), revision: consistent.revision, digest: consistent.digest }, 'Serving the revision the leader recorded');
+    }
+    return { phase: deps.draft.bundle(namespace, name) ? 'Ready' : 'Pending' };
+  }
   const built = unchanged ? served.built : await nextBuild(input, served, recorded);
   const enqueue: ObjectKey[] = [];
   if (!unchanged) {
-    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source: { rules, regoVersion: input.regoVersion, entityTypes: JSON.stringify(entityTypes ?? []) } });
+    deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source });
     if (served?.built.revision !== built.revision) {
       deps.log.info({ kind: 'Bundle', key: keyText(key), revision: built.revision, rules: rules.length, bytes: built.bytes.length, digest: built.digest }, 'Built bundle');
     }

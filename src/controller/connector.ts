@@ -51,31 +51,36 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   }
   const spec = parsed.data.spec;
   let secret: TokenSecret | undefined = deps.writer.readTokenSecret(namespace, name);
-  if (spec.revoked) {
-    if (secret === undefined || secret.token !== undefined) {
-      secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
+  if (deps.leading()) {
+    if (spec.revoked) {
+      if (secret === undefined || secret.token !== undefined) {
+        secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
+        await deps.writer.writeTokenSecret(obj, secret);
+        log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
+      }
+    } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
+      const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
+      secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
       await deps.writer.writeTokenSecret(obj, secret);
-      log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
+      log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
     }
-  } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
-    const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
-    secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
-    await deps.writer.writeTokenSecret(obj, secret);
-    log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
   }
+  // A follower accepts only the token issued for the current spec: after a rotation or revocation
+  // the old token is refused at once, before the leader's new Secret arrives.
+  const token = !spec.revoked && secret?.rotation === spec.tokenRotation ? secret.token : undefined;
   const active = spec.active && !spec.revoked;
   deps.draft.setConnector(namespace, name, {
     tenant: namespace,
     name,
     active,
-    tokenHash: secret.token === undefined ? undefined : hashToken(secret.token),
+    tokenHash: token === undefined ? undefined : hashToken(token),
   });
   const ready: ConditionInput = active
     ? { type: 'Ready', status: true, reason: 'Active', message: `Serving ${bundles.length} bundle(s) to holders of the token in Secret ${tokenSecretName(name)}` }
     : spec.revoked
       ? { type: 'Ready', status: false, reason: 'Revoked', message: 'The token is revoked: every poller gets 401. Set revoked: false to issue a new token.' }
       : { type: 'Ready', status: false, reason: 'Disabled', message: 'spec.active is false: a valid token gets 403' };
-  const issued: ConditionInput = secret.token === undefined
+  const issued: ConditionInput = token === undefined || secret === undefined
     ? { type: 'TokenIssued', status: false, reason: 'Revoked', message: 'No valid token' }
     : { type: 'TokenIssued', status: true, reason: 'TokenIssued', message: `Token for rotation ${secret.rotation} is in Secret ${tokenSecretName(name)}, key token` };
   // Active says whether the bundles are served; an invalid edit keeps it as it was.
@@ -88,7 +93,7 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
       phase,
       observedGeneration: generation,
       tokenSecretName: tokenSecretName(name),
-      tokenIssuedAt: secret.issuedAt,
+      ...(secret ? { tokenIssuedAt: secret.issuedAt } : {}),
       bundles,
       conditions: conditionsFor([ready, issued, serving], generation, deps.now(), previousConditions),
     },

@@ -27,6 +27,8 @@ export interface ControllerOptions {
   /** Retry delay after a failed reconcile, doubled per failure up to maxRetryMs. */
   readonly retryMs?: number;
   readonly maxRetryMs?: number;
+  /** Whether this replica is the leader (default: always, as in standalone mode). */
+  readonly leading?: () => boolean;
 }
 
 export interface Controller {
@@ -48,8 +50,9 @@ export function createController(options: ControllerOptions): Controller {
   let running: Promise<void> | undefined;
   let stopped = false;
 
+  const leading = options.leading ?? (() => true);
   const deps: ReconcileDeps = {
-    objects, writer, draft: store.draft, activity: store.activity, now, log,
+    objects, writer, draft: store.draft, activity: store.activity, now, log, leading,
     ...(options.random ? { random: options.random } : {}),
   };
 
@@ -117,7 +120,7 @@ export function createController(options: ControllerOptions): Controller {
     for (const { key, outcome } of outcomes) {
       recordPhase(key, outcome.phase);
       for (const next of outcome.enqueue ?? []) queue.add(keyText(next));
-      if (!outcome.status) continue;
+      if (!outcome.status || !leading()) continue;
       const obj = objects.get(key.kind, key.namespace, key.name);
       if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
       try {

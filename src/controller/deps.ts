@@ -10,6 +10,11 @@ export interface ReconcileDeps {
   readonly now: () => Date;
   readonly random?: (size: number) => Uint8Array;
   readonly log: Logger;
+  /**
+   * Whether this replica writes (Secrets, status). A follower never issues tokens or invents bundle
+   * revisions: it serves what the leader recorded, so every replica serves the same bytes.
+   */
+  readonly leading: () => boolean;
 }
 
 /** What one reconcile decided: the status to write (after publish) and keys to look at next. */
