@@ -5,7 +5,7 @@ import { renderCrdKustomization, renderCrds } from '../src/api/index.ts';
 
 const dir = join(import.meta.dirname, '..', 'crds');
 mkdirSync(dir, { recursive: true });
-const files = [...renderCrds(), { file: 'kustomization.yaml', yaml: renderCrdKustomization() }];
+const files = [...renderCrds(), { file: 'Kustomization', yaml: renderCrdKustomization() }];
 for (const stale of readdirSync(dir).filter((f) => f.endsWith('.yaml') && !files.some((c) => c.file === f))) rmSync(join(dir, stale));
 for (const { file, yaml } of files) {
   writeFileSync(join(dir, file), yaml);

@@ -7,9 +7,11 @@ import { parseArgs } from 'node:util';
 import { formatRender, renderManifests } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
-import { readConfig, SERVE_USAGE } from './config.ts';
+import type { Logger } from 'pino';
+import { readConfig, SERVE_USAGE, type Config } from './config.ts';
 import { createLogger } from './log.ts';
 import { startService, type Service } from './main.ts';
+import { startOperator, type Operator } from './operator.ts';
 import { readManifestFolder } from './standalone/folder.ts';
 import { openStateFolder } from './standalone/index.ts';
 
@@ -41,10 +43,7 @@ async function serve(argv: string[]): Promise<number> {
   if (read.ok === 'help') { process.stdout.write(SERVE_USAGE); return 0; }
   if (!read.ok) { process.stderr.write(`${read.message}\n\n${SERVE_USAGE}`); return 2; }
   const config = read.config;
-  if (config.manifests === undefined) {
-    process.stderr.write('Kubernetes mode is not available yet: pass --manifests <dir> (or ACL_MANIFESTS) to run standalone on a folder of manifests.\n');
-    return 2;
-  }
+  if (config.manifests === undefined) return serveKubernetes(config);
   try {
     const { stat } = await import('node:fs/promises');
     if (!(await stat(config.manifests)).isDirectory()) throw new Error('not a folder');
@@ -61,7 +60,13 @@ async function serve(argv: string[]): Promise<number> {
     return 1;
   }
   process.stderr.write(`${await describeService(service, config)}\n`);
-  await new Promise<void>((resolve) => {
+  await untilSignal(service, log);
+  return 0;
+}
+
+/** Resolves once SIGTERM or SIGINT stopped the service. */
+function untilSignal(service: { stop(): Promise<void> }, log: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
     const onSignal = (signal: string): void => {
       log.info({ signal }, 'Stopping');
       service.stop().then(resolve, (err: unknown) => { log.error({ err }, 'Failed to stop cleanly'); resolve(); });
@@ -69,6 +74,19 @@ async function serve(argv: string[]): Promise<number> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   });
+}
+
+async function serveKubernetes(config: Config): Promise<number> {
+  const log = createLogger(config.logLevel);
+  let operator: Operator;
+  try {
+    operator = await startOperator(config, { log });
+  } catch (err) {
+    log.fatal({ err }, 'Failed to start the Kubernetes operator');
+    process.stderr.write(`acl-operator: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  await untilSignal(operator, log);
   return 0;
 }
 

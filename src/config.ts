@@ -1,12 +1,14 @@
 // The one reader of argv and the environment. Every flag has an environment variable; flags win.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { DnsLabel, DnsSubdomain } from './api/meta.ts';
 
 export const SERVE_USAGE = `Usage: acl-operator [serve] [options]
 
 Runs the service: POST /authorization and the OPA bundle endpoint on the API listener, metrics and
 health on the ops listener. With --manifests it runs standalone on a folder of YAML manifests;
-without it, against the Kubernetes API (arrives with the operator; not available yet).
+without it, as the Kubernetes operator: it watches Rules, Connectors, Bundles and labelled Secrets
+through the API server (in-cluster credentials, or KUBECONFIG / --kubeconfig).
 
 Options (environment variable in brackets):
   --manifests <dir>            Folder of Rule, Connector, Bundle and API key Secret manifests, read
@@ -24,6 +26,18 @@ Options (environment variable in brackets):
   --max-long-poll-seconds <n>  Longest a bundle request is held for Prefer: wait=N (default 120)
                                [ACL_MAX_LONG_POLL_SECONDS]
   --log-level <level>          fatal, error, warn, info, debug, trace or silent (default info) [ACL_LOG_LEVEL]
+
+Kubernetes mode only:
+  --tls-secret <name>          kubernetes.io/tls Secret in the operator's namespace for the API
+                               listener: created with a self-signed certificate for the Service
+                               when missing, reloaded when it changes (e.g. cert-manager) [ACL_TLS_SECRET]
+  --kubeconfig <file>          Kubeconfig to use (default: KUBECONFIG, then in-cluster) [ACL_KUBECONFIG]
+  --namespaces <a,b>           Watch only these tenant namespaces (default: all) [ACL_NAMESPACES]
+  --operator-namespace <ns>    Namespace of the leader Lease and the TLS Secret (default: POD_NAMESPACE,
+                               then the service account's namespace, then acl-system) [ACL_OPERATOR_NAMESPACE]
+  --service-name <name>        Service name the generated certificate is for (default acl-operator) [ACL_SERVICE_NAME]
+  --identity <id>              This replica's name in the Lease (default: POD_NAME, then host-pid) [ACL_IDENTITY]
+  --resync-seconds <n>         Every n seconds every object is reconciled again (default 300) [ACL_RESYNC_SECONDS]
   -h, --help                   Show this help
 `;
 
@@ -52,12 +66,38 @@ const Raw = z.object({
   'max-body-bytes': Int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   'max-long-poll-seconds': Int(1, 3600).default(120),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  'tls-secret': DnsSubdomain.optional(),
+  kubeconfig: z.string().min(1).optional(),
+  namespaces: z.string().optional(),
+  'operator-namespace': DnsLabel.optional(),
+  'service-name': DnsLabel.default('acl-operator'),
+  identity: z.string().min(1).max(128).optional(),
+  'resync-seconds': Int(10, 86_400).default(300),
 });
 
 export type Tls =
   | { readonly mode: 'files'; readonly cert: string; readonly key: string }
   | { readonly mode: 'self-signed' }
-  | { readonly mode: 'insecure' };
+  | { readonly mode: 'insecure' }
+  /** Kubernetes mode: a TLS Secret in the operator's namespace, created when missing. */
+  | { readonly mode: 'secret'; readonly name: string };
+
+/** Settings of Kubernetes mode (no --manifests). */
+export interface KubeSettings {
+  readonly kubeconfig: string | undefined;
+  /** undefined: every namespace. */
+  readonly namespaces: readonly string[] | undefined;
+  /** undefined: POD_NAMESPACE, then the service account's namespace file, then acl-system. */
+  readonly operatorNamespace: string | undefined;
+  readonly serviceName: string;
+  readonly identity: string | undefined;
+  readonly resyncSeconds: number;
+}
+
+/** Kubernetes settings when no flag or variable sets them. */
+export const DEFAULT_KUBE: KubeSettings = {
+  kubeconfig: undefined, namespaces: undefined, operatorNamespace: undefined, serviceName: 'acl-operator', identity: undefined, resyncSeconds: 300,
+};
 
 export interface Config {
   readonly manifests: string | undefined;
@@ -68,12 +108,15 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxLongPollSeconds: number;
   readonly logLevel: z.infer<typeof Raw>['log-level'];
+  readonly kube: KubeSettings;
 }
 
 const ENV: Record<keyof z.input<typeof Raw>, string> = {
   manifests: 'ACL_MANIFESTS', 'state-dir': 'ACL_STATE_DIR', listen: 'ACL_LISTEN', 'ops-listen': 'ACL_OPS_LISTEN',
   'tls-cert': 'ACL_TLS_CERT', 'tls-key': 'ACL_TLS_KEY', 'tls-self-signed': 'ACL_TLS_SELF_SIGNED', 'insecure-http': 'ACL_INSECURE_HTTP',
   'max-body-bytes': 'ACL_MAX_BODY_BYTES', 'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS', 'log-level': 'ACL_LOG_LEVEL',
+  'tls-secret': 'ACL_TLS_SECRET', kubeconfig: 'ACL_KUBECONFIG', namespaces: 'ACL_NAMESPACES', 'operator-namespace': 'ACL_OPERATOR_NAMESPACE',
+  'service-name': 'ACL_SERVICE_NAME', identity: 'ACL_IDENTITY', 'resync-seconds': 'ACL_RESYNC_SECONDS',
 };
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string } | { ok: 'help' };
@@ -88,6 +131,8 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         manifests: { type: 'string' }, 'state-dir': { type: 'string' }, listen: { type: 'string' }, 'ops-listen': { type: 'string' },
         'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'tls-self-signed': { type: 'boolean' }, 'insecure-http': { type: 'boolean' },
         'max-body-bytes': { type: 'string' }, 'max-long-poll-seconds': { type: 'string' }, 'log-level': { type: 'string' },
+        'tls-secret': { type: 'string' }, kubeconfig: { type: 'string' }, namespaces: { type: 'string' }, 'operator-namespace': { type: 'string' },
+        'service-name': { type: 'string' }, identity: { type: 'string' }, 'resync-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -111,23 +156,41 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (typeof listen === 'string') return { ok: false, message: `--listen: ${listen}` };
   const opsListen = parseAddress(r['ops-listen']);
   if (typeof opsListen === 'string') return { ok: false, message: `--ops-listen: ${opsListen}` };
-  const chosen = [r['tls-cert'] || r['tls-key'] ? 'files' : undefined, r['tls-self-signed'] ? 'self-signed' : undefined, r['insecure-http'] ? 'insecure' : undefined].filter(Boolean);
+  const chosen = [
+    r['tls-cert'] || r['tls-key'] ? 'files' : undefined, r['tls-self-signed'] ? 'self-signed' : undefined,
+    r['insecure-http'] ? 'insecure' : undefined, r['tls-secret'] ? 'secret' : undefined,
+  ].filter(Boolean);
   if (chosen.length === 0) {
-    return { ok: false, message: 'the API listener needs TLS: give --tls-cert and --tls-key, or --tls-self-signed for a generated localhost certificate, or --insecure-http for plain HTTP (local use only)' };
+    return { ok: false, message: r.manifests === undefined
+      ? 'the API listener needs TLS: give --tls-secret (a Secret in the operator namespace, created when missing), or --tls-cert and --tls-key, or --insecure-http for plain HTTP'
+      : 'the API listener needs TLS: give --tls-cert and --tls-key, or --tls-self-signed for a generated localhost certificate, or --insecure-http for plain HTTP (local use only)' };
   }
-  if (chosen.length > 1) return { ok: false, message: `choose one of --tls-cert/--tls-key, --tls-self-signed and --insecure-http (got ${chosen.join(' and ')})` };
+  if (chosen.length > 1) return { ok: false, message: `choose one of --tls-cert/--tls-key, --tls-self-signed, --tls-secret and --insecure-http (got ${chosen.join(' and ')})` };
+  if (chosen[0] === 'secret' && r.manifests !== undefined) return { ok: false, message: '--tls-secret is for Kubernetes mode: with --manifests use --tls-cert/--tls-key or --tls-self-signed' };
   let tls: Tls;
   if (chosen[0] === 'files') {
     if (!r['tls-cert'] || !r['tls-key']) return { ok: false, message: '--tls-cert and --tls-key go together' };
     tls = { mode: 'files', cert: r['tls-cert'], key: r['tls-key'] };
+  } else if (chosen[0] === 'secret') {
+    tls = { mode: 'secret', name: r['tls-secret'] ?? '' };
   } else {
     tls = { mode: chosen[0] as 'self-signed' | 'insecure' };
   }
+  let namespaces: string[] | undefined;
+  if (r.namespaces !== undefined && r.namespaces.trim() !== '') {
+    namespaces = [...new Set(r.namespaces.split(',').map((n) => n.trim()).filter((n) => n !== ''))].sort();
+    const bad = namespaces.filter((n) => !DnsLabel.safeParse(n).success);
+    if (bad.length > 0) return { ok: false, message: `--namespaces (ACL_NAMESPACES): ${bad.map((n) => JSON.stringify(n)).join(', ')} is not a namespace name` };
+  }
+  const kube: KubeSettings = {
+    kubeconfig: r.kubeconfig, namespaces, operatorNamespace: r['operator-namespace'], serviceName: r['service-name'],
+    identity: r.identity, resyncSeconds: r['resync-seconds'],
+  };
   return {
     ok: true,
     config: {
       manifests: r.manifests, stateDir: r['state-dir'], listen, opsListen, tls,
-      maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'],
+      maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'], kube,
     },
   };
 }

@@ -2,10 +2,10 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
-import { createApiHandler, createLongPolls, createOpsApp, type LongPolls } from './http/index.ts';
+import type { LongPolls } from './http/index.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { listenApi, listenOps } from './server.ts';
+import { startServing } from './serving.ts';
 import { createFolderSource, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
 import { bundleKey, createStore, type Store } from './store/index.ts';
 
@@ -42,7 +42,7 @@ export interface ServiceOptions {
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  if (config.manifests === undefined) throw new Error('startService needs config.manifests (Kubernetes mode is not available yet)');
+  if (config.manifests === undefined) throw new Error('startService is standalone mode and needs config.manifests; Kubernetes mode is startOperator');
   const log = options.log ?? createLogger(config.logLevel);
   const now = options.now ?? (() => new Date());
   const metrics = createMetrics();
@@ -61,21 +61,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller,
     ...(options.random ? { random: options.random } : {}),
   });
-  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n) });
-  store.onBundleChange((changed, snapshot) => {
-    for (const b of changed) longPolls.changed(bundleKey(b.tenant, b.name));
-    metrics.bundleRevision.reset();
-    metrics.bundleBytes.reset();
-    for (const t of snapshot.tenants.values()) {
-      for (const b of t.bundles.values()) {
-        metrics.bundleRevision.set({ tenant: b.tenant, bundle: b.name }, b.built.revision);
-        metrics.bundleBytes.set({ tenant: b.tenant, bundle: b.name }, b.built.bytes.length);
-      }
-    }
+  const serving = await startServing({
+    config, store, metrics, log, now,
+    notReady: () => (ready ? undefined : 'the manifests folder has not been read and built yet'),
   });
-
-  const ops = await listenOps(createOpsApp({ metrics, log, notReady: () => (ready ? undefined : 'the manifests folder has not been read and built yet') }), config.opsListen);
-  log.info({ url: ops.url }, 'Listening for metrics and health');
 
   for (const a of await state.activity().catch(() => [])) store.activity.restore(bundleKey(a.namespace, a.bundle), a.records);
   await source.start();
@@ -95,10 +84,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   }, options.activityFlushMs ?? 5000);
   flushTimer.unref();
 
-  const api = await listenApi(
-    createApiHandler({ store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds }),
-    { address: config.listen, tls: config.tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
-  );
+  const api = await serving.listenApi(config.tls);
   ready = true;
   const snapshot = store.snapshot();
   log.info({ url: api.url, tenants: [...snapshot.tenants.keys()], problems: source.problems().length }, 'Serving');
@@ -109,21 +95,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
       ready = false;
       source.stop();
       clearInterval(flushTimer);
-      const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
-      longPolls.releaseAll();
-      api.server.closeIdleConnections();
-      const force = setTimeout(() => api.server.closeAllConnections(), 10_000);
-      await closed;
-      clearTimeout(force);
-      api.close();
+      await serving.closeApi();
       await flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to write sync activity'));
       controller?.stop();
       await controller?.idle();
-      await new Promise<void>((resolve) => { ops.server.close(() => resolve()); ops.server.closeAllConnections(); });
+      await serving.closeOps();
       log.info('Stopped');
     })();
     return stopping;
   };
 
-  return { apiUrl: api.url, opsUrl: ops.url, caFile: api.caFile, store, state, source, controller, longPolls, metrics, flushActivity, stop };
+  return { apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, store, state, source, controller, longPolls: serving.longPolls, metrics, flushActivity, stop };
 }

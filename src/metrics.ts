@@ -11,6 +11,10 @@ export interface Metrics {
   readonly bundleRevision: Gauge<'tenant' | 'bundle'>;
   readonly bundleBytes: Gauge<'tenant' | 'bundle'>;
   readonly longPolls: Gauge;
+  /** Kubernetes mode: 1 while this replica holds the Lease. */
+  readonly leader: Gauge;
+  /** Kubernetes mode: watches restarted after an error, by feed (`Rule`, `Secret (tokens)`, ...). */
+  readonly watchRestarts: Counter<'feed'>;
   readonly controller: ControllerMetrics;
 }
 
@@ -24,6 +28,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     buckets: [0.0001, 0.001, 0.01, 0.05, 0.1, 0.5, 1, 5],
   });
   const objects = new Gauge({ name: 'acl_objects', help: 'Objects by kind and phase (Rule phases: Enforced, Invalid, Draft, ...)', labelNames: ['kind', 'phase'] as const, registers });
+  const statusWrites = new Counter({ name: 'acl_status_writes_total', help: 'Status writes by kind (only when the status changed; only the leader writes)', labelNames: ['kind'] as const, registers });
   const queueDepth = new Gauge({ name: 'acl_queue_depth', help: 'Keys waiting to be reconciled', registers });
   const phaseNames = new Map<Kind, Set<string>>();
   return {
@@ -37,6 +42,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     bundleRevision: new Gauge({ name: 'acl_bundle_revision', help: 'Revision served per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
     bundleBytes: new Gauge({ name: 'acl_bundle_size_bytes', help: 'Size of the served tar.gz per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
     longPolls: new Gauge({ name: 'acl_long_polls_held', help: 'Bundle requests held open waiting for a change', registers }),
+    leader: new Gauge({ name: 'acl_leader', help: 'Kubernetes mode: 1 while this replica is the leader (writes Secrets and status)', registers }),
+    watchRestarts: new Counter({ name: 'acl_watch_restarts_total', help: 'Kubernetes mode: watches restarted after an error, by feed', labelNames: ['feed'] as const, registers }),
     controller: {
       reconciled(kind, result, seconds) { reconciles.inc({ kind, result }); reconcileSeconds.observe({ kind, result }, seconds); },
       phases(kind, counts) {
@@ -46,6 +53,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         for (const p of names) objects.set({ kind, phase: p }, counts.get(p) ?? 0);
       },
       queueDepth(depth) { queueDepth.set(depth); },
+      statusWritten(kind) { statusWrites.inc({ kind }); },
     },
   };
 }

@@ -19,6 +19,22 @@ export interface Listening {
   close(): void;
 }
 
+/**
+ * A self-signed certificate (EC P-256, one year). Marked as a CA so that clients can trust it
+ * directly (curl --cacert, OPA ca_cert).
+ */
+export async function selfSignedCertificate(o: { commonName: string; organization: string; dnsNames: readonly string[]; ips?: readonly string[]; now: Date }): Promise<{ cert: string; private: string }> {
+  return generate([{ name: 'commonName', value: o.commonName }, { name: 'organizationName', value: o.organization }], {
+    keyType: 'ec', algorithm: 'sha256', notBeforeDate: new Date(o.now.getTime() - 60_000), notAfterDate: new Date(o.now.getTime() + 365 * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [...o.dnsNames.map((value) => ({ type: 2 as const, value })), ...(o.ips ?? []).map((ip) => ({ type: 7 as const, ip }))] },
+    ],
+  });
+}
+
 /** A self-signed certificate for localhost, 127.0.0.1 and ::1, made once and kept in `<dir>`. */
 export async function ensureSelfSigned(dir: string, log: Logger, now = new Date()): Promise<{ cert: string; key: string }> {
   const cert = join(dir, 'tls.crt');
@@ -31,16 +47,7 @@ export async function ensureSelfSigned(dir: string, log: Logger, now = new Date(
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const pems = await generate([{ name: 'commonName', value: 'localhost' }, { name: 'organizationName', value: 'acl-operator standalone' }], {
-    keyType: 'ec', algorithm: 'sha256', notBeforeDate: new Date(now.getTime() - 60_000), notAfterDate: new Date(now.getTime() + 365 * 86_400_000),
-    extensions: [
-      // Marked as a CA so that clients can trust it directly (curl --cacert, OPA ca_cert).
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
-    ],
-  });
+  const pems = await selfSignedCertificate({ commonName: 'localhost', organization: 'acl-operator standalone', dnsNames: ['localhost'], ips: ['127.0.0.1', '::1'], now });
   await mkdir(dir, { recursive: true });
   await writeFile(key, pems.private, { mode: 0o600 });
   await writeFile(cert, pems.cert, { mode: 0o644 });
@@ -83,6 +90,7 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
     server = createHttpServer(app);
     log.warn({ listen: `${options.address.host}:${options.address.port}` }, 'Serving the API over plain HTTP: tokens and API keys cross the network in clear text; use only on localhost');
   } else {
+    if (tls.mode === 'secret') throw new Error('listenApi needs the TLS Secret written to files first (Kubernetes mode does it)');
     const files = tls.mode === 'files' ? tls : await ensureSelfSigned(join(options.stateDir, 'tls'), log);
     caFile = files.cert;
     const read = async () => ({ cert: await readFile(files.cert), key: await readFile(files.key) });

@@ -91,10 +91,16 @@ describe('acl-operator serve refuses bad setups', () => {
   it.each([
     [['--manifests', 'examples'], /needs TLS/],
     [['--manifests', 'no-such-folder', '--insecure-http'], /--manifests no-such-folder: ENOENT/],
-    [['--insecure-http'], /Kubernetes mode is not available yet/],
-  ])('%j', (args, message) => {
-    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8' });
-    expect(r.status).toBe(2);
+    [['--insecure-http'], /No Kubernetes cluster configured/, 1],
+    [['--tls-secret', 'x'], /No Kubernetes cluster configured/, 1],
+    [['--manifests', 'examples', '--tls-secret', 'x'], /--tls-secret is for Kubernetes mode/],
+    [['--tls-self-signed', '--tls-secret', 'x'], /choose one of/],
+    [['--insecure-http', '--namespaces', 'acme,Bad_Name'], /"Bad_Name" is not a namespace name/],
+  ])('%j', (args, message, status = 2) => {
+    // No cluster in sight: no KUBECONFIG, and a HOME without .kube/config.
+    const env = { ...process.env, HOME: tmp, KUBECONFIG: '' };
+    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env });
+    expect(r.status).toBe(status);
     expect(r.stderr).toMatch(message);
   });
 

@@ -97,7 +97,7 @@ describe('generated CRDs', () => {
 
   it('match the committed crds/ exactly (run `make crds` after changing a schema)', () => {
     for (const { file, yaml } of renderCrds()) expect(readFileSync(join(dir, file), 'utf8'), file).toBe(yaml);
-    expect(readFileSync(join(dir, 'kustomization.yaml'), 'utf8')).toBe(renderCrdKustomization());
+    expect(readFileSync(join(dir, 'Kustomization'), 'utf8')).toBe(renderCrdKustomization());
   });
 
   it('are structural: every node has a type, and there is no $ref, anyOf, oneOf or additionalProperties: false', () => {

@@ -14,6 +14,7 @@ export interface ControllerMetrics {
   reconciled(kind: Kind, result: 'ok' | 'error', seconds: number): void;
   phases(kind: Kind, counts: ReadonlyMap<string, number>): void;
   queueDepth(depth: number): void;
+  statusWritten(kind: Kind): void;
 }
 
 export interface ControllerOptions {
@@ -125,6 +126,7 @@ export function createController(options: ControllerOptions): Controller {
       if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
       try {
         await writer.writeStatus(key, outcome.status);
+        options.metrics?.statusWritten(key.kind);
         log.debug({ kind: key.kind, key: keyText(key), phase: outcome.phase }, 'Wrote status');
       } catch (err) {
         retry(keyText(key), err);

@@ -23,9 +23,10 @@ function deployed(state: RuleModel['state']): boolean {
   return state === 'Enforced' || state === 'Approved';
 }
 
-function translate(obj: SourceObject, spec: RuleSpec, generation: number, regenerate: string | undefined): Translated | { error: string } {
+function translate(obj: SourceObject, spec: RuleSpec, generation: number, regenerate: string | undefined): Translated | { error: string; reason: 'InvalidSpec' | 'TranslationFailed' } {
   const res = ruleModel({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: obj.metadata, spec });
-  if (!res.ok) return { error: res.error.message };
+  // A condition that is not CEL is an invalid spec; valid CEL outside our subset cannot be translated.
+  if (!res.ok) return { error: res.error.message, reason: res.error.kind === 'syntax' ? 'InvalidSpec' : 'TranslationFailed' };
   const model: RuleModel = deployed(res.model.state) ? { ...res.model, state: 'Enforced' } : res.model;
   return { spec, specKey: canonicalJson(spec), regenerate, generation, model, rego: translateRule(model, 0).text };
 }
@@ -104,7 +105,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       if (t.generation !== generation) { t = { ...t, generation }; lastGood.set(id, t); }
     } else {
       const made = translate(obj, spec, generation, regenerate);
-      if ('error' in made) return invalid('TranslationFailed', made.error);
+      if ('error' in made) return invalid(made.reason, made.error);
       t = made;
       lastGood.set(id, t);
       deps.log.info({ kind: 'Rule', key: id, generation, state: spec.state, ...(regenerate === undefined ? {} : { regenerate }) }, 'Translated Rule');

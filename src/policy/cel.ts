@@ -9,6 +9,8 @@ import { parseCidr } from './values.ts';
 
 /** A condition that cannot be compiled, with the place it went wrong (1-based line and column). */
 export interface ConditionError {
+  /** syntax: the text is not CEL; unsupported: valid CEL outside the subset we translate to Rego. */
+  readonly kind: 'syntax' | 'unsupported';
   readonly message: string;
   readonly line: number;
   readonly column: number;
@@ -207,14 +209,14 @@ function positioned(text: string, offset: number, message: string): ConditionErr
   for (let i = 0; i < Math.min(offset, points.length); i++) {
     if (points[i] === '\n') { line++; column = 1; } else column++;
   }
-  return { line, column, message: `${message} (at line ${line}, column ${column})` };
+  return { kind: 'unsupported', line, column, message: `${message} (at line ${line}, column ${column})` };
 }
 
 /** The parser reports "<input>:L:C: message"; keep its position and wording. */
 function syntaxError(raw: string): ConditionError {
   const m = /^<input>:(\d+):(\d+): ([\s\S]*)$/.exec(raw);
-  if (!m) return { line: 1, column: 1, message: `syntax error: ${raw}` };
+  if (!m) return { kind: 'syntax', line: 1, column: 1, message: `syntax error: ${raw}` };
   const line = Number(m[1]);
   const column = Number(m[2]);
-  return { line, column, message: `syntax error at line ${line}, column ${column}: ${m[3]}` };
+  return { kind: 'syntax', line, column, message: `syntax error at line ${line}, column ${column}: ${m[3]}` };
 }

@@ -114,7 +114,7 @@ describe('rule status', () => {
     expect(status('Rule', 'team-documents')).toMatchObject({
       phase: 'Invalid', observedGeneration: 2,
       translation: { status: 'Stale', generation: 1 },
-      conditions: [{ type: 'Ready', status: 'False', reason: 'TranslationFailed', message: expect.stringMatching(/line 1, column \d+/) }],
+      conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', message: expect.stringMatching(/syntax error at line 1, column \d+/) }],
     });
     expect(await served()).toEqual(before);
     const allowed = await (await t.decide({ subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })).json() as { decision: string };

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
-import type { Config, Tls } from '../../src/config.ts';
+import { DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
 import { startService, type Service, type ServiceOptions } from '../../src/main.ts';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
@@ -112,7 +112,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     tls: options.tls ?? { mode: 'insecure' },
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
     maxLongPollSeconds: options.maxLongPollSeconds ?? 30,
-    logLevel: 'silent',
+    logLevel: 'silent', kube: DEFAULT_KUBE,
   };
   // Deletions apply at once here (confirmDeleteMs 0) unless a test asks for the delay.
   const service = await startService(config, { log: silent, activityFlushMs: 3_600_000, debounceMs: 3_600_000, confirmDeleteMs: 0, ...options.serviceOptions });

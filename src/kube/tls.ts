@@ -1,0 +1,109 @@
+// The API listener's certificate in Kubernetes mode: a kubernetes.io/tls Secret in the operator's
+// namespace. When it is missing, a self-signed certificate for the Service is created (the first
+// replica wins; the others read it), so `kubectl apply -f deploy/` works without cert-manager. When
+// cert-manager (or anyone) owns the Secret, it is only read, and re-read periodically: the files the
+// listener watches are rewritten when it changes, which reloads the certificate without a restart.
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { selfSignedCertificate } from '../server.ts';
+import { describeError, statusOf } from './client.ts';
+import { LABEL_MANAGED_BY, MANAGED_BY } from './source.ts';
+
+export interface TlsMaterial {
+  readonly cert: string;
+  readonly key: string;
+  /** The CA clients trust: ca.crt when the Secret has one, else the (self-signed) certificate. */
+  readonly ca: string;
+}
+
+export interface TlsSecretOptions {
+  readonly core: CoreV1Api;
+  readonly namespace: string;
+  readonly name: string;
+  /** The Service the certificate is generated for. */
+  readonly serviceName: string;
+  /** Folder the PEM files are written to (the listener watches it). */
+  readonly dir: string;
+  readonly log: Logger;
+  /** Re-read period (default 60 s). */
+  readonly refreshMs?: number;
+  /** The CA changed (after the first read). */
+  onCaChange?(ca: string): void;
+}
+
+export interface TlsSecret {
+  readonly files: { readonly cert: string; readonly key: string };
+  ca(): string;
+  stop(): void;
+}
+
+function decode(secret: V1Secret): TlsMaterial | string {
+  const data = secret.data ?? {};
+  const get = (k: string): string | undefined => (data[k] === undefined ? undefined : Buffer.from(data[k], 'base64').toString('utf8'));
+  const cert = get('tls.crt');
+  const key = get('tls.key');
+  if (!cert?.includes('BEGIN CERTIFICATE') || !key?.includes('PRIVATE KEY')) return 'it has no PEM tls.crt and tls.key';
+  const ca = get('ca.crt');
+  return { cert, key, ca: ca?.includes('BEGIN CERTIFICATE') ? ca : cert };
+}
+
+async function readOrCreate(o: TlsSecretOptions): Promise<TlsMaterial> {
+  const { core, namespace, name, log } = o;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      const found = decode(await core.readNamespacedSecret({ name, namespace }));
+      if (typeof found === 'string') throw new Error(`TLS Secret ${namespace}/${name} cannot be used: ${found}`);
+      return found;
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err instanceof Error && statusOf(err) === undefined ? err : new Error(`Failed to read TLS Secret ${namespace}/${name}: ${describeError(err)}`);
+    }
+    const dnsNames = [o.serviceName, `${o.serviceName}.${namespace}`, `${o.serviceName}.${namespace}.svc`, `${o.serviceName}.${namespace}.svc.cluster.local`, 'localhost'];
+    const pems = await selfSignedCertificate({ commonName: `${o.serviceName}.${namespace}.svc`, organization: 'acl-operator', dnsNames, ips: ['127.0.0.1'], now: new Date() });
+    const b64 = (t: string): string => Buffer.from(t, 'utf8').toString('base64');
+    try {
+      await core.createNamespacedSecret({
+        namespace,
+        body: {
+          apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
+          metadata: { name, namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+          data: { 'tls.crt': b64(pems.cert), 'tls.key': b64(pems.private), 'ca.crt': b64(pems.cert) },
+        },
+      });
+      log.info({ secret: `${namespace}/${name}`, dnsNames }, 'Created a self-signed TLS certificate for the API listener');
+      return { cert: pems.cert, key: pems.private, ca: pems.cert };
+    } catch (err) {
+      // 409: another replica created it first; read theirs.
+      if (statusOf(err) !== 409) throw new Error(`Failed to create TLS Secret ${namespace}/${name}: ${describeError(err)}`);
+    }
+  }
+  throw new Error(`TLS Secret ${namespace}/${name} kept changing while it was read`);
+}
+
+async function writeAtomically(file: string, text: string, mode: number): Promise<void> {
+  const tmp = `${file}.tmp`;
+  await writeFile(tmp, text, { mode });
+  await rename(tmp, file);
+}
+
+export async function openTlsSecret(o: TlsSecretOptions): Promise<TlsSecret> {
+  await mkdir(o.dir, { recursive: true });
+  const files = { cert: join(o.dir, 'tls.crt'), key: join(o.dir, 'tls.key') };
+  let current = await readOrCreate(o);
+  await writeAtomically(files.key, current.key, 0o600);
+  await writeAtomically(files.cert, current.cert, 0o644);
+  const timer = setInterval(() => {
+    readOrCreate(o).then(async (next) => {
+      if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return;
+      const caChanged = next.ca !== current.ca;
+      current = next;
+      await writeAtomically(files.key, next.key, 0o600);
+      await writeAtomically(files.cert, next.cert, 0o644);
+      o.log.info({ secret: `${o.namespace}/${o.name}` }, 'The TLS Secret changed');
+      if (caChanged) o.onCaChange?.(next.ca);
+    }).catch((err: unknown) => o.log.error({ err }, 'Failed to re-read the TLS Secret; keeping the current certificate'));
+  }, o.refreshMs ?? 60_000);
+  timer.unref();
+  return { files, ca: () => current.ca, stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,172 @@
+// Kubernetes mode, wiring and lifecycle only: informers → controller → store → HTTP, with a Lease
+// deciding which replica writes. Every replica lists, reconciles and serves from its own cache; only
+// the leader writes token Secrets and status, and followers serve the bundle revisions it recorded.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config, Tls } from './config.ts';
+import { createController, type Controller } from './controller/index.ts';
+import { createClients, type KubeClients } from './kube/client.ts';
+import { createLeaderElector, type LeaderElector } from './kube/leader.ts';
+import { createKubeSource, type KubeSource } from './kube/source.ts';
+import { openTlsSecret, type TlsSecret } from './kube/tls.ts';
+import { createLogger } from './log.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { startServing } from './serving.ts';
+import { createStore, type Store } from './store/index.ts';
+
+export interface Operator {
+  readonly apiUrl: string;
+  readonly opsUrl: string;
+  /** The CA clients should trust, when the API speaks TLS. */
+  readonly caFile: string | undefined;
+  readonly identity: string;
+  readonly store: Store;
+  readonly source: KubeSource;
+  readonly controller: Controller;
+  readonly elector: LeaderElector;
+  readonly metrics: Metrics;
+  /** Sync activity → Bundle status lastSync now (the leader writes it), then waits for the queue. */
+  flushActivity(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface OperatorOptions {
+  readonly log?: Logger;
+  readonly now?: () => Date;
+  readonly random?: (size: number) => Uint8Array;
+  readonly clients?: KubeClients;
+  /** Lease timings (tests shorten them). */
+  readonly leaseSeconds?: number;
+  readonly renewMs?: number;
+  readonly retryMs?: number;
+  /** How often sync activity reaches Bundle status (default 30 s: one status write per bundle at most). */
+  readonly activityFlushMs?: number;
+  /** First delay before a failed watch is restarted (default 1 s). */
+  readonly watchRestartMs?: number;
+}
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** --operator-namespace, then POD_NAMESPACE, then the service account's namespace, then acl-system. */
+function operatorNamespace(config: Config): string {
+  if (config.kube.operatorNamespace) return config.kube.operatorNamespace;
+  if (process.env['POD_NAMESPACE']) return process.env['POD_NAMESPACE'];
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || 'acl-system';
+  } catch {
+    return 'acl-system';
+  }
+}
+
+export async function startOperator(config: Config, options: OperatorOptions = {}): Promise<Operator> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const now = options.now ?? (() => new Date());
+  const clients = options.clients ?? createClients(config.kube.kubeconfig);
+  const namespace = operatorNamespace(config);
+  const identity = config.kube.identity ?? process.env['POD_NAME'] ?? `${hostname()}-${process.pid}`;
+  const metrics = createMetrics();
+  const store = createStore();
+  let ready = false;
+  let controller: Controller | undefined;
+  let elector: LeaderElector | undefined;
+  const leading = (): boolean => elector?.isLeader() ?? false;
+  log.info({ server: clients.config.getCurrentCluster()?.server, namespaces: config.kube.namespaces ?? 'all', operatorNamespace: namespace, identity }, 'Starting the Kubernetes operator');
+
+  let tlsSecret: TlsSecret | undefined;
+  let source: KubeSource | undefined;
+  if (config.tls.mode === 'secret') {
+    tlsSecret = await openTlsSecret({
+      core: clients.core, namespace, name: config.tls.name, serviceName: config.kube.serviceName, dir: join(config.stateDir, 'tls-secret'), log,
+      onCaChange: () => { if (leading()) source?.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets')); },
+    });
+  }
+  const kubeSource = createKubeSource({
+    clients, namespaces: config.kube.namespaces, log: log.child({ module: 'kube' }),
+    enqueue: (key) => controller?.enqueue(key),
+    onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
+    ...(tlsSecret ? { caBundle: () => tlsSecret.ca() } : {}),
+    ...(options.watchRestartMs !== undefined ? { restartMs: options.watchRestartMs } : {}),
+  });
+  source = kubeSource;
+  controller = createController({
+    objects: kubeSource, writer: kubeSource.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, leading,
+    ...(options.random ? { random: options.random } : {}),
+  });
+  const ctl = controller;
+  const resyncAll = (): void => { for (const key of kubeSource.keys()) ctl.enqueue(key); };
+  elector = createLeaderElector({
+    api: clients.coordination, namespace, name: 'acl-operator', identity, log: log.child({ module: 'leader' }),
+    ...(options.leaseSeconds !== undefined ? { leaseSeconds: options.leaseSeconds } : {}),
+    ...(options.renewMs !== undefined ? { renewMs: options.renewMs } : {}),
+    ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
+    onChange: (isLeader) => {
+      metrics.leader.set(isLeader ? 1 : 0);
+      if (!isLeader) return;
+      // A new leader writes whatever its predecessor left undone: every object once, then the CA.
+      resyncAll();
+      kubeSource.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the CA into token Secrets'));
+    },
+  });
+
+  const serving = await startServing({
+    config, store, metrics, log, now,
+    notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles and Secrets has not been processed yet'),
+  });
+  let api: Awaited<ReturnType<typeof serving.listenApi>> | undefined;
+  try {
+    await kubeSource.start();
+    log.info({ objects: kubeSource.keys().length }, 'Listed every watched kind');
+    await elector.start();
+    await controller.idle();
+    const tls: Tls = tlsSecret ? { mode: 'files', ...tlsSecret.files } : config.tls;
+    api = await serving.listenApi(tls);
+  } catch (err) {
+    await elector.stop().catch(() => undefined);
+    await kubeSource.stop();
+    tlsSecret?.stop();
+    await serving.closeOps();
+    throw err;
+  }
+
+  const resync = setInterval(resyncAll, config.kube.resyncSeconds * 1000);
+  resync.unref();
+  const flushActivity = async (): Promise<void> => {
+    for (const key of store.activity.takeChanged()) {
+      const [tenant, bundle] = key.split('/') as [string, string];
+      ctl.enqueue({ kind: 'Bundle', namespace: tenant, name: bundle });
+    }
+    await ctl.idle();
+  };
+  const flushTimer = setInterval(() => {
+    flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to record sync activity'));
+  }, options.activityFlushMs ?? 30_000);
+  flushTimer.unref();
+  ready = true;
+  log.info({ url: api.url, leader: leading(), tenants: [...store.snapshot().tenants.keys()].length }, 'Serving');
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      ready = false;
+      clearInterval(resync);
+      clearInterval(flushTimer);
+      await serving.closeApi();
+      await flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to record sync activity'));
+      ctl.stop();
+      await ctl.idle();
+      // Released last, after the final status writes, so the next leader starts from them.
+      await elector?.stop();
+      await kubeSource.stop();
+      tlsSecret?.stop();
+      await serving.closeOps();
+      log.info('Stopped');
+    })();
+    return stopping;
+  };
+
+  return {
+    apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, identity, store, source: kubeSource, controller, elector, metrics, flushActivity, stop,
+  };
+}

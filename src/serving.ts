@@ -1,0 +1,73 @@
+// The HTTP side both modes share: bundle metrics and long-poll releases on every publish, the ops
+// listener, the API listener, and a graceful close (held long polls answered, in-flight requests
+// finished, idle connections dropped).
+import type { Logger } from 'pino';
+import type { Config, Tls } from './config.ts';
+import { createApiHandler, createLongPolls, createOpsApp, type LongPolls } from './http/index.ts';
+import type { Metrics } from './metrics.ts';
+import { listenApi, listenOps, type Listening } from './server.ts';
+import { bundleKey, type Store } from './store/index.ts';
+
+export interface Serving {
+  readonly longPolls: LongPolls;
+  readonly ops: Listening;
+  /** Opens the API listener (once the store holds what should be served). */
+  listenApi(tls: Tls): Promise<Listening>;
+  /** Closes the API listener gracefully; the ops listener stays until closeOps. */
+  closeApi(): Promise<void>;
+  closeOps(): Promise<void>;
+}
+
+export interface ServingOptions {
+  readonly config: Config;
+  readonly store: Store;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  readonly now: () => Date;
+  /** undefined when ready, else why not (the /readyz answer). */
+  notReady(): string | undefined;
+}
+
+export async function startServing(o: ServingOptions): Promise<Serving> {
+  const { config, store, metrics, log } = o;
+  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n) });
+  store.onBundleChange((changed, snapshot) => {
+    for (const b of changed) longPolls.changed(bundleKey(b.tenant, b.name));
+    metrics.bundleRevision.reset();
+    metrics.bundleBytes.reset();
+    for (const t of snapshot.tenants.values()) {
+      for (const b of t.bundles.values()) {
+        metrics.bundleRevision.set({ tenant: b.tenant, bundle: b.name }, b.built.revision);
+        metrics.bundleBytes.set({ tenant: b.tenant, bundle: b.name }, b.built.bytes.length);
+      }
+    }
+  });
+  const ops = await listenOps(createOpsApp({ metrics, log, notReady: o.notReady }), config.opsListen);
+  log.info({ url: ops.url }, 'Listening for metrics and health');
+  let api: Listening | undefined;
+  return {
+    longPolls,
+    ops,
+    async listenApi(tls) {
+      api = await listenApi(
+        createApiHandler({ store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => o.now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds }),
+        { address: config.listen, tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
+      );
+      return api;
+    },
+    async closeApi() {
+      if (!api) return;
+      const { server } = api;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      longPolls.releaseAll();
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(force);
+      api.close();
+    },
+    async closeOps() {
+      await new Promise<void>((resolve) => { ops.server.close(() => resolve()); ops.server.closeAllConnections(); });
+    },
+  };
+}
