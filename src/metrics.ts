@@ -15,6 +15,8 @@ export interface Metrics {
   readonly leader: Gauge;
   /** Kubernetes mode: watches restarted after an error, by feed (`Rule`, `Secret (tokens)`, ...). */
   readonly watchRestarts: Counter<'feed'>;
+  /** Kubernetes mode: full lists by feed: one at start, one after each 410 Gone. */
+  readonly watchLists: Counter<'feed'>;
   readonly controller: ControllerMetrics;
 }
 
@@ -43,6 +45,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     bundleBytes: new Gauge({ name: 'acl_bundle_size_bytes', help: 'Size of the served tar.gz per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
     longPolls: new Gauge({ name: 'acl_long_polls_held', help: 'Bundle requests held open waiting for a change', registers }),
     leader: new Gauge({ name: 'acl_leader', help: 'Kubernetes mode: 1 while this replica is the leader (writes Secrets and status)', registers }),
+    watchLists: new Counter({ name: 'acl_watch_lists_total', help: 'Kubernetes mode: full lists by feed (one at start, then one after each 410 Gone)', labelNames: ['feed'] as const, registers }),
     watchRestarts: new Counter({ name: 'acl_watch_restarts_total', help: 'Kubernetes mode: watches restarted after an error, by feed', labelNames: ['feed'] as const, registers }),
     controller: {
       reconciled(kind, result, seconds) { reconciles.inc({ kind, result }); reconcileSeconds.observe({ kind, result }, seconds); },

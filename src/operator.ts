@@ -45,6 +45,7 @@ export interface OperatorOptions {
   readonly activityFlushMs?: number;
   /** First delay before a failed watch is restarted (default 1 s). */
   readonly watchRestartMs?: number;
+  readonly watchMaxRestartMs?: number;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -86,6 +87,8 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     clients, namespaces: config.kube.namespaces, log: log.child({ module: 'kube' }),
     enqueue: (key) => controller?.enqueue(key),
     onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
+    onList: (feed) => metrics.watchLists.inc({ feed }),
+    ...(options.watchMaxRestartMs !== undefined ? { maxRestartMs: options.watchMaxRestartMs } : {}),
     ...(tlsSecret ? { caBundle: () => tlsSecret.ca() } : {}),
     ...(options.watchRestartMs !== undefined ? { restartMs: options.watchRestartMs } : {}),
   });

@@ -29,6 +29,11 @@ export function createClients(kubeconfig: string | undefined): KubeClients {
     }
     config.loadFromDefault();
   }
+  return clientsFor(config);
+}
+
+/** Clients for a loaded KubeConfig. */
+export function clientsFor(config: KubeConfig): KubeClients {
   if (!config.getCurrentCluster()) throw new Error('The kubeconfig has no current cluster: pick a context (kubectl config use-context) or pass --kubeconfig');
   return {
     config,

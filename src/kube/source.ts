@@ -25,6 +25,8 @@ export interface KubeSourceOptions {
   enqueue(key: ObjectKey): void;
   /** A watch failed and will be restarted (for the watch restarts metric). */
   onWatchRestart?(feed: string): void;
+  /** A feed listed its collection: at start, and again after 410 Gone. */
+  onList?(feed: string): void;
   /** The CA OPAs should trust, copied into token Secrets. */
   readonly caBundle?: () => string | undefined;
   /** First restart delay after a failed watch (default 1 s), doubled up to maxRestartMs (default 30 s). */
@@ -192,6 +194,7 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     const informer = makeInformer(clients.config, collectionPath(feed.kind, feed.namespace), async () => {
       const result = await list();
       if (holder.entry) { holder.entry.listed = true; holder.entry.failures = 0; }
+      options.onList?.(feed.name);
       return result;
     }, feed.labelSelector);
     const entry: Entry = { feed, informer, listed: false, failures: 0, firstList };

@@ -1,0 +1,119 @@
+// Rules and Bundles against a real API server: revisions, phases, conditions, translations.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Operator } from '../../src/operator.ts';
+import {
+  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds,
+  fetchBundle, loadConfig, metricValue, readToken, ruleYaml, startE2EOperator, TEAM_RULE, waitFor,
+} from '../support/kube.ts';
+
+const API_KEY = 'e2e-api-key-0123456789abcdef';
+
+describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server)', { timeout: 120_000 }, () => {
+  let op: Operator | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    await ensureCrds();
+    const server = loadConfig().getCurrentCluster()?.server;
+    const version = await adminClients().custom.listClusterCustomObject({ group: 'acl.policyagent.dev', version: 'v1alpha1', plural: 'rules', limit: 1 }).then(() => 'CRDs served');
+    console.log(`e2e: running against ${server} (${version})`);
+  });
+  afterEach(async () => {
+    await op?.stop();
+    op = undefined;
+    await drop?.();
+  });
+
+  async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi> }> {
+    const n = await createNamespace(prefix);
+    drop = n.drop;
+    const ns = n.name;
+    await apply(loadConfig(), [
+      connectorYaml(ns, 'gateways'),
+      bundleYaml(ns, 'docs', { connector: 'gateways' }),
+      ruleYaml(ns, 'team-documents', TEAM_RULE),
+      apiKeySecret(ns, API_KEY),
+    ]);
+    op = await startE2EOperator({ namespace: ns });
+    return { ns, api: customApi(ns) };
+  }
+
+  const decide = async (o: Operator, body: unknown): Promise<{ decision: string; policyId?: string }> => {
+    const res = await fetch(`${o.apiUrl}/authorization`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    return await res.json() as { decision: string; policyId?: string };
+  };
+
+  it('builds revision 1 at start, then +1 when a Rule is applied, and reports Enforced', async () => {
+    const { ns, api } = await setup('apply');
+    const o = op as Operator;
+    const first = await waitFor('bundle status revision 1', async () => ((await api.status('Bundle', 'docs'))['revision'] === 1 ? api.status('Bundle', 'docs') : undefined));
+    expect(first).toMatchObject({ phase: 'Ready', revision: 1, ruleCount: 1, observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Built' }] });
+    expect(await api.status('Rule', 'team-documents')).toMatchObject({ phase: 'Enforced', observedGeneration: 1, translation: { status: 'Current', generation: 1 } });
+    expect((await api.status('Rule', 'team-documents'))['translation']).toMatchObject({ rego: expect.stringContaining('input.principal.team == input.resource.team') });
+
+    const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
+    const served = await fetchBundle(o, ns, 'gateways', 'docs', token);
+    expect(served.status).toBe(200);
+    expect(served.etag).toBe(first['etag']);
+
+    await apply(loadConfig(), [ruleYaml(ns, 'owners-delete', { state: 'Enforced', subjectType: 'user', actions: ['delete'], resourceType: 'document', condition: 'principal.id == resource.owner' })]);
+    const second = await waitFor('bundle revision 2', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 2 ? s : undefined; });
+    expect(second).toMatchObject({ revision: 2, ruleCount: 2 });
+    expect(second['etag']).not.toBe(first['etag']);
+    expect((await fetchBundle(o, ns, 'gateways', 'docs', token, served.etag ?? undefined)).status).toBe(200);
+    await waitFor('rule Enforced', async () => (await api.status('Rule', 'owners-delete'))['phase'] === 'Enforced');
+    expect(await decide(o, { subject: { type: 'user', id: 'ann' }, action: 'delete', resource: { type: 'document', id: 'd', owner: 'ann' } })).toMatchObject({ decision: 'allow', policyId: `${ns}/owners-delete` });
+  });
+
+  it('marks an invalid Rule InvalidSpec while the other rules keep being served', async () => {
+    const { ns, api } = await setup('invalid');
+    const o = op as Operator;
+    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    await apply(loadConfig(), [ruleYaml(ns, 'broken', { ...TEAM_RULE, condition: 'principal.team ==== resource.team' })]);
+    const status = await waitFor('broken rule Invalid', async () => { const s = await api.status('Rule', 'broken'); return s['phase'] === 'Invalid' ? s : undefined; });
+    expect(status).toMatchObject({
+      phase: 'Invalid', observedGeneration: 1, translation: { status: 'Error', generation: 1 },
+      conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', message: expect.stringMatching(/syntax error at line 1, column \d+/) }],
+    });
+    expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 1, ruleCount: 1 });
+    expect(await decide(o, { subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })).toMatchObject({ decision: 'allow' });
+
+    // An invalid edit of a good rule keeps its last good version in force.
+    await api.patchSpec('Rule', 'team-documents', { condition: 'principal.team ==' });
+    const stale = await waitFor('team rule Invalid', async () => { const s = await api.status('Rule', 'team-documents'); return s['phase'] === 'Invalid' ? s : undefined; });
+    expect(stale).toMatchObject({ observedGeneration: 2, translation: { status: 'Stale', generation: 1 } });
+    expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 1 });
+    expect(await decide(o, { subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })).toMatchObject({ decision: 'allow' });
+  });
+
+  it('deploys an Approved rule and reports it Enforced; regenerate re-translates; Draft stays out', async () => {
+    const { ns, api } = await setup('approved');
+    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    await apply(loadConfig(), [
+      ruleYaml(ns, 'approved', { state: 'Approved', subjectType: 'user', actions: ['share'], resourceType: 'document' }),
+      ruleYaml(ns, 'draft', { state: 'Draft', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
+    ]);
+    await waitFor('approved rule Enforced', async () => (await api.status('Rule', 'approved'))['phase'] === 'Enforced');
+    expect(await api.status('Rule', 'draft')).toMatchObject({ phase: 'Draft', conditions: [{ reason: 'NotDeployed' }] });
+    expect(await waitFor('revision 2', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 2 ? s : undefined; })).toMatchObject({ ruleCount: 2 });
+
+    await api.annotate('Rule', 'approved', { 'acl.policyagent.dev/regenerate': 'now' });
+    await waitFor('regenerate honoured', async () => ((await api.status('Rule', 'approved'))['translation'] as { regenerate?: string } | undefined)?.regenerate === 'now');
+    expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 2 });
+  });
+
+  it('does not rewrite status when nothing changed', async () => {
+    const { api } = await setup('quiet');
+    const o = op as Operator;
+    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    await o.controller.idle();
+    const versions = async (): Promise<string[]> => Promise.all([api.get('Rule', 'team-documents'), api.get('Connector', 'gateways'), api.get('Bundle', 'docs')].map(async (p) => (await p).metadata.resourceVersion));
+    const before = await versions();
+    const writes = await metricValue(o, 'acl_status_writes_total');
+    for (const key of o.source.keys()) o.controller.enqueue(key);
+    await o.controller.idle();
+    expect(await versions()).toEqual(before);
+    expect(await metricValue(o, 'acl_status_writes_total')).toBe(writes);
+    expect(await metricValue(o, 'acl_reconcile_total', { kind: 'Rule' })).toBeGreaterThan(1);
+  });
+});
