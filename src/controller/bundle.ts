@@ -8,7 +8,7 @@ import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { keyText, type ObjectKey } from './types.ts';
 
-interface RecordedStatus { revision?: unknown; digest?: unknown; etag?: unknown; ruleCount?: unknown; conditions?: unknown }
+interface RecordedStatus { revision?: unknown; digest?: unknown; etag?: unknown; ruleCount?: unknown; conditions?: unknown; lastSync?: unknown }
 
 function recordedFields(recorded: RecordedStatus | undefined): Record<string, unknown> {
   if (!recorded) return {};
@@ -108,7 +108,11 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
     ? { type: 'Ready', status: true, reason: 'Built', message: `Revision ${built.revision} with ${rules.length} rule(s) is served to connector ${connector}` }
     : { type: 'Ready', status: false, reason: 'ConnectorNotFound', message: `Connector ${connector} does not exist in ${namespace}: no OPA can fetch this bundle` };
   const phase = hasConnector ? 'Ready' : 'Pending';
-  const lastSync = deps.activity.lastSync(bundleKey(namespace, name));
+  // The later of this replica's last answered poll and the one recorded (by an earlier run, or by
+  // the replica that led before): a restart never erases it or moves it back.
+  const seen = deps.activity.lastSync(bundleKey(namespace, name));
+  const recordedSync = typeof recorded?.lastSync === 'string' ? recorded.lastSync : undefined;
+  const lastSync = seen === undefined || (recordedSync !== undefined && Date.parse(recordedSync) > Date.parse(seen)) ? recordedSync : seen;
   return {
     phase,
     enqueue,

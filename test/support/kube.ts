@@ -146,19 +146,23 @@ export function customApi(namespace: string) {
         throw err;
       }
     },
+    /** Read-modify-replace, again on 409 (the operator writes status meanwhile), like kubectl edit. */
+    async update(kind: 'Rule' | 'Connector' | 'Bundle', name: string, change: (o: Record<string, unknown> & { metadata: Record<string, unknown> }) => Record<string, unknown>): Promise<void> {
+      for (let attempt = 1; ; attempt++) {
+        const current = await this.get(kind, name);
+        try {
+          await custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name, body: change(current) });
+          return;
+        } catch (err) {
+          if (statusOf(err) !== 409 || attempt >= 10) throw err;
+        }
+      }
+    },
     async patchSpec(kind: 'Rule' | 'Connector' | 'Bundle', name: string, spec: Record<string, unknown>): Promise<void> {
-      const current = await this.get(kind, name);
-      await custom.replaceNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace, plural: plural(kind), name,
-        body: { ...current, spec: { ...(current['spec'] as Record<string, unknown>), ...spec } },
-      });
+      await this.update(kind, name, (o) => ({ ...o, spec: { ...(o['spec'] as Record<string, unknown>), ...spec } }));
     },
     async annotate(kind: 'Rule' | 'Connector' | 'Bundle', name: string, annotations: Record<string, string>): Promise<void> {
-      const current = await this.get(kind, name) as { metadata: { annotations?: Record<string, string> } };
-      await custom.replaceNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace, plural: plural(kind), name,
-        body: { ...current, metadata: { ...current.metadata, annotations: { ...(current.metadata.annotations ?? {}), ...annotations } } },
-      });
+      await this.update(kind, name, (o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...((o.metadata['annotations'] as Record<string, string> | undefined) ?? {}), ...annotations } } }));
     },
     async remove(kind: 'Rule' | 'Connector' | 'Bundle', name: string): Promise<void> {
       await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name });
