@@ -84,7 +84,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     });
   }
   const kubeSource = createKubeSource({
-    clients, namespaces: config.kube.namespaces, log: log.child({ module: 'kube' }),
+    clients, namespaces: config.kube.namespaces, log: log.child({ module: 'kube' }), identity,
     enqueue: (key) => controller?.enqueue(key),
     onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
     onList: (feed) => metrics.watchLists.inc({ feed }),

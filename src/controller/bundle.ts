@@ -98,6 +98,9 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
     deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source });
     if (served?.built.revision !== built.revision) {
       deps.log.info({ kind: 'Bundle', key: keyText(key), revision: built.revision, rules: rules.length, bytes: built.bytes.length, digest: built.digest }, 'Built bundle');
+      if (recordedRevision(recorded) !== built.revision) {
+        deps.writer.recordEvent?.(obj, { type: 'Normal', reason: 'Built', message: `Revision ${built.revision} with ${rules.length} rule(s), ${built.bytes.length} bytes` });
+      }
     }
     // The connectors' status lists their bundles.
     if (served === undefined || served.connector !== connector) enqueue.push({ kind: 'Connector', namespace, name: connector });

@@ -57,12 +57,18 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
         secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
         await deps.writer.writeTokenSecret(obj, secret);
         log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
+        deps.writer.recordEvent?.(obj, { type: 'Normal', reason: 'TokenRevoked', message: `The token in Secret ${tokenSecretName(name)} was removed: every poller gets 401` });
       }
     } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
       const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
       secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
       await deps.writer.writeTokenSecret(obj, secret);
       log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
+      deps.writer.recordEvent?.(obj, {
+        type: 'Normal',
+        reason: reason === 'rotated' ? 'TokenRotated' : 'TokenIssued',
+        message: `${reason === 'rotated' ? 'A new token replaced the old one' : 'A token was issued'} in Secret ${tokenSecretName(name)} (rotation ${spec.tokenRotation})`,
+      });
     }
   }
   // A follower accepts only the token issued for the current spec: after a rotation or revocation

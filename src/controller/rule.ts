@@ -82,6 +82,8 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
     // An invalid spec keeps the last good version in force: nothing else changes.
     const invalid = (reason: 'InvalidSpec' | 'TranslationFailed', message: string): Outcome => {
       deps.log.warn({ kind: 'Rule', key: id, reason, problem: message }, 'Rejected Rule');
+      const ready = ((obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
+      if (deps.leading() && (ready?.reason !== reason || ready.message !== message)) deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
       const previous = lastGood.get(id) ?? recorded(obj);
       if (previous) lastGood.set(id, previous);
       const kept = previous

@@ -54,6 +54,18 @@ export interface ClusterWriter {
   /** Called when a Connector is gone (Kubernetes' garbage collector does it through ownerReferences). */
   deleteTokenSecret(namespace: string, connector: string): Promise<void>;
   writeStatus(key: ObjectKey, status: Readonly<Record<string, unknown>>): Promise<void>;
+  /**
+   * Reports a transition on an object (Kubernetes Events: `kubectl describe` shows them). Called
+   * by the leader only, once per transition; best effort: a failure is logged, never retried.
+   */
+  recordEvent?(obj: SourceObject, event: ObjectEvent): void;
+}
+
+export interface ObjectEvent {
+  readonly type: 'Normal' | 'Warning';
+  /** UpperCamelCase, e.g. TokenRotated, InvalidSpec, Built. */
+  readonly reason: string;
+  readonly message: string;
 }
 
 /** Name of a connector's token Secret. */

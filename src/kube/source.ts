@@ -2,6 +2,7 @@
 // feed our own object maps (ObjectReader) and the controller's queue; the writer (ClusterWriter)
 // creates token Secrets and writes status. Informers stop on error: they are restarted with backoff,
 // and client-node relists by itself after 410 Gone (deleted objects are reported by the relist).
+import { randomBytes } from 'node:crypto';
 import { makeInformer, type Informer, type KubernetesListObject, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, ObjectMeta, VERSION } from '../api/meta.ts';
@@ -29,6 +30,8 @@ export interface KubeSourceOptions {
   onList?(feed: string): void;
   /** The CA OPAs should trust, copied into token Secrets. */
   readonly caBundle?: () => string | undefined;
+  /** This replica's name, as the reporting instance of Events. */
+  readonly identity?: string;
   /** First restart delay after a failed watch (default 1 s), doubled up to maxRestartMs (default 30 s). */
   readonly restartMs?: number;
   readonly maxRestartMs?: number;
@@ -312,6 +315,21 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
         throw new Error(`Failed to write the status of ${keyText(key)}: ${describeError(err)}`);
       }
     },
+  };
+
+  writer.recordEvent = (obj, event) => {
+    const { namespace, name, uid, resourceVersion } = obj.metadata;
+    const time = new Date();
+    clients.core.createNamespacedEvent({
+      namespace,
+      body: {
+        metadata: { name: `${name}.${randomBytes(8).toString('hex')}`, namespace },
+        involvedObject: { apiVersion: obj.kind === 'Secret' ? 'v1' : API_VERSION, kind: obj.kind, name, namespace, ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+        type: event.type, reason: event.reason, message: event.message.slice(0, 1024),
+        firstTimestamp: time, lastTimestamp: time, count: 1,
+        source: { component: MANAGED_BY }, reportingComponent: MANAGED_BY, reportingInstance: options.identity ?? '',
+      },
+    }).catch((err: unknown) => log.warn({ err: describeError(err), kind: obj.kind, name: `${namespace}/${name}`, reason: event.reason }, 'Could not record an Event'));
   };
 
   return {

@@ -99,6 +99,8 @@ export async function createNamespace(prefix: string): Promise<{ name: string; d
 
 export interface E2EOperatorOptions extends OperatorOptions {
   readonly namespace: string;
+  /** Where the Lease and the TLS Secret live (default: namespace). */
+  readonly operatorNamespace?: string;
   readonly identity?: string;
   readonly kubeConfig?: KubeConfig;
   readonly tls?: Tls;
@@ -116,7 +118,7 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
     maxBodyBytes: 1024 * 1024,
     maxLongPollSeconds: 120,
     logLevel: 'silent',
-    kube: { ...DEFAULT_KUBE, namespaces: [o.namespace], operatorNamespace: o.namespace, identity: o.identity ?? 'e2e-operator' },
+    kube: { ...DEFAULT_KUBE, namespaces: [o.namespace], operatorNamespace: o.operatorNamespace ?? o.namespace, identity: o.identity ?? 'e2e-operator' },
   };
   return startOperator(config, {
     log: o.log ?? createLogger(process.env['E2E_LOG_LEVEL'] as Config['logLevel'] | undefined ?? 'silent'),
