@@ -28,7 +28,7 @@ OPS_LISTEN ?= 127.0.0.1:9090
 .PHONY: help install build typecheck test test-opa run render crds bench bench-http clean node-version
 
 help: ## Show the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 $(LOCAL_NODE):
 	@echo "System Node ($$(node --version 2>/dev/null || echo none)) is older than 22.19: installing Node $(NODE_VERSION) from the npm registry into $(LOCAL_NODE_DIR)" >&2
@@ -84,3 +84,47 @@ bench-http: $(INSTALL_STAMP) ## Run the HTTP benchmark (OPA_BIN adds OPA; BENCH_
 
 clean: ## Remove build output (keeps node_modules and .tools)
 	rm -rf dist coverage .vitest-results.json
+
+# --- Kubernetes: container image and a local kind cluster ------------------------------------------
+# Need docker, kind and kubectl on PATH. Every kubectl call names the kind cluster's context, so these
+# targets never touch whatever cluster your current context points at.
+KIND_CLUSTER ?= acl-operator
+KIND_CONTEXT := kind-$(KIND_CLUSTER)
+IMAGE ?= acl-operator:dev
+# deploy/30-deployment.yaml runs acl-operator:dev; kind-up builds and loads exactly that tag.
+KIND_IMAGE := acl-operator:dev
+
+.PHONY: image kind-up e2e kind-down
+
+image: ## Build the container image (IMAGE=acl-operator:dev)
+	docker build -t $(IMAGE) .
+
+kind-up: ## Create the kind cluster (if missing), load the image, install CRDs and the operator
+	@if kind get clusters 2>/dev/null | grep -x '$(KIND_CLUSTER)' >/dev/null; then \
+	  echo "kind cluster $(KIND_CLUSTER) exists"; \
+	else \
+	  kind create cluster --name $(KIND_CLUSTER); \
+	fi
+	$(MAKE) image IMAGE=$(KIND_IMAGE)
+	kind load docker-image $(KIND_IMAGE) --name $(KIND_CLUSTER)
+	kubectl --context $(KIND_CONTEXT) apply -f crds/
+	kubectl --context $(KIND_CONTEXT) wait --for=condition=Established --timeout=60s \
+	  crd/rules.acl.policyagent.dev crd/connectors.acl.policyagent.dev crd/bundles.acl.policyagent.dev
+	kubectl --context $(KIND_CONTEXT) apply -f deploy/
+	@# The tag stays acl-operator:dev from build to build: restart so the pods run the image just loaded.
+	kubectl --context $(KIND_CONTEXT) -n acl-system rollout restart deploy/acl-operator
+	kubectl --context $(KIND_CONTEXT) -n acl-system rollout status deploy/acl-operator --timeout=180s
+
+# test/e2e starts its own operators (one namespace each), so the installed one is scaled to zero
+# meanwhile: two leaders would both write the test namespaces. Then the installed operator is back
+# for the OPA sidecar example.
+e2e: $(INSTALL_STAMP) ## On the kind cluster (make kind-up): test/e2e, then the OPA sidecar example end to end
+	kind get kubeconfig --name $(KIND_CLUSTER) > .kind-kubeconfig
+	kubectl --context $(KIND_CONTEXT) -n acl-system scale deploy/acl-operator --replicas=0
+	E2E_KUBECONFIG=$(CURDIR)/.kind-kubeconfig npx vitest run test/e2e || { kubectl --context $(KIND_CONTEXT) -n acl-system scale deploy/acl-operator --replicas=2; exit 1; }
+	kubectl --context $(KIND_CONTEXT) -n acl-system scale deploy/acl-operator --replicas=2
+	kubectl --context $(KIND_CONTEXT) -n acl-system rollout status deploy/acl-operator --timeout=180s
+	KUBE_CONTEXT=$(KIND_CONTEXT) bash deploy/kind/e2e.sh
+
+kind-down: ## Delete the kind cluster
+	kind delete cluster --name $(KIND_CLUSTER)

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiextensionsV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -111,7 +112,7 @@ export interface E2EOperatorOptions extends OperatorOptions {
 export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator> {
   const config: Config = {
     manifests: undefined,
-    stateDir: o.stateDir ?? join(ROOT, 'scratch', 'e2e-state', o.namespace, o.identity ?? 'op'),
+    stateDir: o.stateDir ?? join(tmpdir(), 'acl-operator-e2e', o.namespace, o.identity ?? 'op'),
     listen: { host: '127.0.0.1', port: 0 },
     opsListen: { host: '127.0.0.1', port: 0 },
     tls: o.tls ?? { mode: 'insecure' },
