@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAddress, readConfig } from './config.ts';
+import { DEFAULT_KUBE, parseAddress, readConfig } from './config.ts';
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
@@ -8,7 +8,20 @@ describe('readConfig', () => {
       ok: true,
       config: {
         manifests: 'm', stateDir: 's', listen: { host: '127.0.0.1', port: 1 }, opsListen: { host: '0.0.0.0', port: 3 },
-        tls: { mode: 'insecure' }, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug',
+        tls: { mode: 'insecure' }, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', kube: DEFAULT_KUBE,
+      },
+    });
+  });
+
+  it('reads the Kubernetes settings from flags and ACL_* variables', () => {
+    const r = readConfig(['--tls-secret', 'acl-tls', '--namespaces', ' b, a,b ', '--operator-namespace', 'ops'], {
+      ACL_KUBECONFIG: '/k', ACL_IDENTITY: 'pod-1', ACL_RESYNC_SECONDS: '60', ACL_SERVICE_NAME: 'acl',
+    });
+    expect(r).toMatchObject({
+      ok: true,
+      config: {
+        manifests: undefined, tls: { mode: 'secret', name: 'acl-tls' },
+        kube: { kubeconfig: '/k', namespaces: ['a', 'b'], operatorNamespace: 'ops', serviceName: 'acl', identity: 'pod-1', resyncSeconds: 60 },
       },
     });
   });
@@ -30,6 +43,10 @@ describe('readConfig', () => {
     [['--insecure-http', '--log-level', 'loud'], /--log-level \(ACL_LOG_LEVEL\)/],
     [['--insecure-http', '--max-body-bytes', '10'], /--max-body-bytes/],
     [['--unknown'], /Unknown option '--unknown'/],
+    [['--tls-secret', 'Bad_Name'], /--tls-secret \(ACL_TLS_SECRET\)/],
+    [['--manifests', 'm', '--tls-secret', 'tls'], /--tls-secret is for Kubernetes mode/],
+    [['--insecure-http', '--namespaces', 'a,B'], /"B" is not a namespace name/],
+    [['--insecure-http', '--resync-seconds', '1'], /--resync-seconds/],
   ])('refuses %j with a message saying what to do', (argv, message) => {
     const r = readConfig(argv, {});
     expect(r.ok).toBe(false);

@@ -1,8 +1,9 @@
 // Rules and Bundles against a real API server: revisions, phases, conditions, translations.
+import { VersionApi } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
 import {
-  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds,
+  apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds,
   fetchBundle, loadConfig, metricValue, readToken, ruleYaml, startE2EOperator, TEAM_RULE, waitFor,
 } from '../support/kube.ts';
 
@@ -14,8 +15,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
   beforeAll(async () => {
     await ensureCrds();
     const server = loadConfig().getCurrentCluster()?.server;
-    const version = await adminClients().custom.listClusterCustomObject({ group: 'acl.policyagent.dev', version: 'v1alpha1', plural: 'rules', limit: 1 }).then(() => 'CRDs served');
-    console.log(`e2e: running against ${server} (${version})`);
+    const version = await loadConfig().makeApiClient(VersionApi).getCode();
+    console.log(`e2e: running against the real API server at ${server} (Kubernetes ${version.gitVersion})`);
   });
   afterEach(async () => {
     await op?.stop();
@@ -94,7 +95,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
       ruleYaml(ns, 'draft', { state: 'Draft', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
     ]);
     await waitFor('approved rule Enforced', async () => (await api.status('Rule', 'approved'))['phase'] === 'Enforced');
-    expect(await api.status('Rule', 'draft')).toMatchObject({ phase: 'Draft', conditions: [{ reason: 'NotDeployed' }] });
+    expect(await waitFor('draft status', async () => { const d = await api.status('Rule', 'draft'); return d['phase'] ? d : undefined; }))
+      .toMatchObject({ phase: 'Draft', conditions: [{ reason: 'NotDeployed' }] });
     expect(await waitFor('revision 2', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 2 ? s : undefined; })).toMatchObject({ ruleCount: 2 });
 
     await api.annotate('Rule', 'approved', { 'acl.policyagent.dev/regenerate': 'now' });
