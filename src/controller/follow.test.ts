@@ -1,0 +1,125 @@
+// Leader and follower: a follower never issues tokens, never writes status, and serves a bundle only
+// at the revision and digest the leader recorded; a leader never reuses a recorded revision number.
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { hashToken } from '../auth/index.ts';
+import { createStore, type Store } from '../store/index.ts';
+import { createController } from './controller.ts';
+import type { ClusterWriter, Kind, ObjectKey, ObjectReader, SourceObject, TokenSecret } from './types.ts';
+
+const NS = 'acme';
+const API = 'acl.policyagent.dev/v1alpha1';
+
+function object(kind: Kind, name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): SourceObject {
+  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation: 1 };
+  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec, ...(status ? { status } : {}) } };
+}
+
+function rule(name: string, actions: string[]): SourceObject {
+  return object('Rule', name, { state: 'Enforced', subjectType: 'user', actions, resourceType: 'document' });
+}
+
+interface Harness {
+  readonly store: Store;
+  readonly objects: Map<string, SourceObject>;
+  readonly secrets: Map<string, TokenSecret>;
+  readonly statusWrites: ObjectKey[];
+  readonly tokenWrites: string[];
+  run(leading: boolean): Promise<void>;
+}
+
+function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = new Map()): Harness {
+  const objects = new Map(initial.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+  const statusWrites: ObjectKey[] = [];
+  const tokenWrites: string[] = [];
+  const reader: ObjectReader = {
+    get: (kind, _ns, name) => objects.get(`${kind}/${name}`),
+    list: (kind) => [...objects.values()].filter((o) => o.kind === kind),
+  };
+  const writer: ClusterWriter = {
+    readTokenSecret: (_ns, c) => secrets.get(c),
+    async writeTokenSecret(owner, secret) { tokenWrites.push(owner.metadata.name); secrets.set(owner.metadata.name, secret); },
+    async deleteTokenSecret() { /* garbage collector */ },
+    async writeStatus(key, status) {
+      statusWrites.push(key);
+      const o = objects.get(`${key.kind}/${key.name}`);
+      if (o) objects.set(`${key.kind}/${key.name}`, { ...o, raw: { ...o.raw, status } });
+    },
+  };
+  const store = createStore();
+  return {
+    store, objects, secrets, statusWrites, tokenWrites,
+    async run(leading) {
+      const controller = createController({ objects: reader, writer, store, log: pino({ level: 'silent' }), leading: () => leading });
+      for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
+      await controller.idle();
+    },
+  };
+}
+
+const base = (): SourceObject[] => [object('Connector', 'gateways', {}), object('Bundle', 'docs', { connector: 'gateways' }), rule('team', ['read'])];
+
+describe('a follower', () => {
+  it('issues no token, writes no status and serves nothing before the leader recorded a revision', async () => {
+    const h = harness(base());
+    await h.run(false);
+    expect(h.tokenWrites).toEqual([]);
+    expect(h.statusWrites).toEqual([]);
+    expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')).toBeUndefined();
+    expect(h.store.snapshot().tenants.get(NS)?.index.rules.map((r) => r.model.name)).toEqual(['team']);
+  });
+
+  it('serves exactly the bytes the leader recorded', async () => {
+    const leader = harness(base());
+    await leader.run(true);
+    const recorded = leader.objects.get('Bundle/docs')?.raw['status'] as { revision: number; digest: string; etag: string };
+    expect(recorded.revision).toBe(1);
+    const follower = harness([...leader.objects.values()], new Map(leader.secrets));
+    await follower.run(false);
+    const served = follower.store.snapshot().tenants.get(NS)?.bundles.get('docs');
+    expect(served?.built.etag).toBe(recorded.etag);
+    expect(Buffer.from(served?.built.bytes ?? []).equals(Buffer.from(leader.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.bytes ?? []))).toBe(true);
+    expect(follower.store.snapshot().tokens.has(hashToken(leader.secrets.get('gateways')?.token ?? ''))).toBe(true);
+  });
+
+  it('does not serve its own build when its rules differ from what the leader recorded', async () => {
+    const leader = harness(base());
+    await leader.run(true);
+    // The follower already sees an edit the leader has not built yet: same revision number, other bytes.
+    const objects = [...leader.objects.values()].map((o) => (o.kind === 'Rule' ? { ...rule('team', ['read', 'write']), raw: { ...rule('team', ['read', 'write']).raw, status: o.raw['status'] } } : o));
+    const follower = harness(objects, new Map(leader.secrets));
+    await follower.run(false);
+    expect(follower.store.snapshot().tenants.get(NS)?.bundles.get('docs')).toBeUndefined();
+  });
+
+  it('refuses the old token as soon as the spec asks for a rotation, before the new Secret arrives', async () => {
+    const secrets = new Map([['gateways', { token: 'agent_old', rotation: 0, issuedAt: '2026-01-01T00:00:00Z' }]]);
+    const h = harness([object('Connector', 'gateways', { tokenRotation: 1 })], secrets);
+    await h.run(false);
+    expect(h.tokenWrites).toEqual([]);
+    expect(h.store.snapshot().tokens.size).toBe(0);
+  });
+});
+
+describe('a leader', () => {
+  it('continues from the recorded revision when it is newer than what it serves', async () => {
+    const first = harness(base());
+    await first.run(true);
+    const status = first.objects.get('Bundle/docs')?.raw['status'] as Record<string, unknown>;
+    // Another replica led meanwhile and recorded revision 5 for other content.
+    const objects = [...first.objects.values()].map((o) => (o.kind === 'Bundle' ? { ...o, raw: { ...o.raw, status: { ...status, revision: 5, digest: 'sha256:other' } } } : o));
+    const h = harness(objects, new Map(first.secrets));
+    await h.run(true);
+    expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.revision).toBe(6);
+    expect(h.objects.get('Bundle/docs')?.raw['status']).toMatchObject({ revision: 6 });
+  });
+
+  it('keeps the recorded revision when its bytes are the recorded ones', async () => {
+    const first = harness(base());
+    await first.run(true);
+    const h = harness([...first.objects.values()], new Map(first.secrets));
+    await h.run(true);
+    expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.revision).toBe(1);
+    expect(h.statusWrites.filter((k) => k.kind === 'Bundle')).toEqual([]);
+  });
+});
