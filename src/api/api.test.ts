@@ -123,7 +123,8 @@ describe('generated CRDs', () => {
     expect(Object.keys(byKind)).toEqual(KINDS.map((k) => k.kind));
     const columns = (kind: string) => byKind[kind]!.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
     expect(columns('Rule')).toEqual(expect.arrayContaining(['State', 'Phase', 'Subject', 'Actions', 'Resource']));
-    expect(columns('Bundle')).toEqual(expect.arrayContaining(['Connector', 'Revision', 'Rules', 'Last-Sync']));
+    expect(columns('Bundle')).toEqual(expect.arrayContaining(['Connector', 'Phase', 'Revision', 'Rules', 'Last-Sync']));
+    expect(columns('Rule')).toContain('Reason');
     for (const c of Object.values(byKind)) {
       expect(c.spec.versions[0]!.subresources).toEqual({ status: {} });
       expect(c.spec.names.shortNames.length).toBeGreaterThan(0);

@@ -43,6 +43,7 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Actions', type: 'string', jsonPath: '.spec.actions' },
       { name: 'Resource', type: 'string', jsonPath: '.spec.resourceType' },
       { name: 'Translation', type: 'string', jsonPath: '.status.translation.status', priority: 1 },
+      { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
       AGE,
     ],
   },
@@ -72,6 +73,7 @@ export const KINDS: readonly KindDefinition[] = [
     status: BundleStatus,
     columns: [
       { name: 'Connector', type: 'string', jsonPath: '.spec.connector' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
       { name: 'Rules', type: 'integer', jsonPath: '.status.ruleCount' },
       { name: 'Last-Sync', type: 'date', jsonPath: '.status.lastSync' },
