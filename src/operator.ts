@@ -40,6 +40,7 @@ export interface OperatorOptions {
   /** Lease timings (tests shorten them). */
   readonly leaseSeconds?: number;
   readonly renewMs?: number;
+  readonly renewDeadlineMs?: number;
   readonly retryMs?: number;
   /** How often sync activity reaches Bundle status (default 30 s: one status write per bundle at most). */
   readonly activityFlushMs?: number;
@@ -103,6 +104,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     api: clients.coordination, namespace, name: 'acl-operator', identity, log: log.child({ module: 'leader' }),
     ...(options.leaseSeconds !== undefined ? { leaseSeconds: options.leaseSeconds } : {}),
     ...(options.renewMs !== undefined ? { renewMs: options.renewMs } : {}),
+    ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
     ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
     onChange: (isLeader) => {
       metrics.leader.set(isLeader ? 1 : 0);

@@ -85,10 +85,17 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
     && served.source.rules.length === rules.length && served.source.rules.every((r, i) => r === rules[i]);
   const source = { rules, regoVersion: input.regoVersion, entityTypes: JSON.stringify(entityTypes ?? []) };
   if (!deps.leading()) {
-    const consistent = unchanged && served.built.revision === recordedRevision(recorded) ? undefined : await followBuild(input, served, recorded);
+    const recordedRev = recordedRevision(recorded);
+    const isRecorded = served !== undefined && served.built.revision === recordedRev && served.built.digest === recorded?.digest;
+    const consistent = unchanged && isRecorded ? undefined : await followBuild(input, served, recorded);
     if (consistent && consistent !== served?.built) {
       deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built: consistent, ruleCount: rules.length, source });
       deps.log.info({ kind: 'Bundle', key: keyText(key), revision: consistent.revision, digest: consistent.digest }, 'Serving the revision the leader recorded');
+    } else if (!consistent && served && !isRecorded && recordedRev !== undefined && served.built.revision >= recordedRev) {
+      // Built while this replica led, never recorded, and the leader since gave that revision number
+      // (or a lower one) to other bytes: serving it could show one revision with two contents.
+      deps.draft.setBundle(namespace, name, undefined);
+      deps.log.warn({ kind: 'Bundle', key: keyText(key), revision: served.built.revision, recorded: recordedRev }, 'Stopped serving a revision the leader did not record');
     }
     return { phase: deps.draft.bundle(namespace, name) ? 'Ready' : 'Pending' };
   }

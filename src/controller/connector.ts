@@ -4,7 +4,7 @@ import { describeIssues } from '../api/manifests.ts';
 import { generateToken, hashToken } from '../auth/index.ts';
 import { conditionsFor, kubeTime, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
-import { keyText, tokenSecretName, type ObjectKey, type TokenSecret } from './types.ts';
+import { keyText, tokenSecretName, TokenSecretConflict, type ObjectKey, type TokenSecret } from './types.ts';
 
 export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): Promise<Outcome> {
   const { namespace, name } = key;
@@ -52,23 +52,42 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   const spec = parsed.data.spec;
   let secret: TokenSecret | undefined = deps.writer.readTokenSecret(namespace, name);
   if (deps.leading()) {
-    if (spec.revoked) {
-      if (secret === undefined || secret.token !== undefined) {
-        secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
+    try {
+      if (spec.revoked) {
+        if (secret === undefined || secret.token !== undefined) {
+          secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
+          await deps.writer.writeTokenSecret(obj, secret);
+          log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
+          deps.writer.recordEvent?.(obj, { type: 'Normal', reason: 'TokenRevoked', message: `The token in Secret ${tokenSecretName(name)} was removed: every poller gets 401` });
+        }
+      } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
+        const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
+        secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
         await deps.writer.writeTokenSecret(obj, secret);
-        log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
-        deps.writer.recordEvent?.(obj, { type: 'Normal', reason: 'TokenRevoked', message: `The token in Secret ${tokenSecretName(name)} was removed: every poller gets 401` });
+        log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
+        deps.writer.recordEvent?.(obj, {
+          type: 'Normal',
+          reason: reason === 'rotated' ? 'TokenRotated' : 'TokenIssued',
+          message: `${reason === 'rotated' ? 'A new token replaced the old one' : 'A token was issued'} in Secret ${tokenSecretName(name)} (rotation ${spec.tokenRotation})`,
+        });
       }
-    } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
-      const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
-      secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
-      await deps.writer.writeTokenSecret(obj, secret);
-      log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
-      deps.writer.recordEvent?.(obj, {
-        type: 'Normal',
-        reason: reason === 'rotated' ? 'TokenRotated' : 'TokenIssued',
-        message: `${reason === 'rotated' ? 'A new token replaced the old one' : 'A token was issued'} in Secret ${tokenSecretName(name)} (rotation ${spec.tokenRotation})`,
-      });
+    } catch (err) {
+      if (!(err instanceof TokenSecretConflict)) throw err;
+      // Someone else's Secret has the name: nothing is written, and no token opens the bundles.
+      log.warn({ problem: err.message }, 'Token Secret name taken');
+      deps.draft.setConnector(namespace, name, { tenant: namespace, name, active: false, tokenHash: undefined });
+      const conflict: ConditionInput = { type: 'Ready', status: false, reason: 'SecretConflict', message: err.message };
+      if ((previousConditions as Condition[] | undefined)?.find?.((c) => c.type === 'Ready')?.reason !== 'SecretConflict') {
+        deps.writer.recordEvent?.(obj, { type: 'Warning', reason: 'SecretConflict', message: err.message });
+      }
+      return {
+        phase: 'Inactive',
+        ...(existed ? {} : { enqueue: bundlesOfIt() }),
+        status: {
+          phase: 'Inactive', observedGeneration: generation, tokenSecretName: tokenSecretName(name), bundles,
+          conditions: conditionsFor([conflict, { type: 'TokenIssued', status: false, reason: 'SecretConflict', message: err.message }, { type: 'Active', status: false, reason: 'SecretConflict', message: 'Bundles are not served' }], generation, deps.now(), previousConditions),
+        },
+      };
     }
   }
   // A follower accepts only the token issued for the current spec: after a rotation or revocation

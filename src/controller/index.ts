@@ -3,6 +3,6 @@ export { secretToken, MIN_API_KEY_LENGTH } from './secret.ts';
 export { conditionsFor, kubeTime, sameStatus } from './conditions.ts';
 export {
   ANNOTATION_ISSUED_AT, ANNOTATION_REGENERATE, ANNOTATION_ROTATION, KIND_ORDER, LABEL_API_KEY, LABEL_CONNECTOR,
-  keyText, parseKey, tokenSecretName,
-  type ClusterWriter, type Kind, type ObjectKey, type ObjectReader, type SourceObject, type TokenSecret,
+  keyText, parseKey, tokenSecretName, TokenSecretConflict,
+  type ClusterWriter, type ObjectEvent, type Kind, type ObjectKey, type ObjectReader, type SourceObject, type TokenSecret,
 } from './types.ts';

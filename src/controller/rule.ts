@@ -84,7 +84,11 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       deps.log.warn({ kind: 'Rule', key: id, reason, problem: message }, 'Rejected Rule');
       const ready = ((obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
       if (deps.leading() && (ready?.reason !== reason || ready.message !== message)) deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
-      const previous = lastGood.get(id) ?? recorded(obj);
+      // The newer of what this replica remembers and what status records: a replica that missed a
+      // generation (a relist delivers only the newest) must not put an older one back in force.
+      const remembered = lastGood.get(id);
+      const fromStatus = recorded(obj);
+      const previous = fromStatus && (!remembered || fromStatus.generation > remembered.generation) ? fromStatus : remembered;
       if (previous) lastGood.set(id, previous);
       const kept = previous
         ? { status: 'Stale', generation: previous.generation, rego: previous.rego, spec: previous.spec, message: `generation ${generation} cannot be translated: ${message}; generation ${previous.generation} stays in force` }

@@ -68,6 +68,14 @@ export interface ObjectEvent {
   readonly message: string;
 }
 
+/**
+ * Thrown by writeTokenSecret when a Secret of the token Secret's name exists and is not one this
+ * operator manages: it is never overwritten, and the Connector reports the conflict.
+ */
+export class TokenSecretConflict extends Error {
+  override readonly name = 'TokenSecretConflict';
+}
+
 /** Name of a connector's token Secret. */
 export function tokenSecretName(connector: string): string {
   return `${connector}-token`;

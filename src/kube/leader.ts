@@ -37,7 +37,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   const now = options.now ?? (() => Date.now());
   const leaseSeconds = options.leaseSeconds ?? 15;
   const renewMs = options.renewMs ?? 5000;
-  const renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+  // Must end before the Lease does, or another replica could lead while this one still writes.
+  const renewDeadlineMs = Math.min(options.renewDeadlineMs ?? 10_000, leaseSeconds * 1000 * 2 / 3);
+  /** No Lease call may outlast the renew deadline (undici alone would wait up to 5 minutes). */
+  const callTimeoutMs = Math.max(100, Math.floor(renewDeadlineMs / 2));
   const retryMs = options.retryMs ?? 2000;
   let leading = false;
   let lastRenew = 0;
@@ -65,7 +68,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     };
   }
 
-  async function attempt(): Promise<void> {
+  async function attempt(current: { expired: boolean }): Promise<void> {
     let lease: V1Lease | undefined;
     try {
       lease = await api.readNamespacedLease({ name, namespace });
@@ -75,7 +78,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     if (!lease) {
       await api.createNamespacedLease({ namespace, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: spec(undefined, true) } });
       lastRenew = now();
-      set(true);
+      if (!current.expired) set(true);
       return;
     }
     const holder = lease.spec?.holderIdentity ?? '';
@@ -92,12 +95,20 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     observed = { resourceVersion: res.metadata?.resourceVersion, holder: identity, at: now() };
     lastRenew = now();
     if (acquiring) log.info({ lease: `${namespace}/${name}`, previous: holder || undefined }, 'Took over the Lease');
-    set(true);
+    if (!current.expired) set(true);
   }
 
   async function tick(): Promise<void> {
     try {
-      await attempt();
+      let timer: NodeJS.Timeout | undefined;
+      // A late answer of an attempt that timed out is ignored: the next attempt reads the Lease again.
+      const current = { expired: false };
+      const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => { current.expired = true; reject(new Error(`Lease request took longer than ${callTimeoutMs} ms`)); }, callTimeoutMs); });
+      try {
+        await Promise.race([attempt(current), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
     } catch (err) {
       const status = statusOf(err);
       // 409: another candidate wrote first. Anything else: the API server is unreachable or refuses.
@@ -111,7 +122,12 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   }
 
   return {
-    isLeader: () => leading,
+    // A renewal that hangs must not leave two leaders: past the deadline this replica stops writing
+    // even before the failed attempt returns.
+    isLeader: () => {
+      if (leading && now() - lastRenew > renewDeadlineMs) set(false);
+      return leading;
+    },
     async start() {
       running = tick();
       await running;

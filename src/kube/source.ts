@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { API_VERSION, GROUP, ObjectMeta, VERSION } from '../api/meta.ts';
 import {
   ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_API_KEY, LABEL_CONNECTOR, keyText, tokenSecretName,
-  type ClusterWriter, type Kind, type ObjectKey, type ObjectReader, type SourceObject, type TokenSecret,
+  TokenSecretConflict, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader, type SourceObject, type TokenSecret,
 } from '../controller/index.ts';
 import { collectionPath, describeError, newerVersion, PLURALS, statusOf, type CustomKind, type KubeClients } from './client.ts';
 
@@ -135,7 +135,9 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       const id = slot(namespace, connector);
       const record = tokenRecord(obj);
       const mine = written.get(id);
-      if (mine && !newerVersion(mine.resourceVersion, record.resourceVersion)) written.delete(id);
+      // A deletion is the informer's newest view even when it reports an older version (a relist
+      // after 410 reports what it last saw): what this replica wrote is gone too.
+      if (type === 'delete' || (mine && !newerVersion(mine.resourceVersion, record.resourceVersion))) written.delete(id);
       if (type === 'delete') tokens.delete(id);
       else tokens.set(id, record);
       options.enqueue({ kind: 'Connector', namespace, name: connector });
@@ -176,6 +178,8 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     readonly informer: Informer<KubernetesObject>;
     listed: boolean;
     failures: number;
+    /** Errors seen so far: a start that adds none reached the server and resets the backoff. */
+    errors: number;
     readonly firstList: Promise<void>;
   }
   const entries: Entry[] = [];
@@ -183,8 +187,10 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
   /** (Re)starts an informer. It resumes from its last resourceVersion, or lists when it has none. */
   function startEntry(entry: Entry, resolveFirst: () => void): void {
     if (stopped) return;
+    const errorsBefore = entry.errors;
     entry.informer.start().then(() => {
-      // A failed list is reported through the error handler, which schedules the next attempt.
+      // A failed list or watch is reported through the error handler, which schedules the next attempt.
+      if (entry.errors === errorsBefore) entry.failures = 0;
       if (entry.listed) resolveFirst();
     }, (err: unknown) => log.warn({ feed: entry.feed.name, err: describeError(err) }, 'Watch failed to start'));
   }
@@ -200,13 +206,14 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       options.onList?.(feed.name);
       return result;
     }, feed.labelSelector);
-    const entry: Entry = { feed, informer, listed: false, failures: 0, firstList };
+    const entry: Entry = { feed, informer, listed: false, failures: 0, errors: 0, firstList };
     holder.entry = entry;
     informer.on('add', (o) => onChange(feed, 'add', o));
     informer.on('update', (o) => onChange(feed, 'update', o));
     informer.on('delete', (o) => onChange(feed, 'delete', o));
     informer.on('error', (err: unknown) => {
       if (stopped) return;
+      entry.errors += 1;
       entry.failures += 1;
       const delayMs = Math.min((options.restartMs ?? 1000) * 2 ** (entry.failures - 1), options.maxRestartMs ?? 30_000);
       log.warn({ feed: feed.name, err: describeError(err), attempt: entry.failures, delayMs }, 'Watch stopped; restarting it');
@@ -247,33 +254,42 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     };
   }
 
-  /** Creates or replaces a token Secret; a conflict re-reads it from the server and tries again. */
+  /** Whether a Secret is a token Secret this operator manages for `connector`. */
+  function isOurs(secret: V1Secret, connector: string): boolean {
+    return secret.metadata?.labels?.[LABEL_CONNECTOR] === connector;
+  }
+
+  /**
+   * Creates or replaces a token Secret. A conflict is never answered by writing the same body again
+   * (it was computed from what is now stale): the fresh Secret is remembered and the reconcile fails,
+   * so the controller decides again from it. A Secret of that name that is not ours is left alone.
+   */
   async function putSecret(namespace: string, connector: string, body: (resourceVersion: string | undefined) => V1Secret): Promise<void> {
-    let current = currentToken(namespace, connector)?.resourceVersion;
-    let known = currentToken(namespace, connector) !== undefined;
+    const known = currentToken(namespace, connector);
     const name = tokenSecretName(connector);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const res = known
-          ? await clients.core.replaceNamespacedSecret({ name, namespace, body: body(current) })
-          : await clients.core.createNamespacedSecret({ namespace, body: body(undefined) });
-        written.set(slot(namespace, connector), tokenRecord(res));
-        return;
-      } catch (err) {
-        const status = statusOf(err);
-        if ((status !== 409 && status !== 404) || attempt >= 4) throw new Error(`Failed to write Secret ${namespace}/${name}: ${describeError(err)}`);
-        try {
-          const fresh = await clients.core.readNamespacedSecret({ name, namespace });
-          if (fresh.metadata?.labels?.[LABEL_CONNECTOR] !== connector) log.warn({ secret: `${namespace}/${name}` }, 'Taking over a Secret with the token Secret name of a connector');
-          current = fresh.metadata?.resourceVersion;
-          known = true;
-        } catch (readErr) {
-          if (statusOf(readErr) !== 404) throw new Error(`Failed to read Secret ${namespace}/${name}: ${describeError(readErr)}`);
-          current = undefined;
-          known = false;
-        }
-      }
+    const id = slot(namespace, connector);
+    try {
+      const res = known
+        ? await clients.core.replaceNamespacedSecret({ name, namespace, body: body(known.resourceVersion) })
+        : await clients.core.createNamespacedSecret({ namespace, body: body(undefined) });
+      written.set(id, tokenRecord(res));
+      return;
+    } catch (err) {
+      const status = statusOf(err);
+      if (status !== 409 && status !== 404) throw new Error(`Failed to write Secret ${namespace}/${name}: ${describeError(err)}`);
     }
+    let fresh: V1Secret | undefined;
+    try {
+      fresh = await clients.core.readNamespacedSecret({ name, namespace });
+    } catch (readErr) {
+      if (statusOf(readErr) !== 404) throw new Error(`Failed to read Secret ${namespace}/${name}: ${describeError(readErr)}`);
+    }
+    if (fresh && !isOurs(fresh, connector)) {
+      throw new TokenSecretConflict(`Secret ${name} already exists and is not a token Secret of this connector (no label ${LABEL_CONNECTOR}: ${connector}); it is left alone. Delete or rename it, or rename the Connector.`);
+    }
+    if (fresh) written.set(id, tokenRecord(fresh));
+    else { written.delete(id); tokens.delete(id); }
+    throw new Error(`Secret ${namespace}/${name} changed while it was written; deciding again from the current one`);
   }
 
   const writer: ClusterWriter = {
@@ -309,7 +325,9 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
           body: { ...obj.raw, status },
         });
         const updated = toSource(key.kind, res as KubernetesObject);
-        if (updated) put(updated);
+        // Only while the object is still there: the informer may have reported it deleted meanwhile.
+        const still = objects.get(key.kind)?.get(slot(key.namespace, key.name));
+        if (updated && still?.metadata.uid === updated.metadata.uid) put(updated);
       } catch (err) {
         if (statusOf(err) === 404) return;
         throw new Error(`Failed to write the status of ${keyText(key)}: ${describeError(err)}`);
@@ -323,7 +341,7 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     clients.core.createNamespacedEvent({
       namespace,
       body: {
-        metadata: { name: `${name}.${randomBytes(8).toString('hex')}`, namespace },
+        metadata: { name: `${name.slice(0, 253 - 17)}.${randomBytes(8).toString('hex')}`, namespace },
         involvedObject: { apiVersion: obj.kind === 'Secret' ? 'v1' : API_VERSION, kind: obj.kind, name, namespace, ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
         type: event.type, reason: event.reason, message: event.message.slice(0, 1024),
         firstTimestamp: time, lastTimestamp: time, count: 1,
@@ -354,15 +372,24 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       const ca = options.caBundle?.();
       if (ca === undefined) return;
       const encoded = Buffer.from(ca, 'utf8').toString('base64');
-      for (const [id, record] of [...tokens]) {
-        const current = written.get(id) ?? record;
-        if (current.data[CA_KEY] === encoded) continue;
+      for (const id of new Set([...tokens.keys(), ...written.keys()])) {
         const [namespace, connector] = id.split('/') as [string, string];
-        const owner = objects.get('Connector')?.get(id);
-        const secret = writer.readTokenSecret(namespace, connector);
-        if (!owner || !secret) continue;
-        await putSecret(namespace, connector, (rv) => secretBody(owner, secret, rv));
-        log.info({ secret: `${namespace}/${tokenSecretName(connector)}` }, 'Wrote the current CA into a token Secret');
+        if ((written.get(id) ?? tokens.get(id))?.data[CA_KEY] === encoded) continue;
+        const name = tokenSecretName(connector);
+        // Only ca.crt changes, on the Secret as the server holds it now: a token is never written back.
+        for (let attempt = 1; attempt <= 3; attempt++) {
+          try {
+            const fresh = await clients.core.readNamespacedSecret({ name, namespace });
+            if (!isOurs(fresh, connector) || fresh.data?.[CA_KEY] === encoded) break;
+            const res = await clients.core.replaceNamespacedSecret({ name, namespace, body: { ...fresh, data: { ...(fresh.data ?? {}), [CA_KEY]: encoded } } });
+            written.set(id, tokenRecord(res));
+            log.info({ secret: `${namespace}/${name}` }, 'Wrote the current CA into a token Secret');
+            break;
+          } catch (err) {
+            if (statusOf(err) === 404) break;
+            if (statusOf(err) !== 409 || attempt === 3) throw new Error(`Failed to write the CA into Secret ${namespace}/${name}: ${describeError(err)}`);
+          }
+        }
       }
     },
     async stop() {

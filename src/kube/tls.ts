@@ -3,6 +3,8 @@
 // replica wins; the others read it), so `kubectl apply -f deploy/` works without cert-manager. When
 // cert-manager (or anyone) owns the Secret, it is only read, and re-read periodically: the files the
 // listener watches are rewritten when it changes, which reloads the certificate without a restart.
+// A certificate the operator made itself is renewed 30 days before it expires.
+import { X509Certificate } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
@@ -49,30 +51,54 @@ function decode(secret: V1Secret): TlsMaterial | string {
   return { cert, key, ca: ca?.includes('BEGIN CERTIFICATE') ? ca : cert };
 }
 
+/** A self-signed certificate made by the operator is replaced this long before it expires. */
+const RENEW_BEFORE_MS = 30 * 86_400_000;
+
+async function generated(o: TlsSecretOptions, namespace: string): Promise<{ material: TlsMaterial; data: Record<string, string>; dnsNames: string[] }> {
+  const dnsNames = [o.serviceName, `${o.serviceName}.${namespace}`, `${o.serviceName}.${namespace}.svc`, `${o.serviceName}.${namespace}.svc.cluster.local`, 'localhost'];
+  const pems = await selfSignedCertificate({ commonName: `${o.serviceName}.${namespace}.svc`, organization: 'acl-operator', dnsNames, ips: ['127.0.0.1'], now: new Date() });
+  const b64 = (t: string): string => Buffer.from(t, 'utf8').toString('base64');
+  return {
+    material: { cert: pems.cert, key: pems.private, ca: pems.cert },
+    data: { 'tls.crt': b64(pems.cert), 'tls.key': b64(pems.private), 'ca.crt': b64(pems.cert) },
+    dnsNames,
+  };
+}
+
 async function readOrCreate(o: TlsSecretOptions): Promise<TlsMaterial> {
   const { core, namespace, name, log } = o;
   for (let attempt = 1; attempt <= 3; attempt++) {
+    let existing: V1Secret | undefined;
     try {
-      const found = decode(await core.readNamespacedSecret({ name, namespace }));
-      if (typeof found === 'string') throw new Error(`TLS Secret ${namespace}/${name} cannot be used: ${found}`);
-      return found;
+      existing = await core.readNamespacedSecret({ name, namespace });
     } catch (err) {
-      if (statusOf(err) !== 404) throw err instanceof Error && statusOf(err) === undefined ? err : new Error(`Failed to read TLS Secret ${namespace}/${name}: ${describeError(err)}`);
+      if (statusOf(err) !== 404) throw new Error(`Failed to read TLS Secret ${namespace}/${name}: ${describeError(err)}`);
     }
-    const dnsNames = [o.serviceName, `${o.serviceName}.${namespace}`, `${o.serviceName}.${namespace}.svc`, `${o.serviceName}.${namespace}.svc.cluster.local`, 'localhost'];
-    const pems = await selfSignedCertificate({ commonName: `${o.serviceName}.${namespace}.svc`, organization: 'acl-operator', dnsNames, ips: ['127.0.0.1'], now: new Date() });
-    const b64 = (t: string): string => Buffer.from(t, 'utf8').toString('base64');
+    if (existing) {
+      const found = decode(existing);
+      if (typeof found === 'string') throw new Error(`TLS Secret ${namespace}/${name} cannot be used: ${found}`);
+      // Ours (self-signed) and close to expiry: replaced. Anyone else's (cert-manager) is only read.
+      const ours = existing.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY;
+      if (!ours || new Date(new X509Certificate(found.cert).validTo).getTime() - Date.now() > RENEW_BEFORE_MS) return found;
+      const next = await generated(o, namespace);
+      try {
+        await core.replaceNamespacedSecret({ name, namespace, body: { ...existing, data: next.data } });
+        log.info({ secret: `${namespace}/${name}`, expired: new X509Certificate(found.cert).validTo }, 'Renewed the self-signed TLS certificate of the API listener');
+        return next.material;
+      } catch (err) {
+        // 409: another replica renewed it first; read theirs.
+        if (statusOf(err) !== 409) throw new Error(`Failed to renew TLS Secret ${namespace}/${name}: ${describeError(err)}`);
+        continue;
+      }
+    }
+    const next = await generated(o, namespace);
     try {
       await core.createNamespacedSecret({
         namespace,
-        body: {
-          apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
-          metadata: { name, namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
-          data: { 'tls.crt': b64(pems.cert), 'tls.key': b64(pems.private), 'ca.crt': b64(pems.cert) },
-        },
+        body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name, namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } }, data: next.data },
       });
-      log.info({ secret: `${namespace}/${name}`, dnsNames }, 'Created a self-signed TLS certificate for the API listener');
-      return { cert: pems.cert, key: pems.private, ca: pems.cert };
+      log.info({ secret: `${namespace}/${name}`, dnsNames: next.dnsNames }, 'Created a self-signed TLS certificate for the API listener');
+      return next.material;
     } catch (err) {
       // 409: another replica created it first; read theirs.
       if (statusOf(err) !== 409) throw new Error(`Failed to create TLS Secret ${namespace}/${name}: ${describeError(err)}`);

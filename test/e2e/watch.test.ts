@@ -61,6 +61,9 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
 
   async function expectCaughtUp(ns: string, api: ReturnType<typeof customApi>, o: Operator): Promise<void> {
     const token = await waitFor('token', () => readToken(ns, 'gateways'));
+    // A cut longer than the renew deadline makes the operator step down; it leads again once its
+    // Lease is reachable (nobody else competes here).
+    await waitFor('leading again', () => o.elector.isLeader());
     // The changes may arrive in one relist or one by one (then the bundle passes through revisions).
     await waitFor('every change in the served rules', () => {
       const rules = o.store.snapshot().tenants.get(ns)?.index.rules ?? [];

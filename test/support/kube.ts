@@ -55,12 +55,23 @@ export async function apply(kc: KubeConfig, objects: readonly KubernetesObject[]
   const api = KubernetesObjectApi.makeApiClient(kc);
   const out: KubernetesObject[] = [];
   for (const o of objects) {
-    try {
-      const current = await api.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace } } as KubernetesObject & { metadata: { name: string } });
-      out.push(await api.replace({ ...o, metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion } }));
-    } catch (err) {
-      if (statusOf(err) !== 404) throw err;
-      out.push(await api.create(o));
+    // Test files run in parallel and may apply the same cluster-scoped object (CRDs, the ClusterRole):
+    // a conflict means another one wrote it in between, so read it again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let current: KubernetesObject | undefined;
+        try {
+          current = await api.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace } } as KubernetesObject & { metadata: { name: string } });
+        } catch (err) {
+          if (statusOf(err) !== 404) throw err;
+        }
+        out.push(current
+          ? await api.replace({ ...o, metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion } })
+          : await api.create(o));
+        break;
+      } catch (err) {
+        if (statusOf(err) !== 409 || attempt >= 10) throw err;
+      }
     }
   }
   return out;
