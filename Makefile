@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck test test-opa run render crds bench bench-http clean node-version
+.PHONY: help install build typecheck test test-opa run render crds bench bench-http bench-kube clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -81,6 +81,13 @@ bench: $(INSTALL_STAMP) ## Run every benchmark: bench/run.ts, then bench/http.ts
 # bundle; BENCH_QUICK=1 is a one-minute smoke check for CI (its figures are not for quoting).
 bench-http: $(INSTALL_STAMP) ## Run the HTTP benchmark (OPA_BIN adds OPA; BENCH_QUICK=1: one-minute smoke check)
 	node bench/http.ts
+
+# Against a real API server with the CRDs of crds/ installed (E2E_KUBECONFIG, else KUBECONFIG; e.g. local-kube),
+# about 4-5 minutes. Creates namespaces bench-kube-* (10,200 objects) and deletes them at the end unless
+# BENCH_KEEP=1; BENCH_QUICK=1 is a one-minute smoke check; BENCH_CPU_PROF=<dir> profiles the 10,000-rule starts.
+bench-kube: $(INSTALL_STAMP) ## Propagation, startup and memory on a real API server (E2E_KUBECONFIG or KUBECONFIG)
+	@test -n "$${E2E_KUBECONFIG:-$${KUBECONFIG:-}}" || { echo "make bench-kube needs a cluster with the CRDs of crds/ installed: set E2E_KUBECONFIG or KUBECONFIG" >&2; exit 2; }
+	E2E_KUBECONFIG="$${E2E_KUBECONFIG:-$$KUBECONFIG}" node bench/kube.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
 	rm -rf dist coverage .vitest-results.json

@@ -124,7 +124,9 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     await kubeSource.start();
     log.info({ objects: kubeSource.keys().length }, 'Listed every watched kind');
     await elector.start();
-    await controller.idle();
+    // Ready once the first pass is built and published; a first start's thousands of status writes
+    // go on in the background (measured: 100 s for 10,200 of them one by one).
+    await controller.settled();
     const tls: Tls = tlsSecret ? { mode: 'files', ...tlsSecret.files } : config.tls;
     api = await serving.listenApi(tls);
   } catch (err) {

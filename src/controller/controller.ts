@@ -36,9 +36,19 @@ export interface Controller {
   enqueue(key: ObjectKey): void;
   /** Resolves once the queue is empty and no drain is running. */
   idle(): Promise<void>;
+  /**
+   * Resolves once everything queued has been reconciled and published (status writes may still be
+   * under way): what readiness waits for.
+   */
+  settled(): Promise<void>;
   /** Stops retries; a running drain finishes. */
   stop(): void;
 }
+
+/** Status writes in flight at once. */
+const STATUS_WRITERS = 8;
+/** Rounds of follow-up keys in one drain (they converge in two or three; more wait for the next drain). */
+const MAX_ROUNDS = 5;
 
 export function createController(options: ControllerOptions): Controller {
   const { objects, writer, store, log } = options;
@@ -49,6 +59,7 @@ export function createController(options: ControllerOptions): Controller {
   const retries = new Set<NodeJS.Timeout>();
   const phases = new Map<Kind, Map<string, string>>();
   let running: Promise<void> | undefined;
+  const settledWaiters: (() => void)[] = [];
   let stopped = false;
 
   const leading = options.leading ?? (() => true);
@@ -84,18 +95,18 @@ export function createController(options: ControllerOptions): Controller {
     else m.set(`${key.namespace}/${key.name}`, phase);
   }
 
-  async function drainOnce(): Promise<void> {
-    const batch = [...queue].map(parseKey);
-    queue.clear();
+  /** One round: the keys in kind order, with the bundles of tenants whose deployed rules changed. */
+  async function round(batch: readonly ObjectKey[], outcomes: Map<string, { key: ObjectKey; outcome: Outcome }>): Promise<Set<string>> {
     const byKind = new Map<Kind, ObjectKey[]>(KIND_ORDER.map((k) => [k, []]));
     for (const k of batch) byKind.get(k.kind)?.push(k);
     const seen = new Set(batch.map(keyText));
-    const outcomes: { key: ObjectKey; outcome: Outcome }[] = [];
+    const done: Outcome[] = [];
+    const follow = new Set<string>();
     for (const kind of KIND_ORDER) {
       const keys = byKind.get(kind) ?? [];
       if (kind === 'Bundle') {
-        // Every bundle of a tenant whose deployed rules changed is rebuilt in this same drain.
-        const tenants = new Set(outcomes.map((o) => o.outcome.rulesChangedIn).filter((t): t is string => t !== undefined));
+        // Every bundle of a tenant whose deployed rules changed is rebuilt in this same round.
+        const tenants = new Set(done.map((o) => o.rulesChangedIn).filter((t): t is string => t !== undefined));
         for (const tenant of tenants) {
           for (const b of [...objects.list('Bundle', tenant).map((o) => o.metadata.name), ...store.draft.bundles(tenant).map((b) => b.name)]) {
             const k: ObjectKey = { kind: 'Bundle', namespace: tenant, name: b };
@@ -103,12 +114,14 @@ export function createController(options: ControllerOptions): Controller {
           }
         }
       }
-      keys.sort((a, b) => (keyText(a) < keyText(b) ? -1 : 1));
+      keys.sort((x, y) => (keyText(x) < keyText(y) ? -1 : 1));
       for (const key of keys) {
         const started = performance.now();
         try {
           const outcome = await reconcile(key);
-          outcomes.push({ key, outcome });
+          outcomes.set(keyText(key), { key, outcome });
+          done.push(outcome);
+          for (const next of outcome.enqueue ?? []) follow.add(keyText(next));
           failures.delete(keyText(key));
           options.metrics?.reconciled(key.kind, 'ok', (performance.now() - started) / 1000);
         } catch (err) {
@@ -117,21 +130,49 @@ export function createController(options: ControllerOptions): Controller {
         }
       }
     }
+    return follow;
+  }
+
+  /**
+   * A drain: rounds until no reconcile asks for another key (a Connector for its Bundles' status,
+   * a Bundle for its Connector's), one publish, then the status writes. So what a first start
+   * serves is published before any of its (possibly thousands of) status writes.
+   */
+  async function drainOnce(): Promise<void> {
+    let batch = [...queue].map(parseKey);
+    queue.clear();
+    const outcomes = new Map<string, { key: ObjectKey; outcome: Outcome }>();
+    for (let n = 1; batch.length > 0; n++) {
+      const follow = await round(batch, outcomes);
+      if (n >= MAX_ROUNDS) { for (const k of follow) queue.add(k); break; }
+      batch = [...follow].map(parseKey);
+    }
     store.publish();
-    for (const { key, outcome } of outcomes) {
+    const writes: { key: ObjectKey; status: Readonly<Record<string, unknown>> }[] = [];
+    for (const { key, outcome } of outcomes.values()) {
       recordPhase(key, outcome.phase);
-      for (const next of outcome.enqueue ?? []) queue.add(keyText(next));
       if (!outcome.status || !leading()) continue;
       const obj = objects.get(key.kind, key.namespace, key.name);
       if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
-      try {
-        await writer.writeStatus(key, outcome.status);
-        options.metrics?.statusWritten(key.kind);
-        log.debug({ kind: key.kind, key: keyText(key), phase: outcome.phase }, 'Wrote status');
-      } catch (err) {
-        retry(keyText(key), err);
-      }
+      writes.push({ key, status: outcome.status });
     }
+    // What is served is published: readiness need not wait for the status writes below.
+    if (queue.size === 0) { for (const resolve of settledWaiters.splice(0)) resolve(); }
+    // Status writes are independent of each other: a few at a time (a first start writes thousands).
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let i = next++; i < writes.length; i = next++) {
+        const { key, status } = writes[i] as (typeof writes)[number];
+        try {
+          await writer.writeStatus(key, status);
+          options.metrics?.statusWritten(key.kind);
+          log.debug({ kind: key.kind, key: keyText(key) }, 'Wrote status');
+        } catch (err) {
+          retry(keyText(key), err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STATUS_WRITERS, writes.length) }, worker));
     for (const [kind, m] of phases) {
       const counts = new Map<string, number>();
       for (const p of m.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
@@ -148,6 +189,7 @@ export function createController(options: ControllerOptions): Controller {
     } finally {
       options.metrics?.queueDepth(0);
       running = undefined;
+      for (const resolve of settledWaiters.splice(0)) resolve();
     }
   }
 
@@ -159,6 +201,10 @@ export function createController(options: ControllerOptions): Controller {
   return {
     enqueue: (key) => add(keyText(key)),
     async idle() { while (running) await running; },
+    settled() {
+      if (!running && queue.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => settledWaiters.push(resolve));
+    },
     stop() { stopped = true; for (const t of retries) clearTimeout(t); retries.clear(); },
   };
 }

@@ -1,9 +1,11 @@
 // The one place that builds @kubernetes/client-node clients, and the few helpers every kube module
 // needs: which resource a kind is, and what an API error was.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import type { RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type RequestContext } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../api/meta.ts';
 import type { Kind } from '../controller/index.ts';
 
@@ -32,9 +34,45 @@ export function createClients(kubeconfig: string | undefined): KubeClients {
   return clientsFor(config);
 }
 
-/** Clients for a loaded KubeConfig. */
+type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+
+/**
+ * client-node 2.0 builds a new undici Agent, hence a new TLS connection, for every API call and
+ * every watch (measured: 4.4 ms and 2.7 ms of CPU per call, 41 % of a first start's CPU in TLS, and
+ * about 180 MB of RSS per 1,000 calls). One Agent per set of TLS settings is shared instead; auth
+ * headers (tokens, which may be refreshed) are still applied per request by client-node.
+ */
+function shareConnections(config: KubeConfig): void {
+  const original = config.applySecurityAuthentication.bind(config);
+  const pool = new Map<string, Dispatcher>();
+  config.applySecurityAuthentication = async (context: RequestContext): Promise<void> => {
+    await original(context);
+    const created = context.getDispatcher();
+    if (!created) return;
+    const tls: RequestOptions = {};
+    await config.applyToHTTPSOptions(tls);
+    const text = (v: unknown): unknown => (Buffer.isBuffer(v) ? v.toString('base64') : v ?? null);
+    const key = createHash('sha256').update(JSON.stringify([config.getCurrentCluster()?.server, tls.ca, tls.cert, tls.key, tls.pfx, tls.servername, tls.rejectUnauthorized].map(text))).digest('hex');
+    const shared = pool.get(key);
+    if (shared) {
+      context.setDispatcher(shared);
+      void created.close().catch(() => undefined);
+      return;
+    }
+    // New TLS settings (a rotated client certificate): the oldest Agent goes once a few are kept.
+    if (pool.size >= 4) {
+      const [oldKey, old] = pool.entries().next().value as [string, Dispatcher];
+      pool.delete(oldKey);
+      void old.close().catch(() => undefined);
+    }
+    pool.set(key, created);
+  };
+}
+
+/** Clients for a loaded KubeConfig (its connections are shared from here on). */
 export function clientsFor(config: KubeConfig): KubeClients {
   if (!config.getCurrentCluster()) throw new Error('The kubeconfig has no current cluster: pick a context (kubectl config use-context) or pass --kubeconfig');
+  shareConnections(config);
   return {
     config,
     custom: config.makeApiClient(CustomObjectsApi),
