@@ -37,8 +37,8 @@ export interface Controller {
   /** Resolves once the queue is empty and no drain is running. */
   idle(): Promise<void>;
   /**
-   * Resolves once everything queued has been reconciled and published (status writes may still be
-   * under way): what readiness waits for.
+   * Resolves once everything queued now has been reconciled and published (status writes, and keys
+   * queued later, may still be under way): what readiness waits for.
    */
   settled(): Promise<void>;
   /** Stops retries; a running drain finishes. */
@@ -59,7 +59,9 @@ export function createController(options: ControllerOptions): Controller {
   const retries = new Set<NodeJS.Timeout>();
   const phases = new Map<Kind, Map<string, string>>();
   let running: Promise<void> | undefined;
-  const settledWaiters: (() => void)[] = [];
+  /** Waiters of settled(), each with the drain whose publish it waits for. */
+  const settledWaiters: { drain: number; resolve: () => void }[] = [];
+  let drains = 0;
   let stopped = false;
 
   const leading = options.leading ?? (() => true);
@@ -139,6 +141,7 @@ export function createController(options: ControllerOptions): Controller {
    * serves is published before any of its (possibly thousands of) status writes.
    */
   async function drainOnce(): Promise<void> {
+    const drain = ++drains;
     let batch = [...queue].map(parseKey);
     queue.clear();
     const outcomes = new Map<string, { key: ObjectKey; outcome: Outcome }>();
@@ -156,8 +159,9 @@ export function createController(options: ControllerOptions): Controller {
       if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
       writes.push({ key, status: outcome.status });
     }
-    // What is served is published: readiness need not wait for the status writes below.
-    if (queue.size === 0) { for (const resolve of settledWaiters.splice(0)) resolve(); }
+    // What is served is published: readiness need not wait for the status writes below (whose
+    // echoes from the API server keep the queue busy while thousands are written).
+    for (const w of settledWaiters.filter((x) => x.drain <= drain)) { settledWaiters.splice(settledWaiters.indexOf(w), 1); w.resolve(); }
     // Status writes are independent of each other: a few at a time (a first start writes thousands).
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -189,7 +193,7 @@ export function createController(options: ControllerOptions): Controller {
     } finally {
       options.metrics?.queueDepth(0);
       running = undefined;
-      for (const resolve of settledWaiters.splice(0)) resolve();
+      for (const w of settledWaiters.splice(0)) w.resolve();
     }
   }
 
@@ -203,7 +207,9 @@ export function createController(options: ControllerOptions): Controller {
     async idle() { while (running) await running; },
     settled() {
       if (!running && queue.size === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => settledWaiters.push(resolve));
+      // Keys waiting: the next drain takes them all. None: the running drain is the last one needed.
+      const drain = queue.size > 0 ? drains + 1 : drains;
+      return new Promise<void>((resolve) => settledWaiters.push({ drain, resolve }));
     },
     stop() { stopped = true; for (const t of retries) clearTimeout(t); retries.clear(); },
   };
