@@ -4,16 +4,15 @@ import pino from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor } from '../../src/kube/client.ts';
 import { createLeaderElector, type LeaderElector } from '../../src/kube/leader.ts';
-import { createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, waitFor } from '../support/kube.ts';
-import { startFreezeProxy, type FreezeProxy } from '../support/freeze-proxy.ts';
+import { createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, startApiProxy, waitFor, type ApiProxy } from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: leader election (real API server)', { timeout: 60_000 }, () => {
   let drop: (() => Promise<void>) | undefined;
-  let proxy: FreezeProxy | undefined;
+  let proxy: ApiProxy | undefined;
   const electors: LeaderElector[] = [];
   beforeAll(ensureCrds);
   afterEach(async () => {
-    proxy?.close();
+    await proxy?.close();
     await Promise.all(electors.splice(0).map((e) => e.stop().catch(() => undefined)));
     await drop?.();
   });
@@ -21,7 +20,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: leader election (real API server)'
   it('a leader whose renewal hangs steps down within renewDeadline', async () => {
     const n = await createNamespace('rv-lease');
     drop = n.drop;
-    proxy = await startFreezeProxy();
+    proxy = await startApiProxy();
     const log = pino({ level: 'silent' });
     const common = { namespace: n.name, name: 'acl-operator', log, leaseSeconds: 3, renewMs: 500, renewDeadlineMs: 2000, retryMs: 200 };
     const a = createLeaderElector({ ...common, api: clientsFor(proxy.kubeConfig).coordination, identity: 'a', onChange: () => undefined });

@@ -6,8 +6,7 @@ import { clientsFor } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator } from '../../src/operator.ts';
 import { selfSignedCertificate } from '../../src/server.ts';
-import { adminClients, createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig } from '../support/kube.ts';
-import { operatorConfig } from '../support/freeze-proxy.ts';
+import { adminClients, createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, operatorConfig } from '../support/kube.ts';
 
 function servedCertificate(url: string): Promise<{ validTo: string }> {
   const u = new URL(url);

@@ -4,8 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor, type KubeClients } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator } from '../../src/operator.ts';
-import { apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, loadConfig, ruleYaml, TEAM_RULE, waitFor } from '../support/kube.ts';
-import { operatorConfig } from '../support/freeze-proxy.ts';
+import { apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, loadConfig, operatorConfig, ruleYaml, TEAM_RULE, waitFor } from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: a write response racing a delete (real API server)', { timeout: 60_000 }, () => {
   let op: Operator | undefined;

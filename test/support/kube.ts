@@ -121,16 +121,11 @@ export interface E2EOperatorOptions extends OperatorOptions {
 
 /** An operator watching one namespace, with its Lease in that namespace, fast Lease timings. */
 export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator> {
+  const base = operatorConfig(o.namespace, o.identity ?? 'e2e-operator', { tls: o.tls ?? { mode: 'insecure' } });
   const config: Config = {
-    manifests: undefined,
-    stateDir: o.stateDir ?? join(tmpdir(), 'acl-operator-e2e', o.namespace, o.identity ?? 'op'),
-    listen: { host: '127.0.0.1', port: 0 },
-    opsListen: { host: '127.0.0.1', port: 0 },
-    tls: o.tls ?? { mode: 'insecure' },
-    maxBodyBytes: 1024 * 1024,
-    maxLongPollSeconds: 120,
-    logLevel: 'silent',
-    kube: { ...DEFAULT_KUBE, namespaces: [o.namespace], operatorNamespace: o.operatorNamespace ?? o.namespace, identity: o.identity ?? 'e2e-operator' },
+    ...base,
+    ...(o.stateDir ? { stateDir: o.stateDir } : {}),
+    kube: { ...base.kube, operatorNamespace: o.operatorNamespace ?? o.namespace },
   };
   return startOperator(config, {
     log: o.log ?? createLogger(process.env['E2E_LOG_LEVEL'] as Config['logLevel'] | undefined ?? 'silent'),
@@ -221,10 +216,14 @@ export async function fetchBundle(op: Operator, ns: string, connector: string, b
   return { status: res.status, etag: res.headers.get('etag'), bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
-/** A TCP relay in front of the API server that a test can cut (every connection dropped and refused). */
+/**
+ * A TCP relay in front of the API server that a test can cut (every connection dropped and refused)
+ * or freeze (connections stay open and are accepted, but no byte moves: a black-holed network path).
+ */
 export interface ApiProxy {
   readonly kubeConfig: KubeConfig;
   cut(): void;
+  freeze(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -235,14 +234,18 @@ export async function startApiProxy(): Promise<ApiProxy> {
   if (!cluster) throw new Error('E2E_KUBECONFIG has no current cluster');
   const target = new URL(cluster.server);
   const sockets = new Set<Socket>();
-  let open = true;
+  let state: 'open' | 'cut' | 'frozen' = 'open';
   const server: Server = createServer((client) => {
-    if (!open) { client.destroy(); return; }
+    client.on('error', () => undefined);
+    if (state === 'cut') { client.destroy(); return; }
+    sockets.add(client);
+    if (state === 'frozen') return;
     const upstream = connect(Number(target.port || 443), target.hostname);
-    sockets.add(client); sockets.add(upstream);
+    sockets.add(upstream);
     const drop = (): void => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-    client.on('error', drop); upstream.on('error', drop); client.on('close', drop); upstream.on('close', drop);
-    client.pipe(upstream); upstream.pipe(client);
+    upstream.on('error', drop); client.on('close', drop); upstream.on('close', drop);
+    client.on('data', (d: Buffer) => { if (state === 'open') upstream.write(d); });
+    upstream.on('data', (d: Buffer) => { if (state === 'open') client.write(d); });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
@@ -253,9 +256,26 @@ export async function startApiProxy(): Promise<ApiProxy> {
   });
   return {
     kubeConfig: proxied,
-    cut() { open = false; for (const s of sockets) s.destroy(); sockets.clear(); },
-    restore() { open = true; },
-    close: () => new Promise<void>((r) => { open = false; for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    cut() { state = 'cut'; for (const s of sockets) s.destroy(); sockets.clear(); },
+    freeze() { state = 'frozen'; },
+    restore() { state = 'open'; },
+    close: () => new Promise<void>((r) => { state = 'cut'; for (const s of sockets) s.destroy(); server.close(() => r()); }),
+  };
+}
+
+/** The Config of an operator watching one namespace (its Lease there too), for tests that call startOperator. */
+export function operatorConfig(namespace: string, identity: string, extra: Partial<Config> = {}): Config {
+  return {
+    manifests: undefined,
+    stateDir: join(tmpdir(), 'acl-operator-e2e', namespace, identity),
+    listen: { host: '127.0.0.1', port: 0 },
+    opsListen: { host: '127.0.0.1', port: 0 },
+    tls: { mode: 'insecure' },
+    maxBodyBytes: 1024 * 1024,
+    maxLongPollSeconds: 120,
+    logLevel: 'silent',
+    kube: { ...DEFAULT_KUBE, namespaces: [namespace], operatorNamespace: namespace, identity },
+    ...extra,
   };
 }
 
