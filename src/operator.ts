@@ -77,23 +77,21 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   log.info({ server: clients.config.getCurrentCluster()?.server, namespaces: config.kube.namespaces ?? 'all', operatorNamespace: namespace, identity }, 'Starting the Kubernetes operator');
 
   let tlsSecret: TlsSecret | undefined;
-  let source: KubeSource | undefined;
-  if (config.tls.mode === 'secret') {
-    tlsSecret = await openTlsSecret({
-      core: clients.core, namespace, name: config.tls.name, serviceName: config.kube.serviceName, dir: join(config.stateDir, 'tls-secret'), log,
-      onCaChange: () => { if (leading()) source?.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets')); },
-    });
-  }
   const kubeSource = createKubeSource({
     clients, namespaces: config.kube.namespaces, log: log.child({ module: 'kube' }), identity,
     enqueue: (key) => controller?.enqueue(key),
     onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
     onList: (feed) => metrics.watchLists.inc({ feed }),
-    ...(options.watchMaxRestartMs !== undefined ? { maxRestartMs: options.watchMaxRestartMs } : {}),
-    ...(tlsSecret ? { caBundle: () => tlsSecret.ca() } : {}),
+    caBundle: () => tlsSecret?.ca(),
     ...(options.watchRestartMs !== undefined ? { restartMs: options.watchRestartMs } : {}),
+    ...(options.watchMaxRestartMs !== undefined ? { maxRestartMs: options.watchMaxRestartMs } : {}),
   });
-  source = kubeSource;
+  if (config.tls.mode === 'secret') {
+    tlsSecret = await openTlsSecret({
+      core: clients.core, namespace, name: config.tls.name, serviceName: config.kube.serviceName, dir: join(config.stateDir, 'tls-secret'), log,
+      onCaChange: () => { if (leading()) kubeSource.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets')); },
+    });
+  }
   controller = createController({
     objects: kubeSource, writer: kubeSource.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, leading,
     ...(options.random ? { random: options.random } : {}),

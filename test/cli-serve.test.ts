@@ -93,6 +93,7 @@ describe('acl-operator serve refuses bad setups', () => {
     [['--manifests', 'no-such-folder', '--insecure-http'], /--manifests no-such-folder: ENOENT/],
     [['--insecure-http'], /No Kubernetes cluster configured/, 1],
     [['--tls-secret', 'x'], /No Kubernetes cluster configured/, 1],
+    [['--insecure-http', '--kubeconfig', '/no/such/kubeconfig'], /--kubeconfig \/no\/such\/kubeconfig cannot be read: ENOENT/, 1],
     [['--manifests', 'examples', '--tls-secret', 'x'], /--tls-secret is for Kubernetes mode/],
     [['--tls-self-signed', '--tls-secret', 'x'], /choose one of/],
     [['--insecure-http', '--namespaces', 'acme,Bad_Name'], /"Bad_Name" is not a namespace name/],

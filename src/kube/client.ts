@@ -22,7 +22,11 @@ export interface KubeClients {
 export function createClients(kubeconfig: string | undefined): KubeClients {
   const config = new KubeConfig();
   if (kubeconfig !== undefined) {
-    config.loadFromFile(kubeconfig);
+    try {
+      config.loadFromFile(kubeconfig);
+    } catch (err) {
+      throw new Error(`--kubeconfig ${kubeconfig} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+    }
   } else {
     // loadFromDefault ends with http://localhost:8080 when it finds nothing: say so instead.
     const homeConfig = join(homedir(), '.kube', 'config');

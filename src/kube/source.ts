@@ -88,6 +88,15 @@ function tokenRecord(obj: V1Secret | KubernetesObject & { data?: Record<string, 
   };
 }
 
+/** What a person can do about a list or watch that keeps failing. */
+function hintFor(feed: Feed, err: unknown): { hint?: string } {
+  const status = statusOf(err);
+  if (status === 404 && feed.kind !== 'Secret') return { hint: 'the CustomResourceDefinitions are not installed: kubectl apply -f crds/' };
+  if (status === 403) return { hint: `forbidden: the operator's RBAC does not allow this (deploy/20-rbac.yaml; with --namespaces, deploy/namespaced/)` };
+  if (status === 401) return { hint: 'the API server refused the credentials: check the kubeconfig or the service account token' };
+  return {};
+}
+
 export function createKubeSource(options: KubeSourceOptions): KubeSource {
   const { clients, log } = options;
   const objects = new Map<Kind, Map<string, SourceObject>>([['Secret', new Map()], ['Connector', new Map()], ['Rule', new Map()], ['Bundle', new Map()]]);
@@ -216,7 +225,7 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       entry.errors += 1;
       entry.failures += 1;
       const delayMs = Math.min((options.restartMs ?? 1000) * 2 ** (entry.failures - 1), options.maxRestartMs ?? 30_000);
-      log.warn({ feed: feed.name, err: describeError(err), attempt: entry.failures, delayMs }, 'Watch stopped; restarting it');
+      log.warn({ feed: feed.name, err: describeError(err), attempt: entry.failures, delayMs, ...hintFor(feed, err) }, 'Watch stopped; restarting it');
       options.onWatchRestart?.(feed.name);
       const timer = setTimeout(() => { timers.delete(timer); startEntry(entry, resolveFirst); }, delayMs);
       timers.add(timer);
