@@ -86,7 +86,7 @@ export function compileCondition(text: string): CompileResult {
       case 'identExpr': {
         const name = k.value.name;
         if ((ROOTS as readonly string[]).includes(name)) return { kind: 'path', root: name as Root, keys: [] };
-        return reject(e, `unknown name "${name}": conditions read principal.*, resource.*, context.* and action`);
+        return reject(e, `unknown name "${name}": conditions read principal.*, resource.*, context.*, action and actionProperties.*`);
       }
       case 'selectExpr': {
         if (k.value.testOnly) return reject(e, 'has() is not supported; use "key" in principal (or resource, context, any map) to test presence');

@@ -17,6 +17,8 @@ export interface DecisionInput {
   readonly action: string;
   readonly resource: JsonMap;
   readonly context: JsonMap;
+  /** The action's properties (AuthZEN `action.properties`); {} when the request has none. */
+  readonly actionProperties: JsonMap;
 }
 
 /** Outcome of a condition: false, true or an error. */
@@ -85,13 +87,13 @@ function compileValue(v: Value, slots: Slots): ValueFn {
 }
 
 // Leaf operands are read inline rather than through a closure each: a constant, or one string key of
-// principal, resource or context (nearly every operand), is kept as plain captured values, and only
+// principal, resource, context or actionProperties (nearly every operand), is kept as plain captured values, and only
 // other values get a compiled reader.
 const CONSTANT = 0;
 const KEY = 1;
 const READER = 2;
 type OperandKind = typeof CONSTANT | typeof KEY | typeof READER;
-type MapRoot = 'principal' | 'resource' | 'context';
+type MapRoot = 'principal' | 'resource' | 'context' | 'actionProperties';
 interface Operand { kind: OperandKind; slot: number; root: MapRoot; key: string; reader: ValueFn }
 
 const NO_READER: ValueFn = () => ERR;

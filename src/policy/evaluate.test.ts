@@ -99,7 +99,7 @@ describe('toDecisionInput', () => {
     const got = toDecisionInput(clean);
     expect(typeof got === 'string' ? got : got.principal).toBe(clean.principal);
     const dirty = { principal: { type: 'user', ['k\ud800']: 'v\udc00' }, action: 'read', resource: { type: 'doc' }, context: {} };
-    expect(toDecisionInput(dirty)).toEqual({ ...dirty, principal: { type: 'user', 'k\uFFFD': 'v\uFFFD' } });
+    expect(toDecisionInput(dirty)).toEqual({ ...dirty, principal: { type: 'user', 'k\uFFFD': 'v\uFFFD' }, actionProperties: {} });
   });
 
   it('refuses documents nested deeper than 256 levels, and non-JSON values', () => {
@@ -110,7 +110,8 @@ describe('toDecisionInput', () => {
     expect(toDecisionInput({ principal: { f: () => 1 }, action: 'read', resource: {} })).toBe('input is not a JSON document: not a JSON value: function');
   });
 
-  it('fills in an empty context', () => {
-    expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({ principal: {}, action: 'read', resource: {}, context: {} });
+  it('fills in an empty context and empty action properties', () => {
+    expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({ principal: {}, action: 'read', resource: {}, context: {}, actionProperties: {} });
+    expect(toDecisionInput({ principal: {}, action: 'read', resource: {}, actionProperties: [] })).toBe('actionProperties must be an object');
   });
 });

@@ -5,6 +5,7 @@ import {
   compileReader, compileShape, constantsOf, ERROR, FALSE, TRUE,
   type CondFn, type Constants, type DecisionInput,
 } from './closures.ts';
+import { EMPTY_DIRECTORY, withDirectory, type EntityDirectory } from './directory.ts';
 import type { Json, RuleModel } from './model.ts';
 import { pathText, pathsOf } from './model.ts';
 import { ERR, type Result } from './values.ts';
@@ -173,8 +174,12 @@ function listOf(slot: Slot): readonly CompiledRule[] {
   return slot === undefined ? [] : isRuleList(slot) ? slot : [slot];
 }
 
-/** Decides a request: allowed when one candidate rule's condition is true (rules tried by name). */
-export function decide(index: RuleIndex, input: DecisionInput): Decision {
+/**
+ * Decides a request: allowed when one candidate rule's condition is true (rules tried by name). The
+ * principal and resource are read with their directory properties merged under their own.
+ */
+export function decide(index: RuleIndex, request: DecisionInput, directory: EntityDirectory = EMPTY_DIRECTORY): Decision {
+  const input = withDirectory(request, directory);
   const slot = slotFor(index, input);
   const rule = firstMatch(slot, input);
   if (rule) return { allow: true, policyId: rule.id, reasons: rule.allowReasons, rule };
@@ -182,7 +187,8 @@ export function decide(index: RuleIndex, input: DecisionInput): Decision {
 }
 
 /** Names of every candidate rule whose condition is true, sorted. */
-export function matchingRules(index: RuleIndex, input: DecisionInput): string[] {
+export function matchingRules(index: RuleIndex, request: DecisionInput, directory: EntityDirectory = EMPTY_DIRECTORY): string[] {
+  const input = withDirectory(request, directory);
   return listOf(slotFor(index, input)).filter((r) => testRule(r, input)).map((r) => r.model.name);
 }
 

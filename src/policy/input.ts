@@ -21,5 +21,8 @@ export function toDecisionInput(raw: unknown): DecisionInput | string {
   if (resource === undefined || !isMap(resource)) return 'resource must be an object';
   if (typeof action !== 'string') return 'action must be a string';
   if (!isMap(context)) return 'context must be an object';
-  return { principal, action, resource, context };
+  // The same for the action's properties.
+  const actionProperties = doc['actionProperties'] === undefined ? {} : doc['actionProperties'];
+  if (!isMap(actionProperties)) return 'actionProperties must be an object';
+  return { principal, action, resource, context, actionProperties };
 }

@@ -9,8 +9,8 @@ export type Json = string | number | boolean | null | readonly Json[] | { readon
 export type Literal = string | number | boolean | null | readonly Literal[];
 
 /** The top-level documents of a decision input. */
-export type Root = 'principal' | 'resource' | 'context' | 'action';
-export const ROOTS: readonly Root[] = ['principal', 'resource', 'context', 'action'];
+export type Root = 'principal' | 'resource' | 'context' | 'action' | 'actionProperties';
+export const ROOTS: readonly Root[] = ['principal', 'resource', 'context', 'action', 'actionProperties'];
 
 /** Parts of an RFC 3339 timestamp a condition may read, always in UTC. */
 export type TimePart = 'hours' | 'minutes' | 'dayOfWeek';

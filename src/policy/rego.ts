@@ -4,7 +4,8 @@
 // so it is pushed down to guarded comparisons and never becomes Rego's `not` over something that may
 // be missing; an error (missing attribute, wrong type) satisfies neither, as in CEL. Every `not` that
 // remains lives inside a prelude function whose arguments are already bound and type-checked.
-import type { Cond, Literal, RuleModel, Value } from './model.ts';
+import type { Cond, Json, Literal, RuleModel, Value } from './model.ts';
+import { directoryExtract, EMPTY_DIRECTORY, type EntityDirectory } from './directory.ts';
 import { walkCondition } from './model.ts';
 import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
 import { IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
@@ -15,6 +16,8 @@ export interface TranslateOptions {
   readonly regoVersion: RegoVersion;
   /** Comment lines put at the top of the file (sanitized like every other comment). */
   readonly header?: readonly string[];
+  /** The tenant's entity directory: the part the rules read is embedded (directory.ts). */
+  readonly directory?: EntityDirectory;
 }
 
 /** Rego keywords (v0 and v1) that cannot follow a dot in a reference. */
@@ -123,8 +126,22 @@ function regoLiteral(v: Literal): string {
   return `[${v.map(regoLiteral).join(', ')}]`;
 }
 
-function regoRef(root: string, keys: readonly (string | number)[]): string {
-  let s = `input.${root}`;
+/** A JSON value as a Rego term: object keys in code point order (the caller sorts Maps). */
+function regoJson(v: Json | ReadonlyMap<string, unknown>): string {
+  if (v instanceof Map) return `{${[...v].map(([k, x]) => `${regoString(k)}: ${regoJson(x as Json)}`).join(', ')}}`;
+  const j = v as Json;
+  if (j === null || typeof j !== 'object') return regoLiteral(j);
+  if (Array.isArray(j)) return `[${j.map(regoJson).join(', ')}]`;
+  const keys = Object.keys(j).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${keys.map((k) => `${regoString(k)}: ${regoJson((j as Record<string, Json>)[k] as Json)}`).join(', ')}}`;
+}
+
+/**
+ * Where a condition reads an attribute. With a directory embedded, principal and resource are the
+ * merged documents `acl_principal` and `acl_resource`; everything else reads the input.
+ */
+function regoRef(root: string, keys: readonly (string | number)[], merged = false): string {
+  let s = merged && (root === 'principal' || root === 'resource') ? `acl_${root}` : `input.${root}`;
   for (const k of keys) {
     if (typeof k === 'number') s += `[${k}]`;
     else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !KEYWORDS.has(k)) s += `.${k}`;
@@ -152,6 +169,8 @@ const ALWAYS: Pred = [[]];
 
 interface Ctx {
   readonly v: RegoVersion;
+  /** Whether principal and resource are read through the embedded directory. */
+  readonly merged: boolean;
   readonly base: string;
   readonly helpers: string[];
   readonly prelude: Set<PreludeName>;
@@ -169,7 +188,8 @@ function term(ctx: Ctx, v: Value): string {
     // The decision input always has a context ({} when the request has none); an application that
     // leaves it out of its sidecar's input must still get the same answer when a condition reads
     // context as a whole (size(context), "k" in context).
-    case 'path': return v.root === 'context' && v.keys.length === 0 ? 'object.get(input, "context", {})' : regoRef(v.root, v.keys);
+    // The same holds for actionProperties.
+    case 'path': return (v.root === 'context' || v.root === 'actionProperties') && v.keys.length === 0 ? `object.get(input, ${regoString(v.root)}, {})` : regoRef(v.root, v.keys, ctx.merged);
     case 'size': return `${use(ctx, 'acl_size')}(${term(ctx, v.arg)})`;
     case 'time': {
       const fn = v.part === 'hours' ? 'acl_hours' : v.part === 'minutes' ? 'acl_minutes' : 'acl_weekday';
@@ -234,7 +254,7 @@ function pred(ctx: Ctx, c: Cond, want: boolean): Pred {
 function predicate(ctx: Ctx, c: Cond, want: boolean): Pred {
   if (c.kind !== 'const' && isConstant(c)) {
     // No attribute is read: decide it now with the evaluator itself.
-    const t = compileConditionFn(c)({ principal: {}, resource: {}, context: {}, action: '' });
+    const t = compileConditionFn(c)({ principal: {}, resource: {}, context: {}, action: '', actionProperties: {} });
     return t === ERROR ? NEVER : (t === TRUE) === want ? ALWAYS : NEVER;
   }
   switch (c.kind) {
@@ -291,9 +311,12 @@ export interface RuleRego {
   readonly prelude: ReadonlySet<PreludeName>;
 }
 
-/** Translates one rule into its `allow` clause (and helper rules). */
-export function translateRule(rule: RuleModel, regoVersion: RegoVersion): RuleRego {
-  const ctx: Ctx = { v: regoVersion, base: helperBase(rule.name), helpers: [], prelude: new Set(), counter: 0 };
+/**
+ * Translates one rule into its `allow` clause (and helper rules). `merged`: principal and resource
+ * attributes are read from `acl_principal` and `acl_resource` (a bundle with directory data).
+ */
+export function translateRule(rule: RuleModel, regoVersion: RegoVersion, merged = false): RuleRego {
+  const ctx: Ctx = { v: regoVersion, merged, base: helperBase(rule.name), helpers: [], prelude: new Set(), counter: 0 };
   const body: string[] = [`input.principal.type == ${regoString(rule.subjectType)}`];
   if (rule.actions.length === 1) body.push(`input.action == ${regoString(rule.actions[0] as string)}`);
   else if (regoVersion === 1) body.push(`input.action in {${rule.actions.map(regoString).join(', ')}}`);
@@ -326,13 +349,42 @@ function preludeText(used: ReadonlySet<PreludeName>, v: RegoVersion): string[] {
   return out;
 }
 
+/**
+ * The directory section: the data the rules read, and principal and resource merged from the input
+ * and that data (the input's keys win). Empty when the rules read nothing the directory has.
+ */
+function directorySection(rules: readonly RuleModel[], directory: EntityDirectory, v: RegoVersion): string[] {
+  const data = directoryExtract(rules, directory);
+  if (data.size === 0) return [];
+  const eq = v === 1 ? ':=' : '=';
+  const types = [...data].map(([type, ids]) => `\t${regoString(type)}: {\n${[...ids].map(([id, props]) => `\t\t${regoString(id)}: ${regoJson(props)}`).join(',\n')}\n\t}`);
+  const merge = (root: 'principal' | 'resource'): string[] => [
+    block(v, `acl_${root}[k] = x`, [`x := input.${root}[k]`]),
+    block(v, `acl_${root}[k] = x`, [`x := acl_directory[input.${root}.type][input.${root}.id][k]`, `not acl_has_key(input.${root}, k)`]),
+  ];
+  return [
+    [
+      '# Entity directory: the properties these rules read of the entities listed by Directory resources.',
+      `acl_directory ${eq} {\n${types.join(',\n')}\n}`,
+    ].join('\n'),
+    [
+      '# principal and resource as the rules read them: the request\'s attributes, and for a known entity',
+      '# its directory properties under them (a key the request gives wins, whole).',
+      ...merge('principal'),
+      ...merge('resource'),
+      block(v, 'acl_has_key(o, k)', ['_ = o[k]']),
+    ].join('\n'),
+  ];
+}
+
 /** The whole `policy.rego` for a set of rules: package acl, default deny, one clause per rule sorted by name. */
 export function translate(rules: readonly RuleModel[], options: TranslateOptions): string {
   const v = options.regoVersion;
   const sorted = [...rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const directory = directorySection(sorted, options.directory ?? EMPTY_DIRECTORY, v);
   const used = new Set<PreludeName>();
   const clauses = sorted.map((r) => {
-    const t = translateRule(r, v);
+    const t = translateRule(r, v, directory.length > 0);
     t.prelude.forEach((n) => used.add(n));
     return t.text;
   });
@@ -341,6 +393,7 @@ export function translate(rules: readonly RuleModel[], options: TranslateOptions
     [...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n'),
     `default allow ${v === 1 ? ':=' : '='} false`,
     ...clauses,
+    ...directory,
     ...preludeText(used, v),
   ];
   return `${sections.join('\n\n')}\n`;
