@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { stringify } from 'yaml';
 import { BundleSpec, BundleStatus } from './bundle.ts';
 import { ConnectorSpec, ConnectorStatus } from './connector.ts';
+import { DirectorySpec, DirectoryStatus } from './directory.ts';
 import { GROUP, VERSION } from './meta.ts';
 import { RuleSpec, RuleStatus } from './rule.ts';
 
@@ -26,7 +27,7 @@ interface KindDefinition {
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
-/** The three kinds we own, in the order `make crds` writes them. */
+/** The kinds we own, in the order `make crds` writes them. */
 export const KINDS: readonly KindDefinition[] = [
   {
     kind: 'Rule',
@@ -81,6 +82,21 @@ export const KINDS: readonly KindDefinition[] = [
       AGE,
     ],
   },
+  {
+    kind: 'Directory',
+    plural: 'directories',
+    singular: 'directory',
+    shortNames: ['acldir'],
+    description: 'Entities (subjects and resources) with properties that decisions read when a request names them: the tenant\'s policy information point.',
+    spec: DirectorySpec,
+    status: DirectoryStatus,
+    columns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Entities', type: 'integer', jsonPath: '.status.entityCount' },
+      { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+      AGE,
+    ],
+  },
 ];
 
 type JsonSchema = { [key: string]: unknown };
@@ -93,8 +109,18 @@ type JsonSchema = { [key: string]: unknown };
 function structural(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(structural);
   if (node === null || typeof node !== 'object') return node;
+  // Free-form JSON (entity properties): the API server keeps it as written.
+  if ((node as JsonSchema)['x-kubernetes-preserve-unknown-fields'] === true) {
+    const { description } = node as JsonSchema;
+    return { type: 'object', ...(description === undefined ? {} : { description }), 'x-kubernetes-preserve-unknown-fields': true };
+  }
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(node)) {
+    // `properties` maps field names (an `id` field among them) to schemas: none is a keyword.
+    if (key === 'properties' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, structural(schema)]));
+      continue;
+    }
     if (key === '$schema' || key === 'id') continue;
     if (key === '$ref' || key === '$defs' || key === 'definitions') throw new Error(`CRD schemas must not use ${key}`);
     if (key === 'additionalProperties' && value === false) continue;

@@ -2,5 +2,6 @@ export { API_VERSION, GROUP, VERSION, Condition, DnsLabel, DnsSubdomain, ObjectM
 export { Rule, RulePhase, RuleSpec, RuleState, RuleStatus, type RuleSpecInput } from './rule.ts';
 export { Connector, ConnectorSpec, ConnectorStatus } from './connector.ts';
 export { Bundle, BundleSpec, BundleStatus } from './bundle.ts';
+export { Directory, DirectoryEntity, DirectorySpec, DirectoryStatus, MAX_ENTITIES } from './directory.ts';
 export { KINDS, crdFor, openApiSchema, renderCrdKustomization, renderCrds } from './crd.ts';
 export { parseManifests, type Manifest, type ManifestError } from './manifests.ts';

@@ -2,6 +2,7 @@ import { parseAllDocuments } from 'yaml';
 import type { z } from 'zod';
 import { Bundle } from './bundle.ts';
 import { Connector } from './connector.ts';
+import { Directory } from './directory.ts';
 import { API_VERSION } from './meta.ts';
 import { Rule } from './rule.ts';
 
@@ -9,7 +10,8 @@ import { Rule } from './rule.ts';
 export type Manifest =
   | { readonly kind: 'Rule'; readonly object: Rule }
   | { readonly kind: 'Connector'; readonly object: Connector }
-  | { readonly kind: 'Bundle'; readonly object: Bundle };
+  | { readonly kind: 'Bundle'; readonly object: Bundle }
+  | { readonly kind: 'Directory'; readonly object: Directory };
 
 /** A document that could not be used, with where it came from and what is wrong, in one line. */
 export interface ManifestError {
@@ -25,7 +27,7 @@ export interface ParseOptions {
   readonly defaultNamespace?: string;
 }
 
-const SCHEMAS = { Rule, Connector, Bundle } as const;
+const SCHEMAS = { Rule, Connector, Bundle, Directory } as const;
 
 /** "spec.actions: Too small: expected array to have >=1 items; metadata.name: …" */
 export function describeIssues(error: z.ZodError): string {
@@ -39,7 +41,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Parses multi-document YAML into Rule, Connector and Bundle objects. A bad document never hides
+ * Parses multi-document YAML into Rule, Connector, Bundle and Directory objects. A bad document never hides
  * the others: it becomes an error naming the source, the document and the problem.
  */
 export function parseManifests(text: string, source: string, options: ParseOptions = {}): { manifests: Manifest[]; errors: ManifestError[] } {
@@ -58,8 +60,8 @@ export function parseManifests(text: string, source: string, options: ParseOptio
     const kind = raw['kind'];
     // API key Secrets live beside the resources in a manifests folder; they are the service's business.
     if (raw['apiVersion'] === 'v1' && kind === 'Secret') return;
-    if (raw['apiVersion'] !== API_VERSION || (kind !== 'Rule' && kind !== 'Connector' && kind !== 'Bundle')) {
-      fail(`not a resource of ours: expected apiVersion ${API_VERSION} and kind Rule, Connector or Bundle, found ${String(raw['apiVersion'])} ${String(kind)}`, name);
+    if (raw['apiVersion'] !== API_VERSION || (kind !== 'Rule' && kind !== 'Connector' && kind !== 'Bundle' && kind !== 'Directory')) {
+      fail(`not a resource of ours: expected apiVersion ${API_VERSION} and kind Rule, Connector, Bundle or Directory, found ${String(raw['apiVersion'])} ${String(kind)}`, name);
       return;
     }
     const withNamespace = metadata && metadata['namespace'] === undefined

@@ -1,7 +1,8 @@
 // `acl-operator render`: what the operator would serve for a folder of manifests, without serving it.
 import type { Manifest, ManifestError } from '../api/index.ts';
 import { buildBundle, selectRules, type BuiltBundle } from '../bundle/index.ts';
-import { ruleModel, type RegoVersion, type RuleModel } from '../policy/index.ts';
+import { entitiesOf } from '../controller/index.ts';
+import { buildDirectory, ruleModel, type EntityDirectory, type RegoVersion, type RuleModel } from '../policy/index.ts';
 
 export interface RenderedBundle {
   readonly tenant: string;
@@ -13,7 +14,7 @@ export interface RenderedBundle {
 }
 
 export interface RenderResult {
-  readonly counts: { rules: number; enforced: number; invalid: number; connectors: number; bundles: number };
+  readonly counts: { rules: number; enforced: number; invalid: number; connectors: number; bundles: number; directories: number; entities: number };
   readonly bundles: readonly RenderedBundle[];
   /** Everything a person must fix, one line each, in a stable order. */
   readonly problems: readonly string[];
@@ -41,6 +42,19 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
     if (res.ok) models.push(res.model);
     else { invalid++; problems.push(`Rule ${m.object.metadata.namespace}/${m.object.metadata.name} is Invalid: ${res.error.message}`); }
   }
+  // Each tenant's directory as the service builds it: Directories in name order, the first listing wins.
+  const directories = unique.flatMap((m) => (m.kind === 'Directory' ? [m.object] : []))
+    .sort((a, b) => (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1));
+  const listedBy = new Map<string, string>();
+  for (const d of directories) {
+    for (const e of d.spec.entities) {
+      const key = `${d.metadata.namespace}\u0000${e.type}\u0000${e.id}`;
+      const first = listedBy.get(key);
+      if (first === undefined) listedBy.set(key, d.metadata.name);
+      else problems.push(`Directory ${d.metadata.namespace}/${d.metadata.name} lists ${e.type} ${JSON.stringify(e.id)}, which Directory ${first} lists too: ${first}'s properties are used`);
+    }
+  }
+  const directoryOf = (tenant: string): EntityDirectory => buildDirectory(directories.filter((d) => d.metadata.namespace === tenant).flatMap(entitiesOf));
   const connectors = new Set(unique.filter((m) => m.kind === 'Connector').map((m) => `${m.object.metadata.namespace}/${m.object.metadata.name}`));
   const bundles: RenderedBundle[] = [];
   for (const m of unique) {
@@ -49,7 +63,7 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
     const { connector, entityTypes, regoVersion } = m.object.spec;
     if (!connectors.has(`${tenant}/${connector}`)) problems.push(`Bundle ${tenant}/${name} names connector ${connector}, which does not exist in ${tenant}: no OPA can fetch it`);
     const rules = selectRules(tenant, models, { entityTypes }).sort((a, b) => (a.name < b.name ? -1 : 1));
-    const built = await buildBundle({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes }, 1);
+    const built = await buildBundle({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes, directory: directoryOf(tenant) }, 1);
     bundles.push({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules: rules.map((r) => r.name), built });
   }
   bundles.sort((a, b) => (`${a.tenant}/${a.name}` < `${b.tenant}/${b.name}` ? -1 : 1));
@@ -60,6 +74,8 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
       invalid,
       connectors: connectors.size,
       bundles: bundles.length,
+      directories: directories.length,
+      entities: listedBy.size,
     },
     bundles,
     problems,
@@ -71,7 +87,7 @@ export function formatRender(result: RenderResult, options: { rego: boolean }): 
   const { counts } = result;
   const n = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
   const lines = [
-    `${n(counts.rules, 'rule')} (${counts.enforced} Enforced, ${counts.invalid} Invalid), ${n(counts.connectors, 'connector')}, ${n(counts.bundles, 'bundle')}.`,
+    `${n(counts.rules, 'rule')} (${counts.enforced} Enforced, ${counts.invalid} Invalid), ${n(counts.connectors, 'connector')}, ${n(counts.bundles, 'bundle')}, ${counts.directories === 1 ? '1 directory' : `${counts.directories} directories`} (${n(counts.entities, 'entity').replace(/entitys$/, 'entities')}).`,
   ];
   for (const b of result.bundles) {
     lines.push('', `Bundle ${b.tenant}/${b.name}  connector ${b.connector}  Rego v${b.regoVersion}  revision ${b.built.revision}`);

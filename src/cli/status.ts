@@ -82,6 +82,13 @@ export async function formatStatus(state: StateFolder, options: { rule?: string;
     const digest = str(st['digest']);
     return [s.namespace, s.name, str(rec(s.raw['spec'])['connector']), str(st['phase'], 'Pending'), str(st['revision']), str(st['ruleCount']), digest.length > 19 ? `${digest.slice(0, 19)}…` : digest, str(st['lastSync'], 'never'), readyMessage(s)];
   })));
+  const directories = of('Directory');
+  if (directories.length > 0) {
+    sections.push(table(['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'], directories.map((s) => {
+      const st = s.status ?? {};
+      return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), readyMessage(s)];
+    })));
+  }
   const problems = await state.problems();
   if (problems.length > 0) sections.push(table(['FILE', 'DOCUMENT', 'NAME', 'PROBLEM'], problems.map((p) => [p.source, String(p.document), str(p.name), p.message])));
   else sections.push('No problems in the manifests folder.');

@@ -77,13 +77,14 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   }
   const { connector, entityTypes, regoVersion } = parsed.data.spec;
   const rules = selectRules(namespace, deps.draft.rules(namespace).map((r) => r.model), { entityTypes });
-  const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes };
-  // The same rule objects (a rule is a new object only when it was compiled again) and the same
-  // spec cannot give other bytes: nothing is translated again, e.g. when only lastSync moved.
+  const directory = deps.draft.directory(namespace);
+  const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes, directory };
+  // The same rule objects (a rule is a new object only when it was compiled again), the same
+  // directory object (a new one whenever a Directory changed) and the same spec cannot give other bytes: nothing is translated again, e.g. when only lastSync moved.
   const unchanged = served !== undefined && served.connector === connector && served.source.regoVersion === input.regoVersion
-    && served.source.entityTypes === JSON.stringify(entityTypes ?? [])
+    && served.source.entityTypes === JSON.stringify(entityTypes ?? []) && served.source.directory === directory
     && served.source.rules.length === rules.length && served.source.rules.every((r, i) => r === rules[i]);
-  const source = { rules, regoVersion: input.regoVersion, entityTypes: JSON.stringify(entityTypes ?? []) };
+  const source = { rules, regoVersion: input.regoVersion, entityTypes: JSON.stringify(entityTypes ?? []), directory };
   if (!deps.leading()) {
     const recordedRev = recordedRevision(recorded);
     const isRecorded = served !== undefined && served.built.revision === recordedRev && served.built.digest === recorded?.digest;

@@ -1,10 +1,11 @@
-// The work queue: keys collapse, a drain runs them in kind order (Secret, Connector, Rule, Bundle),
+// The work queue: keys collapse, a drain runs them in kind order (Secret, Connector, Directory, Rule, Bundle),
 // publishes one snapshot, then writes the statuses that changed. One drain runs at a time.
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.ts';
 import { reconcileBundle } from './bundle.ts';
 import { sameStatus } from './conditions.ts';
 import { reconcileConnector } from './connector.ts';
+import { reconcileDirectory } from './directory.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { createRuleReconciler } from './rule.ts';
 import { reconcileSecret } from './secret.ts';
@@ -74,6 +75,7 @@ export function createController(options: ControllerOptions): Controller {
     switch (key.kind) {
       case 'Secret': return reconcileSecret(key, deps);
       case 'Connector': return reconcileConnector(key, deps);
+      case 'Directory': return reconcileDirectory(key, deps);
       case 'Rule': return reconcileRule(key, deps);
       case 'Bundle': return reconcileBundle(key, deps);
     }
@@ -107,8 +109,8 @@ export function createController(options: ControllerOptions): Controller {
     for (const kind of KIND_ORDER) {
       const keys = byKind.get(kind) ?? [];
       if (kind === 'Bundle') {
-        // Every bundle of a tenant whose deployed rules changed is rebuilt in this same round.
-        const tenants = new Set(done.map((o) => o.rulesChangedIn).filter((t): t is string => t !== undefined));
+        // Every bundle of a tenant whose deployed rules or directory changed is rebuilt in this same round.
+        const tenants = new Set(done.map((o) => o.rebuildIn).filter((t): t is string => t !== undefined));
         for (const tenant of tenants) {
           for (const b of [...objects.list('Bundle', tenant).map((o) => o.metadata.name), ...store.draft.bundles(tenant).map((b) => b.name)]) {
             const k: ObjectKey = { kind: 'Bundle', namespace: tenant, name: b };

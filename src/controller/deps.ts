@@ -22,7 +22,7 @@ export interface Outcome {
   readonly status?: Readonly<Record<string, unknown>>;
   /** For the rules-by-phase metric. */
   readonly phase?: string;
-  /** A tenant whose deployed rules changed: its bundles must be rebuilt in this drain. */
-  readonly rulesChangedIn?: string;
+  /** A tenant whose deployed rules or entity directory changed: its bundles must be rebuilt in this drain. */
+  readonly rebuildIn?: string;
   readonly enqueue?: readonly ObjectKey[];
 }

@@ -56,7 +56,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       lastGood.delete(id);
       const had = deps.draft.rule(namespace, name) !== undefined;
       deps.draft.setRule(namespace, name, undefined);
-      return had ? { rulesChangedIn: namespace } : {};
+      return had ? { rebuildIn: namespace } : {};
     }
     const generation = obj.metadata.generation ?? 0;
     const regenerate = obj.metadata.annotations?.[ANNOTATION_REGENERATE];
@@ -95,7 +95,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
         : { status: 'Error', generation, message };
       return {
         phase: 'Invalid',
-        ...(previous ? { rulesChangedIn: apply(previous) } : {}),
+        ...(previous ? { rebuildIn: apply(previous) } : {}),
         status: status({ phase: 'Invalid', translation: kept }, [{ type: 'Ready', status: false, reason, message }]),
       };
     };
@@ -116,7 +116,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       lastGood.set(id, t);
       deps.log.info({ kind: 'Rule', key: id, generation, state: spec.state, ...(regenerate === undefined ? {} : { regenerate }) }, 'Translated Rule');
     }
-    const rulesChangedIn = apply(t);
+    const rebuildIn = apply(t);
     const isDeployed = t.model.state === 'Enforced';
     const phase = isDeployed ? 'Enforced' : spec.state;
     const message = isDeployed
@@ -126,7 +126,7 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       : `State ${phase}: neither decided nor put in bundles`;
     return {
       phase,
-      rulesChangedIn,
+      rebuildIn,
       status: status(
         { phase, translation: { status: 'Current', generation: t.generation, rego: t.rego, spec, ...(regenerate === undefined ? {} : { regenerate }) } },
         [{ type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message }],

@@ -2,9 +2,9 @@
 // ObjectReader and ClusterWriter; the controllers decide, the source only moves objects in and out.
 import type { ObjectMeta } from '../api/index.ts';
 
-export type Kind = 'Secret' | 'Connector' | 'Rule' | 'Bundle';
-/** The order a drain reconciles kinds in: keys first, rules before the bundles built from them. */
-export const KIND_ORDER: readonly Kind[] = ['Secret', 'Connector', 'Rule', 'Bundle'];
+export type Kind = 'Secret' | 'Connector' | 'Directory' | 'Rule' | 'Bundle';
+/** The order a drain reconciles kinds in: keys first, rules and directories before the bundles built from them. */
+export const KIND_ORDER: readonly Kind[] = ['Secret', 'Connector', 'Directory', 'Rule', 'Bundle'];
 
 export interface ObjectKey {
   readonly kind: Kind;

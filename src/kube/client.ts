@@ -87,7 +87,7 @@ export function clientsFor(config: KubeConfig): KubeClients {
 
 export type CustomKind = Exclude<Kind, 'Secret'>;
 
-export const PLURALS: Readonly<Record<CustomKind, string>> = { Rule: 'rules', Connector: 'connectors', Bundle: 'bundles' };
+export const PLURALS: Readonly<Record<CustomKind, string>> = { Rule: 'rules', Connector: 'connectors', Bundle: 'bundles', Directory: 'directories' };
 
 /** The REST path of a collection, in one namespace or across all of them. */
 export function collectionPath(kind: Kind, namespace: string | undefined): string {

@@ -99,7 +99,7 @@ function hintFor(feed: Feed, err: unknown): { hint?: string } {
 
 export function createKubeSource(options: KubeSourceOptions): KubeSource {
   const { clients, log } = options;
-  const objects = new Map<Kind, Map<string, SourceObject>>([['Secret', new Map()], ['Connector', new Map()], ['Rule', new Map()], ['Bundle', new Map()]]);
+  const objects = new Map<Kind, Map<string, SourceObject>>([['Secret', new Map()], ['Connector', new Map()], ['Directory', new Map()], ['Rule', new Map()], ['Bundle', new Map()]]);
   /** Token Secrets by `namespace/connector`, from the informer, and what this replica wrote since. */
   const tokens = new Map<string, TokenRecord>();
   const written = new Map<string, TokenRecord>();
@@ -177,7 +177,7 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
   const feeds: Feed[] = [];
   for (const namespace of options.namespaces ?? [undefined]) {
     const suffix = namespace === undefined ? '' : ` in ${namespace}`;
-    for (const kind of ['Rule', 'Connector', 'Bundle'] as const) feeds.push({ name: `${kind}${suffix}`, kind, role: 'object', namespace, labelSelector: undefined });
+    for (const kind of ['Rule', 'Connector', 'Bundle', 'Directory'] as const) feeds.push({ name: `${kind}${suffix}`, kind, role: 'object', namespace, labelSelector: undefined });
     feeds.push({ name: `Secret (API keys)${suffix}`, kind: 'Secret', role: 'object', namespace, labelSelector: `${LABEL_API_KEY}=true` });
     feeds.push({ name: `Secret (tokens)${suffix}`, kind: 'Secret', role: 'token', namespace, labelSelector: LABEL_CONNECTOR });
   }

@@ -18,7 +18,7 @@ export interface ReadObject extends SourceObject {
   readonly document: number;
 }
 
-const OURS = new Set<string>(['Rule', 'Connector', 'Bundle']);
+const OURS = new Set<string>(['Rule', 'Connector', 'Bundle', 'Directory']);
 const Envelope = ObjectMeta.extend({ name: DnsSubdomain, namespace: DnsLabel });
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -66,7 +66,7 @@ export function readObjects(text: string, source: string, defaultNamespace = 'de
     const isOurs = raw['apiVersion'] === API_VERSION && typeof kind === 'string' && OURS.has(kind);
     const isSecret = raw['apiVersion'] === 'v1' && kind === 'Secret';
     if (!isOurs && !isSecret) {
-      fail(`not a resource of ours: expected apiVersion ${API_VERSION} with kind Rule, Connector or Bundle, or a v1 Secret labelled ${LABEL_API_KEY}: "true"; found ${String(raw['apiVersion'])} ${String(kind)}`, name);
+      fail(`not a resource of ours: expected apiVersion ${API_VERSION} with kind Rule, Connector, Bundle or Directory, or a v1 Secret labelled ${LABEL_API_KEY}: "true"; found ${String(raw['apiVersion'])} ${String(kind)}`, name);
       return;
     }
     const meta = Envelope.safeParse({ ...metadataIn, namespace: metadataIn['namespace'] ?? defaultNamespace });

@@ -1,6 +1,6 @@
 // The state HTTP handlers read: one immutable Snapshot, replaced whole on every publish.
 import type { BuiltBundle } from '../bundle/index.ts';
-import type { RegoVersion, RuleIndex, RuleModel } from '../policy/index.ts';
+import type { EntityDirectory, RegoVersion, RuleIndex, RuleModel } from '../policy/index.ts';
 
 /** A connector as the bundle route needs it. */
 export interface ConnectorEntry {
@@ -19,8 +19,8 @@ export interface BundleEntry {
   readonly connector: string;
   readonly built: BuiltBundle;
   readonly ruleCount: number;
-  /** What it was built from: the selected rules (as stored), the Rego version and entityTypes (JSON). */
-  readonly source: { readonly rules: readonly RuleModel[]; readonly regoVersion: RegoVersion; readonly entityTypes: string };
+  /** What it was built from: the selected rules (as stored), the Rego version, entityTypes (JSON) and the tenant's directory. */
+  readonly source: { readonly rules: readonly RuleModel[]; readonly regoVersion: RegoVersion; readonly entityTypes: string; readonly directory: EntityDirectory };
 }
 
 /** Everything one tenant serves. */
@@ -29,6 +29,8 @@ export interface TenantSnapshot {
   readonly index: RuleIndex;
   readonly connectors: ReadonlyMap<string, ConnectorEntry>;
   readonly bundles: ReadonlyMap<string, BundleEntry>;
+  /** Entities whose properties decisions merge under the request's (Directory resources). */
+  readonly directory: EntityDirectory;
 }
 
 /** Who an API key belongs to. */

@@ -1,6 +1,6 @@
 // The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
 // Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
-import { buildIndex, type CompiledRule } from '../policy/index.ts';
+import { buildDirectory, buildIndex, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory } from '../policy/index.ts';
 import { createActivityLog, type ActivityLog } from './activity.ts';
 import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
 
@@ -8,7 +8,11 @@ interface TenantDraft {
   readonly rules: Map<string, CompiledRule>;
   readonly connectors: Map<string, ConnectorEntry>;
   readonly bundles: Map<string, BundleEntry>;
+  /** Entities by Directory name. */
+  readonly directories: Map<string, readonly DirectoryEntity[]>;
   rulesChanged: boolean;
+  /** The tenant's directory, built from `directories` when first asked for after a change. */
+  directory: EntityDirectory | undefined;
 }
 
 /** What the controller may change. Nothing is visible to readers until publish(). */
@@ -23,6 +27,16 @@ export interface StoreDraft {
   bundle(tenant: string, name: string): BundleEntry | undefined;
   bundles(tenant: string): readonly BundleEntry[];
   setBundle(tenant: string, name: string, entry: BundleEntry | undefined): void;
+  /** The entities Directory `<tenant>/<name>` puts in effect (undefined: none). */
+  directoryEntities(tenant: string, name: string): readonly DirectoryEntity[] | undefined;
+  /** Names of the tenant's Directories with entities in the draft, sorted. */
+  directoryNames(tenant: string): readonly string[];
+  setDirectoryEntities(tenant: string, name: string, entities: readonly DirectoryEntity[] | undefined): void;
+  /**
+   * The tenant's entity directory: every Directory's entities, in Directory name order; an entity
+   * listed by two Directories is the first one's. The same object until a Directory changes.
+   */
+  directory(tenant: string): EntityDirectory;
   /** Sets or removes (hash undefined) the API key held by Secret `<tenant>/<secret>`. */
   setApiKey(tenant: string, secret: string, hash: string | undefined): void;
   /** Every Secret holding a key with this hash. */
@@ -56,7 +70,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), rulesChanged: true }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, directory: undefined }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -72,6 +86,20 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     bundle: (t, n) => tenants.get(t)?.bundles.get(n),
     bundles: (t) => [...(tenants.get(t)?.bundles.values() ?? [])],
     setBundle(t, n, entry) { set(tenant(t).bundles, n, entry); dirty.add(t); },
+    directoryEntities: (t, n) => tenants.get(t)?.directories.get(n),
+    directoryNames: (t) => [...(tenants.get(t)?.directories.keys() ?? [])].sort(),
+    setDirectoryEntities(t, n, entities) {
+      const d = tenant(t);
+      set(d.directories, n, entities && entities.length > 0 ? entities : undefined);
+      d.directory = undefined;
+      dirty.add(t);
+    },
+    directory(t) {
+      const d = tenants.get(t);
+      if (!d || d.directories.size === 0) return EMPTY_DIRECTORY;
+      d.directory ??= buildDirectory([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? []));
+      return d.directory;
+    },
     setApiKey(t, secret, hash) {
       const key = `${t}/${secret}`;
       if (hash === undefined) apiKeys.delete(key); else apiKeys.set(key, { hash, entry: { tenant: t, secret } });
@@ -83,7 +111,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
     const index = d.rulesChanged || !previous ? buildIndex(name, [...d.rules.values()]) : previous.index;
     d.rulesChanged = false;
-    return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles) };
+    return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles), directory: draft.directory(name) };
   }
 
   /** Keys by hash; a key held by Secrets of two tenants opens neither (it could not say which tenant). */
@@ -106,7 +134,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     for (const name of dirty) {
       const d = tenants.get(name);
       const previous = current.tenants.get(name);
-      if (!d || (d.rules.size === 0 && d.connectors.size === 0 && d.bundles.size === 0)) {
+      if (!d || (d.rules.size === 0 && d.connectors.size === 0 && d.bundles.size === 0 && d.directories.size === 0)) {
         nextTenants.delete(name);
         tenants.delete(name);
         continue;
