@@ -22,6 +22,10 @@ Options (environment variable in brackets):
   --tls-self-signed            Generate (once) a self-signed certificate for localhost in
                                <state-dir>/tls and serve HTTPS with it [ACL_TLS_SELF_SIGNED=true]
   --insecure-http              Serve the API over plain HTTP (local use only) [ACL_INSECURE_HTTP=true]
+  --public-url <url>           Base URL clients reach the API at: the AuthZEN PDP identifier and the
+                               base of the endpoints in /.well-known/authzen-configuration (default:
+                               the API listener's URL; in Kubernetes https://<service>.<namespace>.svc:<port>)
+                               [ACL_PUBLIC_URL]
   --max-body-bytes <n>         Largest decision request body (default 1048576) [ACL_MAX_BODY_BYTES]
   --max-long-poll-seconds <n>  Longest a bundle request is held for Prefer: wait=N (default 120)
                                [ACL_MAX_LONG_POLL_SECONDS]
@@ -51,6 +55,23 @@ export function parseAddress(text: string): Address | string {
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
+/**
+ * A public base URL: absolute, https (http only when the listener is plain HTTP), with no query,
+ * fragment or credentials; a trailing slash is dropped (AuthZEN metadata: the PDP identifier).
+ */
+export function publicUrlOf(text: string, plainHttp: boolean): { ok: true; url: string } | { ok: false; message: string } {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return { ok: false, message: `"${text}" is not an absolute URL` };
+  }
+  if (u.protocol !== 'https:' && !(plainHttp && u.protocol === 'http:')) return { ok: false, message: `must be an https URL${plainHttp ? ' (or http, with --insecure-http)' : ''}, got ${u.protocol}` };
+  if (u.search !== '' || u.hash !== '' || text.includes('?') || text.includes('#')) return { ok: false, message: 'must not have a query or a fragment' };
+  if (u.username !== '' || u.password !== '') return { ok: false, message: 'must not carry credentials' };
+  return { ok: true, url: `${u.origin}${u.pathname.replace(/\/+$/, '')}` };
+}
+
 const Bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes')]);
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -63,6 +84,7 @@ const Raw = z.object({
   'tls-key': z.string().min(1).optional(),
   'tls-self-signed': Bool.default(false),
   'insecure-http': Bool.default(false),
+  'public-url': z.string().min(1).optional(),
   'max-body-bytes': Int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   'max-long-poll-seconds': Int(1, 3600).default(120),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -105,6 +127,8 @@ export interface Config {
   readonly listen: Address;
   readonly opsListen: Address;
   readonly tls: Tls;
+  /** --public-url without a trailing slash, or undefined for the default. */
+  readonly publicUrl: string | undefined;
   readonly maxBodyBytes: number;
   readonly maxLongPollSeconds: number;
   readonly logLevel: z.infer<typeof Raw>['log-level'];
@@ -114,7 +138,7 @@ export interface Config {
 const ENV: Record<keyof z.input<typeof Raw>, string> = {
   manifests: 'ACL_MANIFESTS', 'state-dir': 'ACL_STATE_DIR', listen: 'ACL_LISTEN', 'ops-listen': 'ACL_OPS_LISTEN',
   'tls-cert': 'ACL_TLS_CERT', 'tls-key': 'ACL_TLS_KEY', 'tls-self-signed': 'ACL_TLS_SELF_SIGNED', 'insecure-http': 'ACL_INSECURE_HTTP',
-  'max-body-bytes': 'ACL_MAX_BODY_BYTES', 'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS', 'log-level': 'ACL_LOG_LEVEL',
+  'public-url': 'ACL_PUBLIC_URL', 'max-body-bytes': 'ACL_MAX_BODY_BYTES', 'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS', 'log-level': 'ACL_LOG_LEVEL',
   'tls-secret': 'ACL_TLS_SECRET', kubeconfig: 'ACL_KUBECONFIG', namespaces: 'ACL_NAMESPACES', 'operator-namespace': 'ACL_OPERATOR_NAMESPACE',
   'service-name': 'ACL_SERVICE_NAME', identity: 'ACL_IDENTITY', 'resync-seconds': 'ACL_RESYNC_SECONDS',
 };
@@ -130,7 +154,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       options: {
         manifests: { type: 'string' }, 'state-dir': { type: 'string' }, listen: { type: 'string' }, 'ops-listen': { type: 'string' },
         'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'tls-self-signed': { type: 'boolean' }, 'insecure-http': { type: 'boolean' },
-        'max-body-bytes': { type: 'string' }, 'max-long-poll-seconds': { type: 'string' }, 'log-level': { type: 'string' },
+        'public-url': { type: 'string' }, 'max-body-bytes': { type: 'string' }, 'max-long-poll-seconds': { type: 'string' }, 'log-level': { type: 'string' },
         'tls-secret': { type: 'string' }, kubeconfig: { type: 'string' }, namespaces: { type: 'string' }, 'operator-namespace': { type: 'string' },
         'service-name': { type: 'string' }, identity: { type: 'string' }, 'resync-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -182,6 +206,12 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     const bad = namespaces.filter((n) => !DnsLabel.safeParse(n).success);
     if (bad.length > 0) return { ok: false, message: `--namespaces (ACL_NAMESPACES): ${bad.map((n) => JSON.stringify(n)).join(', ')} is not a namespace name` };
   }
+  let publicUrl: string | undefined;
+  if (r['public-url'] !== undefined) {
+    const checked = publicUrlOf(r['public-url'], tls.mode === 'insecure');
+    if (!checked.ok) return { ok: false, message: `--public-url (ACL_PUBLIC_URL): ${checked.message}` };
+    publicUrl = checked.url;
+  }
   const kube: KubeSettings = {
     kubeconfig: r.kubeconfig, namespaces, operatorNamespace: r['operator-namespace'], serviceName: r['service-name'],
     identity: r.identity, resyncSeconds: r['resync-seconds'],
@@ -190,7 +220,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ok: true,
     config: {
       manifests: r.manifests, stateDir: r['state-dir'], listen, opsListen, tls,
-      maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'], kube,
+      publicUrl, maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'], kube,
     },
   };
 }

@@ -115,7 +115,9 @@ export async function startOperator(config: Config, options: OperatorOptions = {
 
   const serving = await startServing({
     config, store, metrics, log, now,
-    notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles and Secrets has not been processed yet'),
+    notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet'),
+    // The Service's in-cluster name, on the port the Service maps to the API listener (deploy/40-service.yaml).
+    defaultPublicUrl: `https://${config.kube.serviceName}.${namespace}.svc:${config.listen.port}`,
   });
   let api: Awaited<ReturnType<typeof serving.listenApi>> | undefined;
   try {

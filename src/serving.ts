@@ -26,6 +26,8 @@ export interface ServingOptions {
   readonly now: () => Date;
   /** undefined when ready, else why not (the /readyz answer). */
   notReady(): string | undefined;
+  /** The public base URL when --public-url is not given (default: the API listener's own URL). */
+  readonly defaultPublicUrl?: string;
 }
 
 export async function startServing(o: ServingOptions): Promise<Serving> {
@@ -50,7 +52,10 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
     ops,
     async listenApi(tls) {
       api = await listenApi(
-        createApiHandler({ store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => o.now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds }),
+        createApiHandler({
+          store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => o.now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds,
+          publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
+        }),
         { address: config.listen, tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
       );
       return api;

@@ -18,9 +18,11 @@ function cli(...args: string[]) {
 describe('acl-operator render', () => {
   it('translates the examples cleanly and lists every bundle with its two files', () => {
     const r = cli('render', '--manifests', 'examples');
-    expect(r.stderr).toContain('Read 3 file(s) from examples');
+    expect(r.stderr).toContain('Read 7 file(s) from examples');
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('7 rules (6 Enforced, 0 Invalid), 1 connector, 2 bundles.');
+    expect(r.stdout).toContain('11 rules (10 Enforced, 0 Invalid), 2 connectors, 3 bundles, 2 directories (6 entities).');
+    expect(r.stdout).toContain('Bundle records/records  connector record-services  Rego v0  revision 1');
+    expect(r.stdout).toContain('"alice": {"groups": ["staff"], "role": "member"}');
     expect(r.stdout).toContain('Bundle acme/gateway-documents  connector gateways  Rego v0  revision 1');
     expect(r.stdout).toContain('Bundle acme/gateway-all-v1  connector gateways  Rego v1  revision 1');
     expect(r.stdout).toMatch(/-rw-r--r-- 0\/0 +\d+ 1970-01-01 00:00 \.manifest/);

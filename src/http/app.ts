@@ -6,9 +6,13 @@ import type { Metrics } from '../metrics.ts';
 import { createAuthorizationHandler } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
+import { createAuthzenHandlers, createMetadataHandler, ENDPOINT_PATHS, type AuthzenEndpoint } from './endpoints.ts';
 import { sendError } from './errors.ts';
 
 const BUNDLE_PATH = '/:tenant/connectors/policyagent/:connector/bundles/:bundle';
+const WELL_KNOWN = '/.well-known/authzen-configuration';
+/** A tenant in a path: a namespace name (DNS-1123 label). */
+const TENANT = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function methodNotAllowed(allow: string) {
   return function notAllowed(_req: Request, res: Response): void {
@@ -50,15 +54,40 @@ function common(app: express.Express): void {
 interface ApiHandlers {
   readonly authorize: ReturnType<typeof createAuthorizationHandler>;
   readonly serveBundle: ReturnType<typeof createBundleHandler>;
+  readonly authzen: ReturnType<typeof createAuthzenHandlers>;
 }
 
-/** The API: POST /authorization and the bundle endpoint (AuthZEN routes join them later). */
-export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = { authorize: createAuthorizationHandler(deps), serveBundle: createBundleHandler(deps) }): express.Express {
+function apiHandlers(deps: ApiDeps): ApiHandlers {
+  return { authorize: createAuthorizationHandler(deps), serveBundle: createBundleHandler(deps), authzen: createAuthzenHandlers(deps) };
+}
+
+/** The API: POST /authorization, the AuthZEN 1.0 endpoints and metadata, and the bundle endpoint. */
+export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(deps)): express.Express {
   const app = express();
   common(app);
-  const { authorize, serveBundle } = handlers;
+  const { authorize, serveBundle, authzen } = handlers;
   app.post('/authorization', (req, res) => { authorize(req, res); });
   app.all('/authorization', methodNotAllowed('POST'));
+  for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [AuthzenEndpoint, string][]) {
+    const handle = authzen[endpoint];
+    app.post(path, (req, res) => { handle(req, res); });
+    app.all(path, methodNotAllowed('POST'));
+    // The per-tenant form that /.well-known/authzen-configuration/<tenant> names.
+    app.post(`/:tenant${path}`, (req, res, next) => {
+      const tenant = String(req.params['tenant']);
+      if (!TENANT.test(tenant)) { next(); return; }
+      handle(req, res, tenant);
+    });
+    app.all(`/:tenant${path}`, methodNotAllowed('POST'));
+  }
+  const discovery = createMetadataHandler(deps);
+  app.get(WELL_KNOWN, (req, res) => { discovery(req, res); });
+  app.get(`${WELL_KNOWN}/:tenant`, (req, res, next) => {
+    const tenant = String(req.params['tenant']);
+    if (!TENANT.test(tenant)) { next(); return; }
+    discovery(req, res, tenant);
+  });
+  app.all([WELL_KNOWN, `${WELL_KNOWN}/:tenant`], methodNotAllowed('GET, HEAD'));
   app.get(BUNDLE_PATH, (req, res) => {
     serveBundle(req, res, { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) });
   });
@@ -69,7 +98,7 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = { authorize:
   return app;
 }
 
-/** The two hot paths in their exact, plain form: no percent-escapes, no query, no trailing slash. */
+/** The hot paths in their exact, plain form: no percent-escapes, no query, no trailing slash. */
 const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/bundles\/([A-Za-z0-9._~-]+)$/;
 
 /**
@@ -79,9 +108,10 @@ const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Z
  * the Express app, which reaches the same handlers.
  */
 export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const authorize = createAuthorizationHandler(deps);
-  const serveBundle = createBundleHandler(deps);
-  const app = createApiApp(deps, { authorize, serveBundle });
+  const handlers = apiHandlers(deps);
+  const { authorize, serveBundle } = handlers;
+  const evaluate = handlers.authzen.evaluation;
+  const app = createApiApp(deps, handlers);
   const failed = (err: unknown, req: IncomingMessage, res: ServerResponse): void => {
     deps.log.error({ err, method: req.method, path: (req.url ?? '').slice(0, 200) }, 'Failed to serve request');
     sendError(res, 'internal', 'internal error');
@@ -91,6 +121,10 @@ export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: Ser
     try {
       if (req.method === 'POST' && url === '/authorization') {
         authorize(req, res);
+        return;
+      }
+      if (req.method === 'POST' && url === '/access/v1/evaluation') {
+        evaluate(req, res);
         return;
       }
       if (req.method === 'GET' || req.method === 'HEAD') {

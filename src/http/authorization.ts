@@ -1,7 +1,7 @@
 // POST /authorization (service spec 2.1, 2.2, 4.1, 5.1, 7.1): API key → tenant, body → decision.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hashToken, parseBearer } from '../auth/index.ts';
-import { buildIndex, decide, type CompiledRule, type Decision, type RuleIndex } from '../policy/index.ts';
+import { buildIndex, decide, EMPTY_DIRECTORY, type CompiledRule, type Decision, type RuleIndex } from '../policy/index.ts';
 import type { Snapshot } from '../store/index.ts';
 import { readJsonBody, type BodyResult } from './body.ts';
 import { sendError, WWW_AUTHENTICATE } from './errors.ts';
@@ -28,18 +28,50 @@ function replyHeaders(payload: string): Record<string, string | number> {
   return { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload) };
 }
 
-export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+/**
+ * The tenant of a request's API key. A keep-alive connection presents the same key on every
+ * request: it remembers the header it last presented and the tenant it was worth, for the key set
+ * it was checked against. The store still holds only hashes; the header string lives as long as
+ * the connection (as Node's parser's copy does).
+ */
+export function createTenantResolver(deps: Pick<ApiDeps, 'store'>): (req: IncomingMessage) => string | undefined {
+  const known = new WeakMap<object, { readonly header: string; readonly keys: object; readonly tenant: string }>();
+  return function tenantFor(req) {
+    const header = req.headers.authorization;
+    if (header === undefined) return undefined;
+    const keys = deps.store.snapshot().apiKeys;
+    const last = known.get(req.socket);
+    if (last !== undefined && last.keys === keys && last.header === header) return last.tenant;
+    const tenant = tenantOf(deps.store.snapshot(), header);
+    if (tenant !== undefined) known.set(req.socket, { header, keys, tenant });
+    return tenant;
+  };
+}
+
+/** The 401 of a request without a valid API key. */
+export function sendUnauthenticated(req: IncomingMessage, res: ServerResponse, id: string | undefined): void {
+  req.resume();
+  const message = req.headers.authorization ? 'the API key is not valid' : 'an API key is required: Authorization: Bearer <key>';
+  sendError(res, 'unauthenticated', message, { ...(id === undefined ? {} : { 'X-Request-ID': id }), 'WWW-Authenticate': WWW_AUTHENTICATE });
+}
+
+/** A tenant's rule index; an empty one (kept per tenant) for a tenant without rules. */
+export function createIndexLookup(): (snapshot: Snapshot, tenant: string) => RuleIndex {
   const emptyIndexes = new Map<string, RuleIndex>();
-  // The allow half of a reply never changes for a rule, so it is serialised once per rule.
-  const allowTails = new WeakMap<CompiledRule, string>();
-  const indexOf = (snapshot: Snapshot, tenant: string): RuleIndex => {
+  return (snapshot, tenant) => {
     const index = snapshot.tenants.get(tenant)?.index;
     if (index) return index;
     let empty = emptyIndexes.get(tenant);
     if (!empty) { empty = buildIndex(tenant, []); emptyIndexes.set(tenant, empty); }
     return empty;
   };
+}
 
+export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const indexOf = createIndexLookup();
+  const tenantFor = createTenantResolver(deps);
+  // The allow half of a reply never changes for a rule, so it is serialised once per rule.
+  const allowTails = new WeakMap<CompiledRule, string>();
   const allowTail = (rule: CompiledRule | undefined, d: Decision): string => {
     const fresh = (): string => `"policyId":${JSON.stringify(d.policyId)},"reasons":${JSON.stringify(d.reasons)}`;
     if (rule === undefined) return fresh();
@@ -69,7 +101,8 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     }
     const mapped = decisionInputOf(body.value);
     if (!mapped.ok) { sendError(res, 'bad_request', mapped.message, headers); return; }
-    const decision = decide(indexOf(deps.store.snapshot(), tenant), mapped.input);
+    const snapshot = deps.store.snapshot();
+    const decision = decide(indexOf(snapshot, tenant), mapped.input, snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY);
     const timestamp = isoTime(deps.now());
     const payload = decision.allow
       ? `{"decision":"allow","timestamp":"${timestamp}",${allowTail(decision.rule, decision)}}`
@@ -81,29 +114,12 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
   }
 
-  // A keep-alive connection presents the same key on every request: it remembers the header it last
-  // presented and the tenant it was worth, for the key set it was checked against. The store still
-  // holds only hashes; the header string lives as long as the connection (as Node's parser's copy does).
-  const known = new WeakMap<object, { readonly header: string; readonly keys: object; readonly tenant: string }>();
-  const tenantFor = (req: IncomingMessage): string | undefined => {
-    const header = req.headers.authorization;
-    if (header === undefined) return undefined;
-    const keys = deps.store.snapshot().apiKeys;
-    const last = known.get(req.socket);
-    if (last !== undefined && last.keys === keys && last.header === header) return last.tenant;
-    const tenant = tenantOf(deps.store.snapshot(), header);
-    if (tenant !== undefined) known.set(req.socket, { header, keys, tenant });
-    return tenant;
-  };
-
   return function authorize(req, res) {
     const started = performance.now();
     const id = requestId(req);
     const tenant = tenantFor(req);
     if (tenant === undefined) {
-      req.resume();
-      const message = req.headers.authorization ? 'the API key is not valid' : 'an API key is required: Authorization: Bearer <key>';
-      sendError(res, 'unauthenticated', message, { ...(id === undefined ? {} : { 'X-Request-ID': id }), 'WWW-Authenticate': WWW_AUTHENTICATE });
+      sendUnauthenticated(req, res, id);
       return;
     }
     // Called from a stream event, where a throw would end the process: a bug becomes a 500 here.

@@ -14,6 +14,11 @@ export interface ApiDeps {
   readonly maxBodyBytes: number;
   /** Longest a bundle request is held for `Prefer: wait=N`. */
   readonly maxWaitSeconds: number;
+  /**
+   * The public base URL of the API (https://host[:port], no trailing slash): the AuthZEN PDP
+   * identifier, and the base of every endpoint the metadata document names.
+   */
+  readonly publicUrl: () => string;
 }
 
 /** 1 MiB: a decision request with a large context fits many times over. */

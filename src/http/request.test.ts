@@ -10,7 +10,12 @@ describe('decisionInputOf', () => {
       action: 'read',
       resource: { type: 'doc', id: 'd1' },
     });
-    expect(r).toEqual({ ok: true, input: { principal: { team: 'blue', level: 2, type: 'user', id: 'alice' }, action: 'read', resource: { type: 'doc', id: 'd1' }, context: {} } });
+    expect(r).toEqual({ ok: true, input: { principal: { team: 'blue', level: 2, type: 'user', id: 'alice' }, action: 'read', resource: { type: 'doc', id: 'd1' }, context: {}, actionProperties: {} } });
+  });
+
+  it('takes an AuthZEN action object too: its properties (and other fields) become actionProperties', () => {
+    const r = decisionInputOf({ ...ok, action: { name: 'delete', properties: { soft: true, level: 1 }, level: 2 } });
+    expect(r).toEqual({ ok: true, input: { principal: ok.subject, action: 'delete', resource: ok.resource, context: {}, actionProperties: { soft: true, level: 2 } } });
   });
 
   it('keeps an attribute named __proto__ as data, never as a prototype', () => {
@@ -50,8 +55,10 @@ describe('decisionInputOf', () => {
     [{ ...ok, subject: { type: 'user', id: 'a', properties: [] } }, 'subject.properties must be an object'],
     [{ ...ok, resource: undefined }, 'resource is required'],
     [{ ...ok, action: undefined }, 'action is required'],
-    [{ ...ok, action: 123 }, 'action must be a string'],
-    [{ ...ok, action: { name: 'read' } }, 'action must be a string'],
+    [{ ...ok, action: 123 }, 'action must be a string or an object {name, properties}'],
+    [{ ...ok, action: {} }, 'action.name is required'],
+    [{ ...ok, action: { name: 123 } }, 'action.name must be a string'],
+    [{ ...ok, action: { name: 'read', properties: [] } }, 'action.properties must be an object'],
     [{ ...ok, context: null }, 'context must be an object'],
     [{ ...ok, context: [1] }, 'context must be an object'],
     [{ ...ok, context: 'x' }, 'context must be an object'],

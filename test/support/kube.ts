@@ -271,6 +271,7 @@ export function operatorConfig(namespace: string, identity: string, extra: Parti
     listen: { host: '127.0.0.1', port: 0 },
     opsListen: { host: '127.0.0.1', port: 0 },
     tls: { mode: 'insecure' },
+    publicUrl: undefined,
     maxBodyBytes: 1024 * 1024,
     maxLongPollSeconds: 120,
     logLevel: 'silent',

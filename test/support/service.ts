@@ -89,6 +89,8 @@ export interface TestServiceOptions {
   readonly serviceOptions?: ServiceOptions;
   readonly maxBodyBytes?: number;
   readonly maxLongPollSeconds?: number;
+  /** --public-url (default: the listener's URL). */
+  readonly publicUrl?: string;
   /** Reuse folders (restart). */
   readonly dirs?: { manifests: string; stateDir: string };
   /** The temporary folder holding both, removed by stop(). */
@@ -110,6 +112,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     listen: { host: '127.0.0.1', port: 0 },
     opsListen: { host: '127.0.0.1', port: 0 },
     tls: options.tls ?? { mode: 'insecure' },
+    publicUrl: options.publicUrl,
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
     maxLongPollSeconds: options.maxLongPollSeconds ?? 30,
     logLevel: 'silent', kube: DEFAULT_KUBE,

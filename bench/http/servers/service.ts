@@ -41,7 +41,7 @@ for (const [file, text] of Object.entries(manifestFiles(rules))) await writeFile
 const config: Config = {
   manifests, stateDir: join(root, 'state'),
   listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' }, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel: 'silent', kube: DEFAULT_KUBE,
+  tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel: 'silent', kube: DEFAULT_KUBE,
 };
 const started = performance.now();
 // The folder is re-read only on `change`, so the measured runs see no background rescans or flushes.

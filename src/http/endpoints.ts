@@ -1,0 +1,92 @@
+// HTTP glue of the AuthZEN 1.0 API (authzen.ts): API key → tenant, JSON body, X-Request-ID, the
+// reply, metrics. Served at /access/v1/... (the tenant of the API key) and at
+// /{tenant}/access/v1/... (the same, for a client configured from the per-tenant metadata).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EMPTY_DIRECTORY } from '../policy/index.ts';
+import { createIndexLookup, createTenantResolver, requestId, sendUnauthenticated } from './authorization.ts';
+import { evaluation, evaluations, metadata, search, type Reply, type TenantView } from './authzen.ts';
+import { readJsonBody } from './body.ts';
+import type { ApiDeps } from './deps.ts';
+import { sendError } from './errors.ts';
+
+export type AuthzenEndpoint = 'evaluation' | 'evaluations' | 'search_subject' | 'search_resource' | 'search_action';
+
+/** The path under /access/v1 of each endpoint. */
+export const ENDPOINT_PATHS: Readonly<Record<AuthzenEndpoint, string>> = {
+  evaluation: '/access/v1/evaluation',
+  evaluations: '/access/v1/evaluations',
+  search_subject: '/access/v1/search/subject',
+  search_resource: '/access/v1/search/resource',
+  search_action: '/access/v1/search/action',
+};
+
+type Handler = (req: IncomingMessage, res: ServerResponse, pathTenant?: string) => void;
+
+function sendJson(res: ServerResponse, body: unknown, headers: Record<string, string>): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(200, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+/** One handler per AuthZEN POST endpoint, sharing the tenant cache and the empty indexes. */
+export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEndpoint, Handler>> {
+  const tenantFor = createTenantResolver(deps);
+  const indexOf = createIndexLookup();
+  const timestamp = (): string => new Date(deps.now()).toISOString();
+  const run: Readonly<Record<AuthzenEndpoint, (body: unknown, view: TenantView) => Reply>> = {
+    evaluation: (body, view) => evaluation(body, view, timestamp),
+    evaluations: (body, view) => evaluations(body, view, timestamp),
+    search_subject: (body, view) => search('subject', body, view),
+    search_resource: (body, view) => search('resource', body, view),
+    search_action: (body, view) => search('action', body, view),
+  };
+
+  const handler = (endpoint: AuthzenEndpoint): Handler => function authzen(req, res, pathTenant) {
+    const id = requestId(req);
+    const headers: Record<string, string> = id === undefined ? {} : { 'X-Request-ID': id };
+    const count = (code: number): void => { deps.metrics.authzenRequests.inc({ endpoint, code: String(code) }); };
+    const tenant = tenantFor(req);
+    if (tenant === undefined) { sendUnauthenticated(req, res, id); count(401); return; }
+    if (pathTenant !== undefined && pathTenant !== tenant) {
+      req.resume();
+      sendError(res, 'forbidden', `this API key belongs to another tenant than ${JSON.stringify(pathTenant.slice(0, 63))}`, headers);
+      count(403);
+      return;
+    }
+    readJsonBody(req, deps.maxBodyBytes, function answer(body) {
+      try {
+        if (!body.ok) {
+          sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
+          count(body.code === 'too_large' ? 413 : 400);
+          return;
+        }
+        const snapshot = deps.store.snapshot();
+        const view: TenantView = { tenant, index: indexOf(snapshot, tenant), directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY };
+        const reply = run[endpoint](body.value, view);
+        if (!reply.ok) { sendError(res, 'bad_request', reply.message, headers); count(400); return; }
+        sendJson(res, reply.body, headers);
+        count(200);
+      } catch (err) {
+        deps.log.error({ err, method: req.method, endpoint }, 'Failed to serve request');
+        sendError(res, 'internal', 'internal error', headers);
+        count(500);
+      }
+    });
+  };
+  return {
+    evaluation: handler('evaluation'),
+    evaluations: handler('evaluations'),
+    search_subject: handler('search_subject'),
+    search_resource: handler('search_resource'),
+    search_action: handler('search_action'),
+  };
+}
+
+/** GET /.well-known/authzen-configuration[/<tenant>]: public, like any discovery document. */
+export function createMetadataHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, tenant?: string) => void {
+  return function discovery(req, res, tenant) {
+    const id = requestId(req);
+    sendJson(res, metadata(deps.publicUrl(), tenant), id === undefined ? {} : { 'X-Request-ID': id });
+    deps.metrics.authzenRequests.inc({ endpoint: 'metadata', code: '200' });
+  };
+}
