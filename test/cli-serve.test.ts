@@ -58,6 +58,11 @@ describe('acl-operator serve', () => {
     expect(reply.reasons.join(' ')).toMatch(/is missing/);
   });
 
+  it('prints an AuthZEN evaluation curl that works when pasted, deciding like the decision curl', () => {
+    const line = banner.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/access/v1/evaluation')) ?? '';
+    expect(JSON.parse(paste(line))).toEqual({ decision: false });
+  });
+
   it('prints a bundle curl that works when pasted', () => {
     const line = banner.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/bundles/')) ?? '';
     const headers = paste(line);

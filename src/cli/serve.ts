@@ -67,6 +67,7 @@ export async function describeService(service: Service, config: Config): Promise
   // A decision example for the first tenant with an API key Secret in the manifests folder. The key
   // itself is printed only when its Secret says it is a public example: this text may end up in logs.
   let decisionCurl: string | undefined;
+  let authzenCurl: string | undefined;
   for (const secret of service.source.list('Secret')) {
     const token = secretToken(secret.raw);
     const tenant = snapshot.tenants.get(secret.metadata.namespace);
@@ -80,10 +81,17 @@ export async function describeService(service: Service, config: Config): Promise
       context: {},
     });
     decisionCurl = `curl -sS ${curlTls}-H 'Content-Type: application/json' -H ${shellQuote(`Authorization: Bearer ${key}`)} -d ${shellQuote(body)} ${service.apiUrl}/authorization`;
+    const authzenBody = JSON.stringify({
+      subject: { type: rule.model.subjectType, id: 'alice' },
+      action: { name: rule.model.actions[0] },
+      resource: { type: rule.model.resourceType, id: 'example-1' },
+    });
+    authzenCurl = `curl -sS ${curlTls}-H 'Content-Type: application/json' -H ${shellQuote(`Authorization: Bearer ${key}`)} -d ${shellQuote(authzenBody)} ${service.apiUrl}/access/v1/evaluation`;
     break;
   }
   lines.push('', 'Try a decision (the reply says which rule decided, or what each candidate rule was missing):');
   lines.push(`  ${decisionCurl ?? '(add a Secret labelled acl.policyagent.dev/api-key: "true" with a token to the manifests folder)'}`);
+  if (authzenCurl) lines.push('The same as an AuthZEN 1.0 evaluation (docs/authzen.md; metadata at /.well-known/authzen-configuration):', `  ${authzenCurl}`);
   lines.push('Fetch a bundle (add -H \'If-None-Match: "<etag>"\' to get 304 while it is unchanged):');
   lines.push(`  ${bundleCurl ?? '(no Active connector with a bundle)'}`);
   lines.push('Status like kubectl get:', `  acl-operator status --state-dir ${shellQuote(config.stateDir)}`, '');
