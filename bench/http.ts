@@ -67,7 +67,7 @@ const of = <T>(m: Map<string, T>, key: string): T => m.get(key) as T;
 
 // "The same load": a rate every variant of ours sustains with room to spare, so p99 shows the cost
 // of a request rather than the queue that saturation builds (at saturation p99 ≈ connections / rate).
-const ours = ['raw', 'decide', 'decide10k', 'poll304'];
+const ours = ['raw', 'decide', 'authzen', 'decide10k', 'poll304'];
 const rate = Number(process.env['BENCH_RATE']) || Math.max(100, Math.floor((0.5 * Math.min(...ours.map((k) => of(sat, k).rps))) / 100) * 100);
 const pacedVariants = variants.filter((v) => v.key !== 'opa' || of(sat, 'opa').rps >= 1.25 * rate);
 progress(`fixed-load runs at ${rate} req/s`);
@@ -117,6 +117,7 @@ const pacedP99 = (key: string): number => of(paced, key).p99Ms;
 const decideVsRaw = vsRaw(saturated, 'decide');
 const decideVsOpa = saturated.has('opa') ? ratio(of(saturated, 'decide'), of(saturated, 'opa'), rpsOf) : undefined;
 const pollVsRaw = vsRaw(saturated, 'poll304');
+const authzenVsDecide = ratio(of(saturated, 'authzen'), of(saturated, 'decide'), rpsOf);
 const cpu10kVs10 = ratio(of(pacedSamples, 'decide10k'), of(pacedSamples, 'decide'), cpuOf);
 const allReleased = polls.answered === polls.held && polls.statusCodes['200'] === polls.held;
 const targets: Target[] = [
@@ -125,6 +126,7 @@ const targets: Target[] = [
     ? { what: 'decisions req/s, × OPA', measured: 'not run: set OPA_BIN', target: '≥ 1.5', met: undefined }
     : { what: 'decisions req/s, × OPA', measured: fmt(decideVsOpa, 2), target: '≥ 1.5', met: decideVsOpa >= 1.5 },
   { what: '304 path req/s, × raw', measured: fmt(pollVsRaw, 2), target: '≥ 0.70', met: pollVsRaw >= 0.7 },
+  { what: 'AuthZEN evaluation req/s, × POST /authorization', measured: fmt(authzenVsDecide, 2), target: '≥ 0.90', met: authzenVsDecide >= 0.9 },
   ...(['decide', 'poll304'] as const).map((key) => ({
     what: `${key === 'decide' ? 'decisions' : '304 path'} p99 at ${fmt(rate)} req/s`,
     measured: `${fmt(pacedP99(key), 2)} ms (raw ${fmt(pacedP99('raw'), 2)} ms)`,

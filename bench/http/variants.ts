@@ -64,6 +64,12 @@ const decisionRequest = (body: DecisionBody): HttpRequest => ({
   headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
 });
 
+/** The same decision as AuthZEN 1.0 asks it: the action as an object. */
+const evaluationRequest = (body: DecisionBody): HttpRequest => ({
+  method: 'POST', path: '/access/v1/evaluation', body: JSON.stringify({ ...body, action: { name: body.action } }),
+  headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
+});
+
 const cpuOf = (p: Pinned<ServerCommands, unknown>) => async (): Promise<number> => (await p.call('stats', null)).cpuUs;
 
 /** The variants, baseline first. The echo server gets the very bytes the decision endpoint gets. */
@@ -72,6 +78,7 @@ export function variantsOf(fleet: Fleet): Variant[] {
   const variants: Variant[] = [
     { key: 'raw', label: 'raw node:http JSON echo', port: fleet.echo.ready.port, pid: fleet.echo.pid, requests: small, expect: 200, cpuUs: cpuOf(fleet.echo) },
     { key: 'decide', label: 'POST /authorization, 10 rules', port: fleet.small.ready.port, pid: fleet.small.pid, requests: small, expect: 200, cpuUs: cpuOf(fleet.small) },
+    { key: 'authzen', label: 'POST /access/v1/evaluation, 10 rules', port: fleet.small.ready.port, pid: fleet.small.pid, requests: fleet.bodies.small.map(evaluationRequest), expect: 200, cpuUs: cpuOf(fleet.small) },
     { key: 'decide10k', label: 'POST /authorization, 10,000 rules', port: fleet.large.ready.port, pid: fleet.large.pid, requests: fleet.bodies.large.map(decisionRequest), expect: 200, cpuUs: cpuOf(fleet.large) },
     {
       key: 'poll304', label: 'GET bundle, If-None-Match → 304', port: fleet.small.ready.port, pid: fleet.small.pid, expect: 304, cpuUs: cpuOf(fleet.small),
