@@ -11,7 +11,7 @@ function jsonProblem(v: unknown, depth: number): string | undefined {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) return 'numbers must be finite';
     // A larger integer has already lost digits: OPA would compare it with other text than was written.
-    if (Number.isInteger(v) && !Number.isSafeInteger(v)) return `${v} is not exact; write integers beyond 2^53 as strings`;
+    if (Number.isInteger(v) && !Number.isSafeInteger(v)) return 'an integer beyond 2^53 cannot be held exactly (JSON readers round it); write it as a string';
     return undefined;
   }
   if (Array.isArray(v)) {

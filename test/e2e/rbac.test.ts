@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
 import { statusOf } from '../../src/kube/client.ts';
 import {
-  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, deployRbac, E2E_KUBECONFIG, ensureCrds, loadConfig,
+  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, directoryYaml, customApi, deployRbac, E2E_KUBECONFIG, ensureCrds, loadConfig,
   rbacApi, ROOT, ruleYaml, startE2EOperator, TEAM_RULE, waitFor, yamlObjects,
 } from '../support/kube.ts';
 
@@ -56,7 +56,10 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
   });
 
   async function runAndCheck(ns: string, kc: KubeConfig, operatorNamespace = ns): Promise<void> {
-    await apply(loadConfig(), [connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team', TEAM_RULE), apiKeySecret(ns, API_KEY)]);
+    await apply(loadConfig(), [
+      connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team', TEAM_RULE), apiKeySecret(ns, API_KEY),
+      directoryYaml(ns, 'people', { entities: [{ type: 'user', id: 'alice', properties: { team: 'blue' } }] }),
+    ]);
     // Not cluster admin: this identity cannot even list pods.
     await expect(kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns })).rejects.toSatisfy((err: unknown) => statusOf(err) === 403);
 
@@ -72,6 +75,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
     await waitFor('bundle status', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
     expect(await api.status('Rule', 'team')).toMatchObject({ phase: 'Enforced' });
     expect(await api.status('Connector', 'gateways')).toMatchObject({ phase: 'Active' });
+    // Directories are watched and their status written (directories, directories/status).
+    await waitFor('directory status', async () => (await api.status('Directory', 'people'))['entityCount'] === 1);
     // The OPA view: HTTPS with the CA from the token Secret, the token from the same Secret.
     expect(await httpsGet(`${op.apiUrl}/${ns}/connectors/policyagent/gateways/bundles/docs`, ca, { authorization: `Bearer ${token}` })).toBe(200);
     const events = await waitFor('TokenIssued event', async () => {

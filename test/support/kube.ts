@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
-import { clientsFor, statusOf, type KubeClients } from '../../src/kube/client.ts';
+import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator, type OperatorOptions } from '../../src/operator.ts';
 
@@ -142,12 +142,12 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
 /** Custom objects of a test namespace. */
 export function customApi(namespace: string) {
   const { custom } = adminClients();
-  const plural = (kind: string): string => `${kind.toLowerCase()}s`;
+  const plural = (kind: CustomKind): string => PLURALS[kind];
   return {
-    async get(kind: 'Rule' | 'Connector' | 'Bundle', name: string): Promise<Record<string, unknown> & { metadata: { resourceVersion: string; generation: number; uid: string }; status?: Record<string, unknown> }> {
+    async get(kind: CustomKind, name: string): Promise<Record<string, unknown> & { metadata: { resourceVersion: string; generation: number; uid: string }; status?: Record<string, unknown> }> {
       return await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name }) as never;
     },
-    async status(kind: 'Rule' | 'Connector' | 'Bundle', name: string): Promise<Record<string, unknown>> {
+    async status(kind: CustomKind, name: string): Promise<Record<string, unknown>> {
       try {
         return ((await this.get(kind, name)).status ?? {});
       } catch (err) {
@@ -156,7 +156,7 @@ export function customApi(namespace: string) {
       }
     },
     /** Read-modify-replace, again on 409 (the operator writes status meanwhile), like kubectl edit. */
-    async update(kind: 'Rule' | 'Connector' | 'Bundle', name: string, change: (o: Record<string, unknown> & { metadata: Record<string, unknown> }) => Record<string, unknown>): Promise<void> {
+    async update(kind: CustomKind, name: string, change: (o: Record<string, unknown> & { metadata: Record<string, unknown> }) => Record<string, unknown>): Promise<void> {
       for (let attempt = 1; ; attempt++) {
         const current = await this.get(kind, name);
         try {
@@ -191,7 +191,7 @@ export async function readToken(namespace: string, connector: string): Promise<s
   }
 }
 
-/** YAML of a Rule, a Connector and a Bundle for tenant `ns`. */
+/** YAML of a Rule, a Connector, a Bundle and a Directory for tenant `ns`. */
 export function ruleYaml(ns: string, name: string, spec: Record<string, unknown>): KubernetesObject {
   return { apiVersion: `${GROUP}/${VERSION}`, kind: 'Rule', metadata: { name, namespace: ns }, spec } as KubernetesObject;
 }
@@ -200,6 +200,9 @@ export function connectorYaml(ns: string, name: string, spec: Record<string, unk
 }
 export function bundleYaml(ns: string, name: string, spec: Record<string, unknown>): KubernetesObject {
   return { apiVersion: `${GROUP}/${VERSION}`, kind: 'Bundle', metadata: { name, namespace: ns }, spec } as KubernetesObject;
+}
+export function directoryYaml(ns: string, name: string, spec: Record<string, unknown>): KubernetesObject {
+  return { apiVersion: `${GROUP}/${VERSION}`, kind: 'Directory', metadata: { name, namespace: ns }, spec } as KubernetesObject;
 }
 export function apiKeySecret(ns: string, key: string): KubernetesObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-key', namespace: ns, labels: { 'acl.policyagent.dev/api-key': 'true' } }, data: { token: Buffer.from(key).toString('base64') } } as KubernetesObject;

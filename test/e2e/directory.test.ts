@@ -1,0 +1,253 @@
+// Directory resources against a real API server: the CRD and its structural schema (free-form
+// properties kept as written, entities without an id refused), status written by the operator
+// (Ready with entityCount, Conflict), decisions that read the directory, and bundles whose revision
+// and policy.rego follow the directory data their rules read.
+import { request, type RequestOptions } from 'node:https';
+import { gunzipSync } from 'node:zlib';
+import { ApiextensionsV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { statusOf } from '../../src/kube/client.ts';
+import type { Operator } from '../../src/operator.ts';
+import {
+  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds,
+  fetchBundle, GROUP, loadConfig, readToken, ruleYaml, startE2EOperator, TEAM_RULE, VERSION, waitFor,
+} from '../support/kube.ts';
+
+const API_KEY = 'e2e-directory-api-key-0123456789';
+const PLURAL = 'directories';
+
+type Entity = { type: string; id?: string; properties?: unknown };
+type DirectoryStatus = { phase?: string; entityCount?: number; observedGeneration?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
+
+function directoryYaml(ns: string, name: string, entities: Entity[]): KubernetesObject {
+  return { apiVersion: `${GROUP}/${VERSION}`, kind: 'Directory', metadata: { name, namespace: ns }, spec: { entities } } as KubernetesObject;
+}
+
+/** Directories of a namespace through the custom objects API (customApi of test/support knows the other kinds only). */
+function directoryApi(namespace: string) {
+  const { custom } = adminClients();
+  const get = async (name: string): Promise<Record<string, unknown> & { metadata: { generation: number }; spec: { entities: Entity[] }; status?: DirectoryStatus }> =>
+    await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }) as never;
+  return {
+    get,
+    async status(name: string): Promise<DirectoryStatus> {
+      try { return (await get(name)).status ?? {}; } catch (err) { if (statusOf(err) === 404) return {}; throw err; }
+    },
+    /** A plain create (no client-side processing of the body), like `kubectl create --validate=false`. */
+    create: async (body: KubernetesObject): Promise<unknown> => custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, body }),
+  };
+}
+
+/** POSTs JSON text as written (a JavaScript client would round numbers beyond 2^53) to the API server. */
+async function postRaw(path: string, text: string): Promise<{ status: number; body: string }> {
+  const kc = loadConfig();
+  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+  const options: RequestOptions = { method: 'POST', hostname: server.hostname, port: server.port, path, headers: { 'content-type': 'application/json' } };
+  await kc.applyToHTTPSOptions(options);
+  return new Promise((resolve, reject) => {
+    const req = request(options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** The file content of a tar.gz entry. */
+function tarFile(bytes: Uint8Array, file: string): string | undefined {
+  const tar = gunzipSync(bytes);
+  for (let off = 0; off + 512 <= tar.length; ) {
+    const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
+    if (name === '') break;
+    const size = parseInt(tar.subarray(off + 124, off + 136).toString('utf8').replace(/\0.*$/s, '').trim(), 8);
+    if (name === file) return tar.subarray(off + 512, off + 512 + size).toString('utf8');
+    off += 512 + Math.ceil(size / 512) * 512;
+  }
+  return undefined;
+}
+
+/** People of the tenant: alice's team is what TEAM_RULE reads (principal.team == resource.team); email no rule reads. */
+const people = (ns: string, aliceTeam: string, email = 'alice@example.com'): KubernetesObject => directoryYaml(ns, 'people', [
+  { type: 'user', id: 'alice', properties: { team: aliceTeam, email } },
+  { type: 'document', id: 'd1', properties: { team: 'blue' } },
+  { type: 'document', id: 'd2', properties: { team: 'red' } },
+]);
+
+describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { timeout: 120_000 }, () => {
+  let op: Operator | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(ensureCrds);
+  afterEach(async () => {
+    await op?.stop();
+    op = undefined;
+    await drop?.();
+    drop = undefined;
+  });
+
+  async function namespace(prefix: string): Promise<string> {
+    const n = await createNamespace(prefix);
+    drop = n.drop;
+    return n.name;
+  }
+
+  const decide = async (o: Operator, subject: Record<string, unknown>, resource: Record<string, unknown>): Promise<string> => {
+    const res = await fetch(`${o.apiUrl}/authorization`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify({ subject, action: 'read', resource }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json() as { decision: string }).decision;
+  };
+
+  it('installs the Directory CRD: established, with a status subresource and free-form properties', async () => {
+    const crd = await loadConfig().makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: `${PLURAL}.${GROUP}` });
+    expect(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')).toBe(true);
+    expect(crd.spec.names).toMatchObject({ kind: 'Directory', plural: PLURAL, shortNames: ['acldir'] });
+    expect(crd.spec.scope).toBe('Namespaced');
+    const version = crd.spec.versions.find((v) => v.name === VERSION);
+    expect(version?.subresources?.status).toEqual({});
+    const entity = version?.schema?.openAPIV3Schema?.properties?.['spec']?.properties?.['entities']?.items;
+    expect(entity?.required).toEqual(['type', 'id']);
+    expect(entity?.properties?.['properties']).toMatchObject({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+  });
+
+  it('keeps free-form properties as written (nested objects, lists, null) and refuses an entity without an id', async () => {
+    const ns = await namespace('dirschema');
+    const api = directoryApi(ns);
+    const properties = {
+      team: 'blue',
+      groups: ['staff', 'admins'],
+      profile: { address: { city: 'Lyon', zip: '69001' }, tags: [{ k: 'a', v: [1, 2.5, true] }, []], empty: {} },
+      nothing: null,
+      level: 3,
+    };
+    await api.create(directoryYaml(ns, 'rich', [{ type: 'user', id: 'alice', properties }, { type: 'user', id: 'bob' }]));
+    const stored = await api.get('rich');
+    expect(stored.spec.entities).toEqual([{ type: 'user', id: 'alice', properties }, { type: 'user', id: 'bob' }]);
+
+    // The structural schema: an entity without an id, or properties that are not an object, are refused.
+    const refused = async (entities: Entity[]): Promise<{ code: number | undefined; message: string }> => {
+      try {
+        await api.create(directoryYaml(ns, 'refused', entities));
+      } catch (err) {
+        return { code: statusOf(err), message: String((err as { body?: unknown }).body ?? err) };
+      }
+      throw new Error('the API server accepted it');
+    };
+    const noId = await refused([{ type: 'user', properties: { team: 'blue' } }]);
+    expect(noId.code).toBe(422);
+    expect(noId.message).toMatch(/spec\.entities(\[0\])?\.id: Required value/);
+    const notAnObject = await refused([{ type: 'user', id: 'x', properties: ['blue'] }]);
+    expect(notAnObject.code).toBe(422);
+    expect(notAnObject.message).toMatch(/spec\.entities(\[0\])?\.properties.*must be of type object/);
+
+    // Fields the schema does not know are pruned by the API server (the operator never sees them):
+    // a misspelled "properties" leaves an entity without properties.
+    await api.create(directoryYaml(ns, 'typo', [{ type: 'user', id: 'dave', propertes: { team: 'blue' } } as Entity]));
+    expect((await api.get('typo')).spec.entities).toEqual([{ type: 'user', id: 'dave' }]);
+
+    // An integer beyond 2^53, sent as text: the API server stores it exactly (int64), as its reply shows.
+    const big = await postRaw(`/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+      `{"apiVersion":"${GROUP}/${VERSION}","kind":"Directory","metadata":{"name":"big","namespace":"${ns}"},"spec":{"entities":[{"type":"user","id":"carol","properties":{"badge":9007199254740993}}]}}`);
+    expect(big.status, big.body).toBe(201);
+    expect(big.body).toContain('"badge":9007199254740993');
+
+    // The operator reads the same properties (and puts them in effect): null, lists and nesting intact.
+    op = await startE2EOperator({ namespace: ns });
+    const o = op;
+    const status = await waitFor('Directory rich Ready', async () => { const s = await api.status('rich'); return s.phase === 'Ready' ? s : undefined; });
+    expect(status).toMatchObject({ entityCount: 2, observedGeneration: 1 });
+    expect(o.store.snapshot().tenants.get(ns)?.directory.get('user', 'alice')).toEqual(properties);
+    expect(o.store.snapshot().tenants.get(ns)?.directory.get('user', 'bob')).toEqual({});
+    await waitFor('Directory typo Ready', async () => (await api.status('typo')).phase === 'Ready');
+    expect(o.store.snapshot().tenants.get(ns)?.directory.get('user', 'dave')).toEqual({});
+    // ... while the integer it cannot hold exactly makes that Directory Invalid: none of it is in effect.
+    const invalid = await waitFor('Directory big Invalid', async () => { const s = await api.status('big'); return s.phase === 'Invalid' ? s : undefined; });
+    expect(invalid).toMatchObject({ entityCount: 0, conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec' }] });
+    // (The message shows the number as the operator's JSON parser read it: 9007199254740992.)
+    expect(invalid.conditions?.[0]?.message).toMatch(/^spec\.entities\.0\.properties\.badge: an integer beyond 2\^53 cannot be held exactly \(JSON readers round it\); write it as a string; none of its entities are in effect$/);
+    expect(o.store.snapshot().tenants.get(ns)?.directory.get('user', 'carol')).toBeUndefined();
+  });
+
+  it('writes Ready with entityCount, decides with the properties, and moves the bundle revision when the data its rules read changes', async () => {
+    const ns = await namespace('dir');
+    await apply(loadConfig(), [
+      connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team-documents', TEAM_RULE), apiKeySecret(ns, API_KEY),
+      people(ns, 'blue'),
+    ]);
+    op = await startE2EOperator({ namespace: ns });
+    const o = op;
+    const dirs = directoryApi(ns);
+    const api = customApi(ns);
+
+    const ready = await waitFor('Directory people Ready', async () => { const s = await dirs.status('people'); return s.phase === 'Ready' ? s : undefined; });
+    expect(ready).toMatchObject({ entityCount: 3, observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded', message: '3 entities are in effect' }] });
+    const alice = { type: 'user', id: 'alice' };
+    expect(await decide(o, alice, { type: 'document', id: 'd1' })).toBe('allow');
+    expect(await decide(o, alice, { type: 'document', id: 'd2' })).toBe('deny');
+    // The request's own attribute wins over the directory's.
+    expect(await decide(o, { ...alice, properties: { team: 'red' } }, { type: 'document', id: 'd2' })).toBe('allow');
+
+    const first = await waitFor('bundle revision 1', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 1 ? s : undefined; });
+    const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
+    const served1 = await fetchBundle(o, ns, 'gateways', 'docs', token);
+    expect(served1.status).toBe(200);
+    expect(served1.etag).toBe(first['etag']);
+    const rego1 = tarFile(served1.bytes, 'policy.rego') ?? '';
+    expect(rego1).toContain('"alice": {"team": "blue"}');
+    expect(rego1).not.toContain('alice@example.com');
+
+    // kubectl apply of an edit: alice moves to team red.
+    await apply(loadConfig(), [people(ns, 'red')]);
+    await waitFor('Directory people generation 2', async () => (await dirs.status('people')).observedGeneration === 2);
+    const second = await waitFor('bundle revision 2', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 2 ? s : undefined; });
+    const served2 = await fetchBundle(o, ns, 'gateways', 'docs', token, served1.etag ?? undefined);
+    expect(served2.status).toBe(200);
+    expect(served2.etag).toBe(second['etag']);
+    const rego2 = tarFile(served2.bytes, 'policy.rego') ?? '';
+    expect(rego2).toContain('"alice": {"team": "red"}');
+    expect(rego2).not.toContain('"alice": {"team": "blue"}');
+    expect(JSON.parse(tarFile(served2.bytes, '.manifest') ?? '{}')).toMatchObject({ revision: '2' });
+    expect(await decide(o, alice, { type: 'document', id: 'd2' })).toBe('allow');
+    expect(await decide(o, alice, { type: 'document', id: 'd1' })).toBe('deny');
+
+    // An edit of a property no rule reads: the Directory is reconciled, the bundle stays at revision 2.
+    await apply(loadConfig(), [people(ns, 'red', 'alice@new.example')]);
+    await waitFor('Directory people generation 3', async () => (await dirs.status('people')).observedGeneration === 3);
+    await o.controller.idle();
+    expect(o.store.snapshot().tenants.get(ns)?.directory.get('user', 'alice')).toEqual({ team: 'red', email: 'alice@new.example' });
+    expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 2, etag: second['etag'] });
+    expect((await fetchBundle(o, ns, 'gateways', 'docs', token, served2.etag ?? undefined)).status).toBe(304);
+  });
+
+  it('reports Conflict on the Directory whose name sorts later, with a Warning event naming the entity', async () => {
+    const ns = await namespace('dirconf');
+    await apply(loadConfig(), [ruleYaml(ns, 'team-documents', TEAM_RULE), apiKeySecret(ns, API_KEY), people(ns, 'blue')]);
+    op = await startE2EOperator({ namespace: ns });
+    const o = op;
+    const dirs = directoryApi(ns);
+    await waitFor('Directory people Ready', async () => (await dirs.status('people')).phase === 'Ready');
+
+    await apply(loadConfig(), [directoryYaml(ns, 'staff', [
+      { type: 'user', id: 'alice', properties: { team: 'red' } },
+      { type: 'user', id: 'bob', properties: { team: 'red' } },
+    ])]);
+    const conflict = await waitFor('Directory staff Conflict', async () => { const s = await dirs.status('staff'); return s.phase === 'Conflict' ? s : undefined; });
+    expect(conflict).toMatchObject({ entityCount: 1, observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'DuplicateEntities' }] });
+    expect(conflict.conditions?.[0]?.message).toContain('user "alice" (Directory people)');
+    expect(await dirs.status('people')).toMatchObject({ phase: 'Ready', entityCount: 3 });
+    // people's alice (blue) is in effect, staff's bob too.
+    expect(await decide(o, { type: 'user', id: 'alice' }, { type: 'document', id: 'd1' })).toBe('allow');
+    expect(await decide(o, { type: 'user', id: 'bob' }, { type: 'document', id: 'd2' })).toBe('allow');
+    const { core } = adminClients();
+    await waitFor('DuplicateEntities event', async () => (await core.listNamespacedEvent({ namespace: ns })).items.some((e) =>
+      e.reason === 'DuplicateEntities' && e.type === 'Warning' && e.involvedObject.kind === 'Directory' && e.involvedObject.name === 'staff'));
+
+    // The winner deleted: staff is Ready, and its alice (red) takes effect.
+    await adminClients().custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: 'people' });
+    await waitFor('Directory staff Ready', async () => { const s = await dirs.status('staff'); return s.phase === 'Ready' && s.entityCount === 2; });
+    expect(await decide(o, { type: 'user', id: 'alice' }, { type: 'document', id: 'd2', properties: { team: 'red' } })).toBe('allow');
+  });
+});
