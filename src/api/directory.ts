@@ -45,7 +45,12 @@ export const EntityProperties = z
 
 export const DirectoryEntity = z.strictObject({
   type: TypeName.describe('Entity type, as requests send it (subject.type or resource.type).'),
-  id: z.string().min(1).max(1024).describe('Entity id, as requests send it (subject.id or resource.id).'),
+  id: z
+    .string()
+    .min(1)
+    .max(1024)
+    .refine((s) => s.isWellFormed(), 'must be well-formed Unicode (no lone UTF-16 surrogates such as "\\ud800")')
+    .describe('Entity id, as requests send it (subject.id or resource.id).'),
   properties: EntityProperties.default({}),
 });
 export type DirectoryEntity = z.infer<typeof DirectoryEntity>;

@@ -180,6 +180,7 @@ describe('reconcileDirectory', () => {
     ['an integer beyond 2^53', [{ type: 'user', id: 'x', properties: { role: 'admin', badge: 2 ** 53 + 2 } }], /spec\.entities\.1\.properties\.badge: an integer beyond 2\^53 cannot be held exactly \(JSON readers round it\); write it as a string/],
     ['properties that are not an object', [{ type: 'user', id: 'x', properties: ['admin'] }], /spec\.entities\.1\.properties: Invalid input: expected record/],
     ['properties given as a string', [{ type: 'user', id: 'x', properties: 'admin' }], /spec\.entities\.1\.properties: Invalid input: expected record/],
+    ['an id with a lone surrogate', [{ type: 'user', id: 'x\ud800', properties: {} }], /spec\.entities\.1\.id: must be well-formed Unicode/],
   ])('puts none of a Directory with %s in effect, and says why', async (_name, bad, reason) => {
     const good = { type: 'user', id: 'bob', properties: { role: 'admin' } };
     const h = await harness([...tenantObjects(NS), directoryObj('people', [good, ...bad])]);

@@ -5,7 +5,7 @@
 import type { DecisionInput } from './closures.ts';
 import type { Json, RuleModel } from './model.ts';
 import { pathsOf } from './model.ts';
-import { codePointCompare, type JsonMap } from './values.ts';
+import { codePointCompare, normalizeInput, type JsonMap } from './values.ts';
 
 /** One entity as a Directory resource lists it. */
 export interface DirectoryEntity {
@@ -32,15 +32,26 @@ function sorted(values: Iterable<string>): string[] {
   return [...values].sort(codePointCompare);
 }
 
-/** A directory of entities; an entity listed twice keeps its first listing (callers report repeats). */
+/** A string as a decision input reads it: a lone surrogate becomes U+FFFD (as OPA's JSON decoder does). */
+function wellFormed(s: string): string {
+  return s.isWellFormed() ? s : s.toWellFormed();
+}
+
+/**
+ * A directory of entities; an entity listed twice keeps its first listing (callers report repeats).
+ * Types, ids and properties are read as a request's are, lone surrogates replaced, so the id a
+ * request sends finds its entity here exactly as it does in the Rego (which prints ids that way).
+ */
 export function buildDirectory(entities: Iterable<DirectoryEntity>): EntityDirectory {
   const byType = new Map<string, Map<string, JsonMap>>();
   let size = 0;
   for (const e of entities) {
-    let ids = byType.get(e.type);
-    if (!ids) { ids = new Map(); byType.set(e.type, ids); }
-    if (ids.has(e.id)) continue;
-    ids.set(e.id, e.properties);
+    const type = wellFormed(e.type);
+    const id = wellFormed(e.id);
+    let ids = byType.get(type);
+    if (!ids) { ids = new Map(); byType.set(type, ids); }
+    if (ids.has(id)) continue;
+    ids.set(id, normalizeInput(e.properties) as JsonMap);
     size++;
   }
   const idLists = new Map<string, readonly string[]>();
