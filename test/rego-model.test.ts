@@ -151,7 +151,7 @@ describe('the translated time and network rules on hand-picked edge values', () 
 // The model itself: each case is OPA behaviour that the model must reproduce.
 
 const input = (principal: Record<string, unknown>): DecisionInput =>
-  ({ principal: { type: 'user', ...principal }, action: 'read', resource: { type: 'doc' }, context: {} }) as DecisionInput;
+  ({ principal: { type: 'user', ...principal }, action: 'read', resource: { type: 'doc' }, context: {}, actionProperties: {} }) as DecisionInput;
 
 /** A v0 module with one rule `r` per body given. */
 function module(...bodies: string[]): RegoPolicy {
@@ -357,5 +357,167 @@ describe('the OPA model', () => {
     const p = loadPolicy('package t\nf(x) = 1 {\n\tx == x\n}\nf(x) = 2 {\n\tis_number(x)\n}\n');
     expect(p.call('f', ['a'])).toBe(1);
     expect(() => p.call('f', [1])).toThrow(/conflicting/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The constructs of the directory section (rego.ts directorySection), each pinned to OPA's behaviour.
+
+describe('the OPA model: constant objects, partial object rules and reference iteration', () => {
+  // A module shaped like the translator's directory section, in both syntaxes.
+  const section = (v: 0 | 1): string => {
+    const eq = v === 1 ? ':=' : '=';
+    const open = (head: string): string => (v === 1 ? `${head.replace(' = ', ' := ')} if {` : `${head} {`);
+    return [
+      'package acl', ...(v === 1 ? ['', 'import rego.v1'] : []), '',
+      `acl_directory ${eq} {`,
+      '\t"group": {',
+      '\t\t"g-1": {"x-y": "v", "tier": "gold"}',
+      '\t},',
+      '\t"user": {',
+      '\t\t"alice": {"flag": false, "meta": {"a": [1, 2.5, {"b": null}], "not": true}, "nothing": null, "roles": ["admin"], "é": "\\u00e9"},',
+      '\t\t"𝒜": {"roles": []}',
+      '\t}',
+      '}',
+      '',
+      open('acl_principal[k] = x'), '\tx := input.principal[k]', '}',
+      open('acl_principal[k] = x'), '\tx := acl_directory[input.principal.type][input.principal.id][k]', '\tnot acl_has_key(input.principal, k)', '}',
+      open('acl_has_key(o, k)'), '\t_ = o[k]', '}',
+      open('acl_in(x, c)'), '\tis_array(c)', '\tc[_] == x', '}',
+      open('acl_in(x, c)'), '\tis_object(c)', '\tis_string(x)', '\t_ = c[x]', '}',
+      open('acl_size(x) = n'), '\tis_object(x)', '\tn := count(x)', '}',
+      open('admin'), '\tacl_in("admin", acl_principal.roles)', '}',
+      open('dashed'), '\tacl_principal["x-y"] == "v"', '}',
+      open('has_flag'), '\tacl_in("flag", acl_principal)', '}',
+      open('has_nothing'), '\tacl_in("nothing", acl_principal)', '}',
+      open('size_is'), '\tacl_size(acl_principal) == input.n', '}',
+      open('whole_is_object'), '\tis_object(acl_principal)', '}',
+      open('no_props'), '\tacl_size(object.get(input, "actionProperties", {})) == 0', '}',
+      open('soft'), '\tinput.actionProperties.soft == true', '}',
+      '',
+    ].join('\n');
+  };
+  const doc = (principal: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> =>
+    ({ principal, action: 'read', resource: { type: 'doc' }, ...extra });
+
+  for (const v of [0, 1] as const) {
+    it(`loads a multi-line constant object rule with nested values (Rego v${v}: \`acl_directory ${v === 1 ? ':=' : '='} {...}\`)`, () => {
+      const p = loadPolicy(section(v));
+      expect(p.version).toBe(v);
+      // Newlines inside braces and brackets are insignificant in OPA's scanner; a complete rule
+      // without a body is a constant (OPA docs, "Rules": `pi := 3.14159`).
+      expect(p.value('acl_directory', {})).toEqual({
+        group: { 'g-1': { 'x-y': 'v', tier: 'gold' } },
+        user: { alice: { flag: false, meta: { a: [1, 2.5, { b: null }], not: true }, nothing: null, roles: ['admin'], 'é': 'é' }, '𝒜': { roles: [] } },
+      });
+    });
+
+    it(`gives a partial object rule its full extent: the input's keys over the directory's (Rego v${v})`, () => {
+      const p = loadPolicy(section(v));
+      // OPA topdown TestTopDownPartialObjectDoc: `p[k] = v { b[k] = v }` is the object of every pair.
+      expect(p.value('acl_principal', doc({ type: 'user', id: 'alice', roles: 'mine' }))).toEqual({
+        type: 'user', id: 'alice', roles: 'mine', flag: false, meta: { a: [1, 2.5, { b: null }], not: true }, nothing: null, 'é': 'é',
+      });
+      // Not in the directory, or an id that is not a string: only the input's keys.
+      expect(p.value('acl_principal', doc({ type: 'user', id: 'bob', a: 1 }))).toEqual({ type: 'user', id: 'bob', a: 1 });
+      expect(p.value('acl_principal', doc({ type: 'user', id: 7 }))).toEqual({ type: 'user', id: 7 });
+      expect(p.value('acl_principal', doc({ type: ['user'], id: 'alice' }))).toEqual({ type: ['user'], id: 'alice' });
+      // No body holds: the empty object, which is defined (TestTopDownPartialObjectDoc "var/var key" is `{}`).
+      expect(p.value('acl_principal', doc({}))).toEqual({});
+      expect(p.rule('whole_is_object', doc({}))).toBe(true);
+      expect(p.rule('size_is', doc({}, { n: 0 }))).toBe(true);
+    });
+
+    it(`looks keys up in a partial object, dotted and bracketed, undefined when absent (Rego v${v})`, () => {
+      const p = loadPolicy(section(v));
+      expect(p.rule('admin', doc({ type: 'user', id: 'alice' }))).toBe(true);
+      expect(p.rule('admin', doc({ type: 'user', id: 'alice', roles: ['reader'] }))).toBe(false); // the input wins, whole
+      expect(p.rule('admin', doc({ type: 'user', id: '𝒜' }))).toBe(false);
+      expect(p.rule('admin', doc({ type: 'user', id: 'carol' }))).toBe(false); // undefined: the statement fails
+      expect(p.rule('dashed', doc({ type: 'group', id: 'g-1' }))).toBe(true);
+      expect(p.rule('dashed', doc({ type: 'user', id: 'g-1' }))).toBe(false); // ids are per type
+    });
+
+    it(`uses a partial object whole: count, is_object and key tests that count false and null values (Rego v${v})`, () => {
+      const p = loadPolicy(section(v));
+      const alice = doc({ type: 'user', id: 'alice' });
+      expect(p.rule('size_is', { ...alice, n: 7 })).toBe(true); // type, id and five directory keys
+      expect(p.rule('size_is', { ...doc({ type: 'user', id: 'alice', flag: 1 }), n: 7 })).toBe(true); // a collision adds no key
+      // `_ = o[k]` unifies with any value, so false and null are present (OPA docs: `_` is a wildcard).
+      expect(p.rule('has_flag', alice)).toBe(true);
+      expect(p.rule('has_nothing', alice)).toBe(true);
+      expect(p.rule('has_flag', doc({ type: 'user', id: 'bob' }))).toBe(false);
+      expect(p.call('acl_has_key', [{ a: false }, 'a'])).toBe(true);
+      expect(p.call('acl_has_key', [{ a: null }, 'a'])).toBe(true);
+      expect(p.call('acl_has_key', [{ a: null }, 'b'])).toBeUndefined();
+      expect(p.call('acl_has_key', [['x'], 'a'])).toBeUndefined();
+    });
+
+    it(`keeps the input's value when a key has one there, even false or null (Rego v${v})`, () => {
+      const p = loadPolicy(section(v));
+      const got = p.value('acl_principal', doc({ type: 'user', id: 'alice', flag: null, roles: false, meta: {} }));
+      expect(got).toMatchObject({ flag: null, roles: false, meta: {}, nothing: null });
+    });
+
+    it(`reads a whole root that may be absent through object.get, like context (Rego v${v})`, () => {
+      const p = loadPolicy(section(v));
+      expect(p.rule('no_props', doc({}))).toBe(true); // no actionProperties at all
+      expect(p.rule('no_props', doc({}, { actionProperties: {} }))).toBe(true);
+      expect(p.rule('no_props', doc({}, { actionProperties: { soft: false } }))).toBe(false);
+      expect(p.rule('no_props', doc({}, { actionProperties: null }))).toBe(false); // acl_size(null) is undefined
+      expect(p.rule('soft', doc({}))).toBe(false);
+      expect(p.rule('soft', doc({}, { actionProperties: { soft: true } }))).toBe(true);
+      expect(p.call('object.get', [{ a: false }, 'a', 1])).toBe(false); // a present false is not the default
+      expect(p.call('object.get', [{}, 'a', {}])).toEqual({});
+    });
+  }
+
+  it('binds a variable by iterating a reference: object keys, array indices, nothing for a scalar', () => {
+    const p = loadPolicy([
+      'package t',
+      'keys[k] = x {', '\tx := input.principal.c[k]', '}',
+      'pairs[k] = x {', '\tx := input.principal.c[k][_]', '}',
+    ].join('\n'));
+    expect(p.value('keys', input({ c: { a: 1, b: false, c: null } }))).toEqual({ a: 1, b: false, c: null });
+    expect(p.value('keys', input({ c: 'abc' }))).toEqual({});
+    expect(p.value('keys', input({}))).toEqual({});
+    // An array binds k to its indices, which are not strings: legal in OPA, outside the model.
+    expect(() => p.value('keys', input({ c: ['x'] }))).toThrow(RegoModelError);
+    expect(() => p.value('keys', input({ c: [] }))).not.toThrow();
+    // One key with two values: OPA's eval_conflict_error "object keys must be unique".
+    expect(() => p.value('pairs', input({ c: { a: [1, 2] } }))).toThrow(/object keys must be unique/);
+    expect(p.value('pairs', input({ c: { a: [1, 1], b: [2] } }))).toEqual({ a: 1, b: 2 }); // the same pair twice is fine
+  });
+
+  it('raises the conflict between two bodies of a partial object rule, as OPA does', () => {
+    const conflicting = loadPolicy([
+      'package t',
+      'p[k] = x {', '\tx := input.principal[k]', '}',
+      'p[k] = x {', '\tx := input.resource[k]', '}',
+      'r {', '\tp.type == "user"', '}',
+    ].join('\n'));
+    // OPA docs, eval_conflict_error "object keys must be unique": raised for partial rules building objects.
+    expect(() => conflicting.rule('r', input({}))).toThrow(/object keys must be unique/); // "type": "user" vs "doc"
+    expect(conflicting.rule('r', { ...input({}), resource: { type: 'user', x: 1 } })).toBe(true); // equal values agree
+    expect(conflicting.value('p', { ...input({}), resource: { type: 'user', x: 1 } })).toEqual({ type: 'user', x: 1 });
+  });
+
+  it('rejects the forms around partial objects that it does not model', () => {
+    const bad = [
+      'package t\np[x] {\n\tx := input.a[_]\n}\n', // a partial set rule
+      'package t\np["a"] = 1 {\n\ttrue\n}\n', // a constant key
+      'package t\np[k] = 1 {\n\tinput.a == 1\n}\n', // k is unsafe: no body binds it
+      'package t\np[k] = 1\n', // no body
+      'package t\np[k][j] = 1 {\n\tx := input.a[k]\n\ty := input.b[j]\n}\n', // a nested ref head
+      'package t\np[k] = x {\n\tx := input.a[k][k]\n}\n', // a join inside one reference
+      'package t\np[k] = x {\n\tinput.a[k] == x\n}\n', // iteration outside `x := ref`
+      'package t\np[k] = x {\n\tx := input.a[k]\n}\np = 1\n', // a partial object and a complete rule of one name
+      'package t\ndefault p = {}\np[k] = x {\n\tx := input.a[k]\n}\n', // a default for a partial object
+      'package t\np[k] = x {\n\tnot input.b[k]\n\tx := input.a[k]\n}\n', // OPA would reorder for safety; the model does not
+      'package t\nx = {\n\t"a": 1,\n\t"a": 2\n}\n', // a duplicate key in a literal
+      'package t\nx = {\n\t"a": 1,\n}\n', // a trailing comma
+      'package t\nimport rego.v1\np[k] := x {\n\tx := input.a[k]\n}\n', // v1 needs `if`
+    ];
+    for (const text of bad) expect(() => loadPolicy(text), text).toThrow(RegoModelError);
   });
 });

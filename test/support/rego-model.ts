@@ -5,8 +5,11 @@
 // (tokenizer, parser, a few of the compiler's static checks) and evaluates it with OPA's rules:
 // undefined instead of errors, `not` as negation-as-failure (with the compiler hoisting call
 // arguments out of the negation), OPA's total order over values, and the builtins the prelude uses
-// (is_*, count, startswith, endswith, contains, regex.match, net.cidr_contains,
+// (is_*, count, startswith, endswith, contains, regex.match, net.cidr_contains, object.get,
 // time.parse_rfc3339_ns, time.clock, time.weekday), written here from Go's and OPA's behaviour.
+// For the entity directory it also knows constant (multi-line) object rules, partial object rules
+// `p[k] = v { ... }` (their full extent, `{}` when no body holds, OPA's conflict error for two values
+// of one key) and the one form of reference iteration they use, `x := a[k]` with k unbound.
 //
 // It deliberately imports nothing from src/: sharing code with the evaluator would defeat the point.
 // Anything outside the subset (a keyword, an operator, a builtin, a regex construct, a statement form
@@ -256,6 +259,11 @@ interface RuleDef {
   readonly name: string;
   /** Present for functions. */
   readonly args: readonly string[] | undefined;
+  /**
+   * Present for partial object rules, `name[k] = v { ... }` (v0) or `name[k] := v if { ... }` (v1):
+   * the key term (only a variable is modelled). OPA calls these multi-value object rules.
+   */
+  readonly key: Term | undefined;
   /** The head value (`= v`); undefined means `true`. */
   readonly value: Term | undefined;
   /** undefined: no body (a constant). */
@@ -405,6 +413,19 @@ class Parser {
       this.nest--;
       this.expectOp(')');
     }
+    let key: Term | undefined;
+    if (args === undefined && this.isOp('[') && this.adjacent(this.peek())) {
+      // A partial object rule `name[k] = v`: the key must be a variable the body binds.
+      this.next();
+      this.nest++;
+      const t = this.peek();
+      key = this.parseTerm();
+      if (key.t !== 'var') this.fail('only a variable is modelled as the key of a partial object rule', t);
+      this.nest--;
+      this.expectOp(']');
+      if (this.isOp('[') && this.adjacent(this.peek())) this.fail('nested rule head references are not modelled');
+      if (!this.isOp('=') && !this.isOp(':=')) this.fail('partial set rules (`name[x] { ... }`) are not modelled; a partial object rule needs `= value`');
+    }
     let value: Term | undefined;
     if (this.isOp('=') || this.isOp(':=')) {
       this.next();
@@ -426,7 +447,8 @@ class Parser {
     }
     if (body === undefined && value === undefined) this.fail(`rule ${name} has neither a value nor a body`);
     if (body === undefined && args !== undefined) this.fail(`function ${name} has no body`);
-    this.rules.push({ name, args, value, body, line: first.line });
+    if (body === undefined && key !== undefined) this.fail(`partial object rule ${name} has no body`);
+    this.rules.push({ name, args, key, value, body, line: first.line });
   }
 
   private parseBody(): Stmt[] {
@@ -988,10 +1010,21 @@ function exactNs(v: Value): bigint | undefined {
 // Static checks (a subset of OPA's compiler: names, arity, safety, assignment, recursion)
 
 interface Group {
-  readonly kind: 'complete' | 'function';
+  /** complete: `p = v`/`p { }`; function: `f(x) { }`; partialObject: `p[k] = v { }` (OPA's multi-value object rule). */
+  readonly kind: 'complete' | 'function' | 'partialObject';
   readonly defs: RuleDef[];
   arity: number;
   defaultValue: Value | undefined;
+}
+
+/** What the static checks hand to the evaluator. */
+interface Analysis {
+  readonly groups: ReadonlyMap<string, Group>;
+  /**
+   * The variables an assignment `x := a[k]` binds by iterating a reference (`k`, unbound before the
+   * statement): OPA enumerates the keys of an object (the indices of an array) and binds each in turn.
+   */
+  readonly refBindings: ReadonlyMap<Stmt, ReadonlySet<string>>;
 }
 
 function constantValue(t: Term): Value | undefined {
@@ -1012,15 +1045,17 @@ function constantValue(t: Term): Value | undefined {
   }
 }
 
-function analyze(parser: Parser): Map<string, Group> {
+function analyze(parser: Parser): Analysis {
   const groups = new Map<string, Group>();
+  const refBindings = new Map<Stmt, ReadonlySet<string>>();
   for (const def of parser.rules) {
-    const kind = def.args === undefined ? 'complete' : 'function';
+    const kind = def.args !== undefined ? 'function' : def.key !== undefined ? 'partialObject' : 'complete';
     const g = groups.get(def.name);
     if (g === undefined) {
       groups.set(def.name, { kind, defs: [def], arity: def.args?.length ?? 0, defaultValue: undefined });
     } else {
-      if (g.kind !== kind) throw new RegoModelError(`line ${def.line}: ${def.name} is defined both as a function and as a rule`);
+      // OPA: "conflicting rules found" (a complete rule and a partial one, or a rule and a function).
+      if (g.kind !== kind) throw new RegoModelError(`line ${def.line}: ${def.name} is defined as two kinds of rule (${g.kind} and ${kind})`);
       if (kind === 'function' && g.arity !== def.args?.length) throw new RegoModelError(`line ${def.line}: function ${def.name} is defined with different arities`);
       g.defs.push(def);
     }
@@ -1028,7 +1063,7 @@ function analyze(parser: Parser): Map<string, Group> {
   }
   for (const d of parser.defaults) {
     const g = groups.get(d.name);
-    if (!g || g.kind !== 'complete') throw new RegoModelError(`line ${d.line}: default for ${d.name}, which is not a rule`);
+    if (!g || g.kind !== 'complete') throw new RegoModelError(`line ${d.line}: default for ${d.name}, which is not a complete rule (defaults of functions and partial rules are not modelled)`);
     if (g.defaultValue !== undefined) throw new RegoModelError(`line ${d.line}: multiple defaults for ${d.name}`);
     const v = constantValue(d.value);
     if (v === undefined) throw new RegoModelError(`line ${d.line}: the default of ${d.name} must be a constant`);
@@ -1050,7 +1085,8 @@ function analyze(parser: Parser): Map<string, Group> {
           case 'var': {
             if (bound.has(t.name) || t.name === 'input') return;
             const target = groups.get(t.name);
-            if (target?.kind === 'complete') { uses.add(t.name); return; }
+            // A partial object rule used whole (or as the head of a reference) is its full extent.
+            if (target?.kind === 'complete' || target?.kind === 'partialObject') { uses.add(t.name); return; }
             if (target?.kind === 'function') throw new RegoModelError(`${where(line)}: function ${t.name} used without arguments`);
             throw new RegoModelError(`${where(line)}: unknown or unsafe variable ${t.name}`);
           }
@@ -1081,16 +1117,42 @@ function analyze(parser: Parser): Map<string, Group> {
           case 'cmp': case 'in': checkTerm(st.l, st.line); checkTerm(st.r, st.line); return;
           case 'defined': checkTerm(st.value, st.line); return;
           case 'not': checkStmt(st.inner); return;
-          case 'assign':
-            checkTerm(st.value, st.line);
-            if (bound.has(st.name) || groups.has(st.name) || st.name === 'input' || BUILTINS.has(st.name)) {
+          case 'assign': {
+            // `x := a[k]` with k not yet bound: the reference enumerates k (OPA's ref iteration). Only
+            // this form binds a variable inside a reference here; anywhere else an unbound var is unsafe.
+            const binds = new Set<string>();
+            if (st.value.t === 'ref') {
+              const ref = st.value;
+              checkTerm(ref.head, st.line);
+              for (const p of ref.path) {
+                if (p.t === 'wildcard') continue;
+                if (p.t === 'var' && !bound.has(p.name) && p.name !== 'input' && !groups.has(p.name) && !BUILTINS.has(p.name)) {
+                  if (binds.has(p.name)) throw new RegoModelError(`${where(st.line)}: var ${p.name} appears twice in one reference (a join is not modelled)`);
+                  binds.add(p.name);
+                  continue;
+                }
+                checkTerm(p, st.line);
+              }
+              if (binds.size > 0) refBindings.set(st, binds);
+            } else {
+              checkTerm(st.value, st.line);
+            }
+            if (bound.has(st.name) || binds.has(st.name) || groups.has(st.name) || st.name === 'input' || BUILTINS.has(st.name)) {
               throw new RegoModelError(`${where(st.line)}: var ${st.name} assigned above or shadows a rule`);
             }
+            binds.forEach((b) => bound.add(b));
             bound.add(st.name);
             return;
+          }
         }
       };
       def.body?.forEach(checkStmt);
+      // OPA's safety check of rule heads: every variable of the head must be bound by the body.
+      if (def.key) {
+        if (def.key.t !== 'var' || !bound.has(def.key.name) || (def.args ?? []).includes(def.key.name)) {
+          throw new RegoModelError(`line ${def.line} (${name}): the key of a partial object rule must be a variable its body binds (var is unsafe)`);
+        }
+      }
       if (def.value) checkTerm(def.value, def.line);
     }
   }
@@ -1104,7 +1166,7 @@ function analyze(parser: Parser): Map<string, Group> {
     state.set(n, 'done');
   };
   for (const n of groups.keys()) visit(n, []);
-  return groups;
+  return { groups, refBindings };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1121,11 +1183,53 @@ interface Query {
 
 class Evaluator {
   private readonly groups: ReadonlyMap<string, Group>;
+  private readonly refBindings: ReadonlyMap<Stmt, ReadonlySet<string>>;
   private readonly strict: boolean;
 
-  constructor(groups: ReadonlyMap<string, Group>, strict: boolean) {
-    this.groups = groups;
+  constructor(analysis: Analysis, strict: boolean) {
+    this.groups = analysis.groups;
+    this.refBindings = analysis.refBindings;
     this.strict = strict;
+  }
+
+  /** A complete rule's value, or a partial object rule's full extent (always defined: `{}` when no body holds). */
+  document(q: Query, name: string): Value | undefined {
+    return this.groups.get(name)?.kind === 'partialObject' ? this.partialObject(q, name) : this.rule(q, name);
+  }
+
+  /**
+   * The full extent of a partial object rule: every key/value pair any body yields (OPA topdown's
+   * TestTopDownPartialObjectDoc: `{}` when none does, one pair twice is fine). Two values for one key
+   * is OPA's `eval_conflict_error: object keys must be unique`; the model raises it for the whole
+   * extent, which is stricter than OPA for a lookup of another key (OPA then only evaluates that key).
+   * Keys other than strings are legal in OPA but not modelled.
+   */
+  private partialObject(q: Query, name: string): Value {
+    const g = this.groups.get(name);
+    if (!g || g.kind !== 'partialObject') throw new RegoModelError(`no partial object rule named ${name}`);
+    const memo = q.memo.get(name);
+    if (memo === PENDING) throw new RegoModelError(`rule ${name} is recursive`);
+    if (memo !== undefined) return memo;
+    q.memo.set(name, PENDING);
+    const out: { [k: string]: Value } = {};
+    for (const def of g.defs) {
+      for (const e of this.body(q, def.body ?? [], 0, new Map())) {
+        for (const k of this.term(q, def.key as Term, e, undefined)) {
+          if (typeof k !== 'string') throw new RegoModelError(`partial object rule ${name} produced a key that is not a string (not modelled)`);
+          for (const v of this.term(q, def.value as Term, e, undefined)) {
+            if (Object.hasOwn(out, k)) {
+              if (compareValues(out[k] as Value, v) !== 0) {
+                throw new RegoModelError(`partial object rule ${name}: two values for key ${JSON.stringify(k)} (an OPA eval_conflict_error: object keys must be unique)`);
+              }
+              continue;
+            }
+            Object.defineProperty(out, k, { value: v, enumerable: true });
+          }
+        }
+      }
+    }
+    q.memo.set(name, out);
+    return out;
   }
 
   /** The value of a complete rule (or its default), undefined when no body holds and there is no default. */
@@ -1136,12 +1240,21 @@ class Evaluator {
     if (memo === PENDING) throw new RegoModelError(`rule ${name} is recursive`);
     if (q.memo.has(name)) return memo;
     q.memo.set(name, PENDING);
+    // A constant (one body-less definition with a constant value, like acl_directory) is the same
+    // for every query: built once.
+    const constant = this.constants.get(name);
+    if (constant !== undefined) { q.memo.set(name, constant); return constant; }
     const outputs: Value[] = [];
     for (const def of g.defs) this.outputs(q, def, new Map(), outputs);
     const v = this.single(outputs, `complete rule ${name}`) ?? g.defaultValue;
+    if (g.defs.length === 1 && g.defs[0]?.body === undefined && g.defs[0]?.value !== undefined && constantValue(g.defs[0].value) !== undefined && v !== undefined) {
+      this.constants.set(name, v);
+    }
     q.memo.set(name, v);
     return v;
   }
+
+  private readonly constants = new Map<string, Value>();
 
   call(q: Query, name: string, args: readonly Value[]): Value | undefined {
     const builtin = BUILTINS.get(name);
@@ -1202,8 +1315,11 @@ class Evaluator {
       }
       case 'defined':
         return this.term(q, st.value, env, subst).length > 0 ? [env] : [];
-      case 'assign':
+      case 'assign': {
+        const binds = this.refBindings.get(st);
+        if (binds) return this.iterate(q, st.value as Extract<Term, { t: 'ref' }>, binds, env).map(([v, e]) => new Map(e).set(st.name, v));
         return this.term(q, st.value, env, subst).map((v) => new Map(env).set(st.name, v));
+      }
       case 'not': {
         // The hoisted terms are evaluated first, outside the negation; an undefined one fails the statement.
         const combos = (i: number, s: Map<Term, Value>): boolean => {
@@ -1215,6 +1331,34 @@ class Evaluator {
         return combos(0, new Map()) ? [env] : [];
       }
     }
+  }
+
+  /**
+   * A reference whose path holds variables to bind (`a[k]`, k unbound): each value it reaches, with
+   * the bindings that reach it. A binding var ranges over the keys of an object, the indices of an
+   * array and the elements of a set, as OPA's evalRef does; over a scalar it has no value.
+   */
+  private iterate(q: Query, ref: Extract<Term, { t: 'ref' }>, binds: ReadonlySet<string>, env: Env): [Value, Env][] {
+    let cur: [Value, Env][] = this.term(q, ref.head, env, undefined).map((v) => [v, env]);
+    for (const key of ref.path) {
+      const next: [Value, Env][] = [];
+      for (const [c, e] of cur) {
+        if (key.t === 'wildcard') {
+          for (const v of children(c)) next.push([v, e]);
+        } else if (key.t === 'var' && binds.has(key.name)) {
+          const entries: [Value, Value][] = isArray(c) ? c.map((v, i) => [i, v])
+            : c instanceof RegoSet ? c.items.map((v) => [v, v])
+            : isObject(c) ? Object.keys(c).map((k) => [k, c[k] as Value])
+            : [];
+          for (const [k, v] of entries) next.push([v, new Map(e).set(key.name, k)]);
+        } else {
+          for (const k of this.term(q, key, e, undefined)) { const v = lookup(c, k); if (v !== undefined) next.push([v, e]); }
+        }
+      }
+      cur = next;
+      if (cur.length === 0) break;
+    }
+    return cur;
   }
 
   /** The values a term takes (several when a `_` iterates; none when undefined). */
@@ -1236,7 +1380,7 @@ class Evaluator {
         const local = env.get(t.name);
         if (local !== undefined) return [local];
         if (t.name === 'input') return [q.input];
-        const v = this.rule(q, t.name);
+        const v = this.document(q, t.name);
         return v === undefined ? [] : [v];
       }
       case 'ref': {
@@ -1327,7 +1471,7 @@ export interface RegoPolicy {
   allow(input: unknown): boolean;
   /** Whether a complete rule is (defined and) true for this input. */
   rule(name: string, input: unknown): boolean;
-  /** The value of a complete rule, undefined when it is undefined. */
+  /** The value of a complete rule (undefined when it is undefined) or the full extent of a partial object rule. */
   value(name: string, input: unknown): Value | undefined;
   /** Calls a function of the policy or a modelled builtin; undefined when the call is undefined. */
   call(name: string, args: readonly Value[], input?: unknown): Value | undefined;
@@ -1350,10 +1494,9 @@ export interface LoadOptions {
 export function loadPolicy(text: string, options: LoadOptions = {}): RegoPolicy {
   const parser = new Parser(tokenize(text));
   parser.parseModule();
-  const groups = analyze(parser);
-  const ev = new Evaluator(groups, options.strictBuiltinErrors === true);
+  const ev = new Evaluator(analyze(parser), options.strictBuiltinErrors === true);
   const query = (input: unknown): Query => ({ input: jsonValue(input, 'input'), memo: new Map() });
-  const value = (name: string, input: unknown): Value | undefined => ev.rule(query(input), name);
+  const value = (name: string, input: unknown): Value | undefined => ev.document(query(input), name);
   return {
     version: parser.version,
     packagePath: parser.packagePath,
