@@ -7,6 +7,7 @@
 // recommends (opaConfig: bearer token_path, long polling). OPA's token_path is a copy of the
 // connector token that the test owns, so it can play an OPA whose token file has not been updated yet.
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -376,8 +377,12 @@ async function replaceFile(file: string, text: string): Promise<void> {
   await rename(`${file}.new`, file);
 }
 
-async function start(bin: string, mode: Mode): Promise<Running> {
-  const t = await startTestService({ tls: mode === 'https' ? { mode: 'self-signed' } : { mode: 'insecure' }, manifests: MANIFESTS });
+/** Which tenant, connector and bundle an OPA polls, and the manifests the service serves. */
+interface Target { readonly manifests: Record<string, string>; readonly tenant: string; readonly connector: string; readonly bundle: string }
+const ACME: Target = { manifests: MANIFESTS, tenant: TENANT, connector: CONNECTOR, bundle: BUNDLE };
+
+async function start(bin: string, mode: Mode, target: Target = ACME): Promise<Running> {
+  const t = await startTestService({ tls: mode === 'https' ? { mode: 'self-signed' } : { mode: 'insecure' }, manifests: target.manifests });
   cleanups.push(async () => { await t.stop(); await rm(dirname(t.manifests), { recursive: true, force: true }); });
   // The listener is on 127.0.0.1; the self-signed certificate covers localhost, 127.0.0.1 and ::1.
   expect(t.service.apiUrl).toMatch(mode === 'https' ? /^https:\/\// : /^http:\/\//);
@@ -385,11 +390,11 @@ async function start(bin: string, mode: Mode): Promise<Running> {
   const dir = await mkdtemp(join(tmpdir(), 'acl-opa-run-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const tokenFile = join(dir, 'token');
-  await replaceFile(tokenFile, await t.token(TENANT, CONNECTOR));
+  await replaceFile(tokenFile, await t.token(target.tenant, target.connector));
   const configFile = join(dir, 'opa.yaml');
   // Exactly what `acl-operator serve` writes for the connector: the URL it prints, ca_cert, token_path,
   // persist (into `dir`, OPA's working directory), polling with long_polling_timeout_seconds.
-  await writeFile(configFile, opaConfig({ url: t.service.apiUrl, caFile: t.service.caFile, tokenFile, tenant: TENANT, connector: CONNECTOR, bundles: [BUNDLE] }));
+  await writeFile(configFile, opaConfig({ url: t.service.apiUrl, caFile: t.service.caFile, tokenFile, tenant: target.tenant, connector: target.connector, bundles: [target.bundle] }));
   const opa = await runOpa(bin, configFile, dir);
   cleanups.push(() => opa.stop());
   const r: Running = { mode, t, opa, tokenFile };
@@ -500,6 +505,67 @@ if (OPA_BIN) describe(`OPA polling the service (OPA_BIN=${OPA_BIN})`, () => {
       }, 120_000);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// AuthZEN: tenant "records" of examples/ (the certification fixture), whose rules read a Directory
+// and action properties. OPA gets only the bundle, so it must find the directory data in policy.rego.
+
+const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples');
+const RECORDS: Target = {
+  manifests: Object.fromEntries(['records-rules.yaml', 'records-directory.yaml', 'records-api-key.yaml', 'records-distribution.yaml'].map((f) => [f, readFileSync(join(EXAMPLES, f), 'utf8')])),
+  tenant: 'records', connector: 'record-services', bundle: 'records',
+};
+const RECORDS_KEY = 'records-example-key-for-local-use-only';
+
+interface AuthzenCase { readonly subject: Entity; readonly action: { readonly name: string; readonly properties?: Attrs }; readonly resource: Entity }
+
+/** Every user (three in the directory, one not) × action × record (three in the directory, one not), with and without request properties. */
+function authzenCases(): AuthzenCase[] {
+  const subjects: Entity[] = [
+    ...['alice', 'bob', 'carol', 'dave'].map((id) => ({ type: 'user', id })),
+    { type: 'user', id: 'bob', properties: { role: 'member' } },
+    { type: 'user', id: 'carol', properties: { groups: ['staff'], role: 'admin' } },
+    { type: 'user', id: 'dave', properties: { groups: ['staff'] } },
+  ];
+  const actions = [{ name: 'read' }, { name: 'write' }, { name: 'delete' }, { name: 'delete', properties: { soft: true } }, { name: 'delete', properties: { soft: 'true' } }];
+  const resources: Entity[] = [
+    ...['record-1', 'record-2', 'record-3', 'record-9'].map((id) => ({ type: 'record', id })),
+    { type: 'record', id: 'record-1', properties: { status: 'archived' } },
+    { type: 'record', id: 'record-9', properties: { owner: 'dave', status: 'active' } },
+  ];
+  return subjects.flatMap((subject) => actions.flatMap((action) => resources.map((resource) => ({ subject, action, resource }))));
+}
+
+/** The decision input for an AuthZEN request, as docs/authzen.md maps it (written out again here). */
+function authzenInput(c: AuthzenCase): Attrs {
+  const entity = ({ properties, ...rest }: Entity): Attrs => ({ ...properties, ...rest, type: rest.type, id: rest.id });
+  return { principal: entity(c.subject), action: c.action.name, resource: entity(c.resource), actionProperties: c.action.properties ?? {} };
+}
+
+if (OPA_BIN) describe(`OPA on an AuthZEN tenant's bundle (OPA_BIN=${OPA_BIN})`, () => {
+  it('decides like POST /access/v1/evaluation with only type and id sent, through the directory in the bundle', async () => {
+    const r = await start(OPA_BIN, 'http', RECORDS);
+    expect(r.t.service.store.snapshot().tenants.get('records')?.bundles.get('records')?.built.rego).toContain('acl_directory');
+    const mismatches: string[] = [];
+    let allowed = 0;
+    const cases = authzenCases();
+    for (const c of cases) {
+      const res = await fetch(`${r.t.service.apiUrl}/access/v1/evaluation`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${RECORDS_KEY}` }, body: JSON.stringify(c),
+      });
+      const body = (await res.json()) as { decision?: unknown };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      const ours = body.decision === true;
+      const theirs = await opaAllow(r, authzenInput(c));
+      if (ours) allowed++;
+      if (ours !== theirs) mismatches.push(`${JSON.stringify(c)}: the PDP ${ours ? 'allows' : 'denies'}, OPA ${theirs ? 'allows' : 'denies'}`);
+    }
+    expect(mismatches).toEqual([]);
+    // Both outcomes, many times: agreement on all-deny would prove nothing.
+    expect(allowed).toBeGreaterThanOrEqual(20);
+    expect(cases.length - allowed).toBeGreaterThanOrEqual(20);
+  });
 });
 
 else describe('OPA polling the service', () => {
