@@ -8,9 +8,26 @@ describe('readConfig', () => {
       ok: true,
       config: {
         manifests: 'm', stateDir: 's', listen: { host: '127.0.0.1', port: 1 }, opsListen: { host: '0.0.0.0', port: 3 },
-        tls: { mode: 'insecure' }, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', kube: DEFAULT_KUBE,
+        tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', kube: DEFAULT_KUBE,
       },
     });
+  });
+
+  it('takes --public-url as scheme, host and port, and says what is wrong with any other URL', () => {
+    const ok = (argv: string[], env: Record<string, string> = {}): unknown => {
+      const r = readConfig(['--manifests', 'm', '--tls-self-signed', ...argv], env);
+      return r.ok === true ? r.config.publicUrl : r;
+    };
+    expect(ok([])).toBeUndefined();
+    expect(ok(['--public-url', 'https://pdp.example.com/'])).toBe('https://pdp.example.com');
+    expect(ok([], { ACL_PUBLIC_URL: 'https://PDP.example.com:8443' })).toBe('https://pdp.example.com:8443');
+    expect(ok(['--public-url', 'http://pdp.example.com'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): must be an https URL, got http:' });
+    expect(ok(['--public-url', 'pdp.example.com'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): "pdp.example.com" is not an absolute URL' });
+    expect(ok(['--public-url', 'https://pdp.example.com/?x=1'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): must not have a query or a fragment' });
+    expect(ok(['--public-url', 'https://u:p@pdp.example.com'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): must not carry credentials' });
+    expect(ok(['--public-url', 'https://pdp.example.com/authz'])).toMatchObject({ ok: false, message: expect.stringContaining('must be scheme, host and port only (no path such as "/authz")') });
+    const plain = readConfig(['--manifests', 'm', '--insecure-http', '--public-url', 'http://127.0.0.1:8080'], {});
+    expect(plain.ok === true ? plain.config.publicUrl : plain).toBe('http://127.0.0.1:8080');
   });
 
   it('reads the Kubernetes settings from flags and ACL_* variables', () => {

@@ -56,8 +56,8 @@ export function parseAddress(text: string): Address | string {
 }
 
 /**
- * A public base URL: absolute, https (http only when the listener is plain HTTP), with no query,
- * fragment or credentials; a trailing slash is dropped (AuthZEN metadata: the PDP identifier).
+ * A public base URL: absolute, https (http only when the listener is plain HTTP), with no path,
+ * query, fragment or credentials; a trailing slash is dropped (AuthZEN metadata: the PDP identifier).
  */
 export function publicUrlOf(text: string, plainHttp: boolean): { ok: true; url: string } | { ok: false; message: string } {
   let u: URL;
@@ -69,7 +69,10 @@ export function publicUrlOf(text: string, plainHttp: boolean): { ok: true; url: 
   if (u.protocol !== 'https:' && !(plainHttp && u.protocol === 'http:')) return { ok: false, message: `must be an https URL${plainHttp ? ' (or http, with --insecure-http)' : ''}, got ${u.protocol}` };
   if (u.search !== '' || u.hash !== '' || text.includes('?') || text.includes('#')) return { ok: false, message: 'must not have a query or a fragment' };
   if (u.username !== '' || u.password !== '') return { ok: false, message: 'must not carry credentials' };
-  return { ok: true, url: `${u.origin}${u.pathname.replace(/\/+$/, '')}` };
+  // AuthZEN metadata of a PDP identifier with a path lives at /.well-known/authzen-configuration/<path>,
+  // which this service reads as the per-tenant form: an identifier is scheme, host and port only.
+  if (u.pathname !== '/' && u.pathname !== '') return { ok: false, message: `must be scheme, host and port only (no path such as ${JSON.stringify(u.pathname)}): AuthZEN clients find the metadata at /.well-known/authzen-configuration of the host` };
+  return { ok: true, url: u.origin };
 }
 
 const Bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes')]);

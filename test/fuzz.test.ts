@@ -1,5 +1,5 @@
-// Bad input: thousands of generated malformed bodies, paths and headers against every API endpoint,
-// from fixed seeds. None may be answered 500 or left unanswered; where the contract decides the
+// Bad input: thousands of generated malformed bodies, paths and headers against every API endpoint
+// (POST /authorization, the AuthZEN 1.0 endpoints and metadata, bundles, activity), from fixed seeds. None may be answered 500 or left unanswered; where the contract decides the
 // status (401 without a key, 413 past the body limit, 400 for broken JSON, 304 for a matching
 // ETag...) it is asserted exactly. Afterwards the service must still answer correctly.
 import { Writable } from 'node:stream';
@@ -13,6 +13,7 @@ import { API_KEY, apiKeySecret, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestServic
 const IN_FLIGHT = 24;
 const LIMIT = 64 * 1024; // the harness's maxBodyBytes
 const GLOBEX_KEY = 'globex-api-key-fedcba9876543210';
+const ZEN_KEY = 'zen-api-key-00112233445566778899';
 
 // Beside the base manifests: an Inactive connector with a bundle, and a second tenant whose
 // connector and bundle have the same names as acme's.
@@ -29,6 +30,29 @@ metadata: { name: quiet, namespace: acme }
 spec: { connector: dormant }
 `,
   'globex.yaml': `${GLOBEX_MANIFEST}---\n${apiKeySecret('globex', 'key', GLOBEX_KEY)}`,
+  // The AuthZEN tenant: team members read and write their team's documents, anyone deletes softly;
+  // users u-1..u-12 (odd: team blue, even: red) and documents d-1 (blue), d-2 (red) in its directory.
+  'zen.yaml': `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Rule
+metadata: { name: team-documents, namespace: zen }
+spec: { state: Enforced, subjectType: user, actions: [read, write], resourceType: document, condition: "principal.team == resource.team" }
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Rule
+metadata: { name: soft-delete, namespace: zen }
+spec: { state: Enforced, subjectType: user, actions: [delete], resourceType: document, condition: "actionProperties.soft == true" }
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Directory
+metadata: { name: entities, namespace: zen }
+spec:
+  entities:
+${Array.from({ length: 12 }, (_, i) => `    - { type: user, id: u-${i + 1}, properties: { team: ${i % 2 === 0 ? 'blue' : 'red'} } }`).join('\n')}
+    - { type: document, id: d-1, properties: { team: blue } }
+    - { type: document, id: d-2, properties: { team: red } }
+---
+${apiKeySecret('zen', 'key', ZEN_KEY)}`,
 };
 
 /** `tenant/bundle` → the connector that owns it. */
@@ -659,6 +683,492 @@ function activityCases(count: number): HttpCase[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The AuthZEN 1.0 endpoints (POST /access/v1/..., and /<tenant>/access/v1/...) and the metadata GET
+
+type Endpoint = 'evaluation' | 'evaluations' | 'subject' | 'resource' | 'action';
+const AUTHZEN: Readonly<Record<Endpoint, string>> = {
+  evaluation: '/access/v1/evaluation',
+  evaluations: '/access/v1/evaluations',
+  subject: '/access/v1/search/subject',
+  resource: '/access/v1/search/resource',
+  action: '/access/v1/search/action',
+};
+const ENDPOINTS = Object.keys(AUTHZEN) as Endpoint[];
+const SEMANTICS = ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'];
+const ZEN_USERS = ['u-1', 'u-10', 'u-11', 'u-12', 'u-2', 'u-3', 'u-4', 'u-5', 'u-6', 'u-7', 'u-8', 'u-9']; // code point order
+/** Odd-numbered users are on team blue, even-numbered on red. */
+const ZEN_BLUE = ZEN_USERS.filter((id) => Number(id.slice(2)) % 2 === 1);
+
+const u1 = { type: 'user', id: 'u-1' };
+const u2 = { type: 'user', id: 'u-2' };
+const d1 = { type: 'document', id: 'd-1' };
+const d2 = { type: 'document', id: 'd-2' };
+const readIt = { name: 'read' };
+const results = (type: string, ids: readonly string[]): Json => ids.map((id) => ({ type, id }));
+const names = (...xs: string[]): Json => xs.map((name) => ({ name }));
+
+/** Valid requests of each endpoint and their exact answers (tenant zen). */
+const AUTHZEN_VALID: readonly { readonly endpoint: Endpoint; readonly body: JsonObject; readonly answer: Json }[] = [
+  { endpoint: 'evaluation', body: { subject: u1, action: readIt, resource: d1 }, answer: { decision: true } },
+  { endpoint: 'evaluation', body: { subject: u2, action: { name: 'write' }, resource: d1, context: { ip: '10.0.0.1', nested: { deep: [1.5] } } }, answer: { decision: false } },
+  {
+    // Sent properties win over the directory's; action properties reach the condition.
+    endpoint: 'evaluation',
+    body: { subject: { type: 'user', id: 'ü-𝒜', properties: { team: 'x' } }, action: { name: 'delete', properties: { soft: true } }, resource: { type: 'document', id: 'd/3' }, extra: [1] },
+    answer: { decision: true },
+  },
+  { endpoint: 'evaluation', body: { subject: { ...u2, properties: { team: 'blue' } }, action: readIt, resource: d1, options: { explain: false } }, answer: { decision: true } },
+  { endpoint: 'evaluations', body: { subject: u1, action: readIt, evaluations: [{ resource: d1 }, { resource: d2 }, { action: { name: 'delete', properties: { soft: true } }, resource: d2 }] }, answer: { evaluations: [{ decision: true }, { decision: false }, { decision: true }] } },
+  { endpoint: 'evaluations', body: { subject: u1, action: readIt, options: { evaluations_semantic: 'deny_on_first_deny' }, evaluations: [{ resource: d1 }, { resource: d2 }, { resource: d1 }] }, answer: { evaluations: [{ decision: true }, { decision: false }] } },
+  { endpoint: 'evaluations', body: { subject: u1, action: readIt, resource: d2, evaluations: [] }, answer: { decision: false } },
+  { endpoint: 'subject', body: { subject: { type: 'user' }, action: readIt, resource: d1 }, answer: { page: { next_token: '' }, results: results('user', ZEN_BLUE) } },
+  { endpoint: 'resource', body: { subject: u2, action: readIt, resource: { type: 'document' }, context: {} }, answer: { page: { next_token: '' }, results: results('document', ['d-2']) } },
+  { endpoint: 'action', body: { subject: u1, resource: d1 }, answer: { page: { next_token: '' }, results: names('read', 'write') } },
+];
+
+const codePoints = (s: string): number => [...s].length;
+const textOk = (v: Json | undefined, max: number): boolean => typeof v === 'string' && v.length >= 1 && codePoints(v) <= max;
+const objectOrNone = (v: Json | undefined): boolean => v === undefined || isObject(v);
+const entityOk = (v: Json | undefined, idOptional = false): boolean =>
+  isObject(v) && textOk(v['type'], 256) && ((idOptional && v['id'] === undefined) || textOk(v['id'], 1024)) && objectOrNone(v['properties']);
+const actionOk = (v: Json | undefined): boolean => isObject(v) && textOk(v['name'], 256) && objectOrNone(v['properties']);
+/** An absent option takes its default; null is refused, like a null context or page.limit. */
+const optionsOk = (v: Json | undefined): boolean => v === undefined
+  || (isObject(v) && (v['evaluations_semantic'] === undefined || SEMANTICS.includes(v['evaluations_semantic'] as string)) && (v['explain'] === undefined || typeof v['explain'] === 'boolean'));
+const evaluationOk = (b: JsonObject): boolean => entityOk(b['subject']) && actionOk(b['action']) && entityOk(b['resource']) && objectOrNone(b['context']);
+/** A page without a token of ours: any non-empty token is one this PDP never issued. */
+const pageOk = (p: Json | undefined): boolean => p === undefined || (isObject(p)
+  && (p['limit'] === undefined || (typeof p['limit'] === 'number' && Number.isInteger(p['limit']) && p['limit'] >= 1 && p['limit'] <= 1000))
+  && (p['token'] === undefined || p['token'] === ''));
+
+/** The AuthZEN HTTPS binding and docs/authzen.md, for bodies built as values here: the status such a body must get. */
+function expectedAuthzenStatus(endpoint: Endpoint, body: Json): 200 | 400 {
+  if (!isObject(body)) return 400;
+  let ok: boolean;
+  if (endpoint === 'evaluation') ok = optionsOk(body['options']) && evaluationOk(body);
+  else if (endpoint === 'evaluations') {
+    const items = body['evaluations'];
+    ok = optionsOk(body['options']) && (items === undefined || Array.isArray(items))
+      && (Array.isArray(items) && items.length > 0 ? items.length <= 1000 : evaluationOk(body));
+  } else {
+    ok = entityOk(body['subject'], endpoint === 'subject') && (endpoint === 'action' || actionOk(body['action']))
+      && entityOk(body['resource'], endpoint === 'resource') && objectOrNone(body['context']) && pageOk(body['page']);
+  }
+  return ok ? 200 : 400;
+}
+
+const isBool = (v: Json | undefined): boolean => typeof v === 'boolean';
+/** A decision object: {decision} and, when explained or failed, a context object. */
+function decisionProblem(v: Json | undefined, explain: boolean): string | undefined {
+  if (!isObject(v) || !isBool(v['decision'])) return `not a decision: ${JSON.stringify(v)?.slice(0, 100)}`;
+  const keys = Object.keys(v).join(',');
+  const context = v['context'];
+  if (keys === 'decision') return explain ? 'an explained decision without a context' : undefined;
+  if (keys !== 'decision,context' || !isObject(context)) return `a decision with other members: ${keys}`;
+  if (isObject(context['error'])) return v['decision'] === false && context['error']['status'] === 400 && typeof context['error']['message'] === 'string' ? undefined : 'a malformed item error';
+  if (!explain) return 'a context nobody asked for';
+  return typeof context['policyId'] === 'string' && Array.isArray(context['reasons']) && typeof context['timestamp'] === 'string' ? undefined : 'a malformed explanation';
+}
+
+/** Strictly increasing by code point: sorted, no repeats. */
+function sortedByCodePoint(xs: readonly string[]): boolean {
+  const cmp = (a: string, b: string): number => {
+    const x = [...a].map((c) => c.codePointAt(0) as number);
+    const y = [...b].map((c) => c.codePointAt(0) as number);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+    return x.length - y.length;
+  };
+  return xs.every((x, i) => i === 0 || cmp(xs[i - 1] as string, x) < 0);
+}
+
+/** What a 200 of an endpoint must look like for the body sent; `answer` pins it exactly. */
+function authzenCheck(endpoint: Endpoint, body: Json, answer?: Json): (reply: Reply) => string | undefined {
+  return (reply) => {
+    const text = reply.body.toString('utf8');
+    if (!/^application\/json\b/.test(reply.headers['content-type'] ?? '')) return `Content-Type ${reply.headers['content-type']}`;
+    if (answer !== undefined) return text === JSON.stringify(answer) ? undefined : `answered ${text.slice(0, 200)}, expected ${JSON.stringify(answer).slice(0, 200)}`;
+    let parsed: Json;
+    try { parsed = JSON.parse(text) as Json; } catch { return `a 200 whose body is not JSON: ${text.slice(0, 200)}`; }
+    const sent = isObject(body) ? body : {};
+    const options = isObject(sent['options']) ? sent['options'] : {};
+    const explain = options['explain'] === true;
+    if (endpoint === 'evaluation') return decisionProblem(parsed, explain);
+    if (endpoint === 'evaluations') {
+      const items = Array.isArray(sent['evaluations']) ? sent['evaluations'] : [];
+      if (items.length === 0) return decisionProblem(parsed, explain);
+      const got = isObject(parsed) ? parsed['evaluations'] : undefined;
+      if (!isObject(parsed) || Object.keys(parsed).join(',') !== 'evaluations' || !Array.isArray(got)) return `not {evaluations}: ${text.slice(0, 200)}`;
+      const semantic = options['evaluations_semantic'] ?? 'execute_all';
+      if (got.length === 0 || got.length > items.length || (semantic === 'execute_all' && got.length !== items.length)) return `${got.length} decisions for ${items.length} evaluations (${semantic})`;
+      for (const d of got) { const p = decisionProblem(d, explain); if (p) return p; }
+      const stops = (d: Json | undefined): boolean => isObject(d) && d['decision'] === (semantic === 'permit_on_first_permit');
+      // Short-circuiting stops at the first deny (or permit), and only there.
+      if (semantic !== 'execute_all' && got.slice(0, -1).some(stops)) return `${semantic} went on past a stop`;
+      if (semantic !== 'execute_all' && got.length < items.length && !stops(got[got.length - 1])) return `${semantic} stopped early without cause`;
+      return undefined;
+    }
+    if (!isObject(parsed) || Object.keys(parsed).join(',') !== 'page,results') return `not {page, results}: ${text.slice(0, 200)}`;
+    const page = parsed['page'];
+    const found = parsed['results'];
+    if (!isObject(page) || Object.keys(page).join(',') !== 'next_token' || typeof page['next_token'] !== 'string' || !Array.isArray(found)) return `a malformed page: ${text.slice(0, 200)}`;
+    const sentPage = isObject(sent['page']) ? sent['page'] : {};
+    // A follow-up page without a limit has its token's.
+    const limit = typeof sentPage['limit'] === 'number' ? sentPage['limit'] : typeof sentPage['token'] === 'string' && sentPage['token'] !== '' ? undefined : 1000;
+    if (found.length > (limit ?? 1000) || (limit !== undefined && page['next_token'] !== '' && found.length !== limit)) {
+      return `${found.length} results for a limit of ${limit}, next_token ${JSON.stringify(page['next_token']).slice(0, 40)}`;
+    }
+    const searched = isObject(sent[endpoint]) ? (sent[endpoint] as JsonObject)['type'] : undefined;
+    const keys: string[] = [];
+    for (const r of found) {
+      if (!isObject(r)) return `a result that is not an object: ${JSON.stringify(r)}`;
+      if (endpoint === 'action') {
+        if (Object.keys(r).join(',') !== 'name' || typeof r['name'] !== 'string') return `a malformed action: ${JSON.stringify(r)}`;
+        keys.push(r['name']);
+      } else {
+        if (Object.keys(r).join(',') !== 'type,id' || r['type'] !== searched || typeof r['id'] !== 'string') return `a malformed ${endpoint}: ${JSON.stringify(r)}`;
+        keys.push(r['id']);
+      }
+    }
+    return sortedByCodePoint(keys) ? undefined : `results not in code point order: ${keys.join(' ')}`;
+  };
+}
+
+interface AuthzenOptions {
+  /** Default: the zen API key and the JSON type. */
+  readonly headers?: readonly Header[];
+  readonly chunked?: boolean;
+  readonly answer?: Json;
+  /** The body as a value, for the 200 check (when `body` is given as bytes). */
+  readonly value?: Json;
+  readonly bare?: boolean;
+  readonly requestId?: string;
+  readonly method?: string;
+  /** Another path (the per-tenant form, a query...). */
+  readonly path?: string;
+}
+
+function authzenCase(endpoint: Endpoint, label: string, body: Buffer | string | Json | undefined, expect: readonly number[], options: AuthzenOptions = {}): HttpCase {
+  const method = options.method ?? 'POST';
+  const bytesOf = (b: Buffer | string | Json | undefined): Buffer | undefined =>
+    b === undefined ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(typeof b === 'string' ? b : JSON.stringify(b), 'utf8');
+  const raw = bytesOf(body);
+  const value = options.value ?? (typeof body === 'string' || Buffer.isBuffer(body) || body === undefined ? null : body);
+  return {
+    label: `${endpoint}: ${label}`,
+    method,
+    path: options.path ?? AUTHZEN[endpoint],
+    headers: options.headers ?? [bearer(ZEN_KEY), JSON_TYPE],
+    ...(raw === undefined ? {} : { body: raw }),
+    ...(options.chunked ? { chunked: true } : {}),
+    expect,
+    ...(options.bare ? { bare: true } : {}),
+    // Every answer of the AuthZEN handlers carries the X-Request-ID sent (405 comes from the router).
+    ...(method === 'POST' && !options.bare ? { requestId: options.requestId ?? true } : {}),
+    check: authzenCheck(endpoint, value, options.answer),
+  };
+}
+
+/** A JSON body given as a value: its status is the model's, its 200 is checked against the request. */
+const judged = (endpoint: Endpoint, label: string, body: Json, options: AuthzenOptions = {}): HttpCase =>
+  authzenCase(endpoint, label, JSON.stringify(body), [expectedAuthzenStatus(endpoint, body)], { value: body, ...options });
+
+function authzenCases(): HttpCase[] {
+  const { r, pick, int } = chooser(0xa2e);
+  const cases: HttpCase[] = [];
+  const add = (...more: HttpCase[]): void => { cases.push(...more); };
+  const randomJson = (depth = 0): Json => {
+    const x = r();
+    if (depth < 3 && x < 0.15) return Array.from({ length: int(4) }, () => randomJson(depth + 1));
+    if (depth < 3 && x < 0.3) {
+      const o: JsonObject = {};
+      for (let i = int(4); i > 0; i--) o[pick(['type', 'id', 'name', 'properties', 'team', 'soft', 'limit', 'token', 'evaluations_semantic', 'explain', 'é', '', '\u0000'])] = randomJson(depth + 1);
+      return o;
+    }
+    return pick<Json>([
+      null, true, false, 0, -1, 1, 2, 0.5, 1000, 1001, 1e21, '', ' ', 'user', 'document', 'read', 'write', 'delete', 'blue', 'u-1', 'd-1', 'é', '𝒜', '\ud800', '\u0000',
+      'execute_all', 'deny_on_first_deny', 'permit_on_first_permit', 'first_wins', 'bm90IGEgdG9rZW4', LONG(257), LONG(1025), LONG(300, '𝒜'),
+    ]);
+  };
+
+  // Every valid body answered exactly, then cut at every byte; every seventh cut streamed in chunks.
+  for (const [n, valid] of AUTHZEN_VALID.entries()) {
+    const whole = Buffer.from(JSON.stringify(valid.body), 'utf8');
+    add(authzenCase(valid.endpoint, `valid body ${n}`, whole, [200], { answer: valid.answer }));
+    add(authzenCase(valid.endpoint, `valid body ${n}, chunked`, whole, [200], { answer: valid.answer, chunked: true }));
+    for (let cut = 0; cut < whole.length; cut++) add(authzenCase(valid.endpoint, `valid body ${n} cut at byte ${cut}`, whole.subarray(0, cut), [400], { chunked: cut % 7 === 3 }));
+  }
+
+  // Every slot of every endpoint given wrong (and a few right) values, or removed.
+  const slots: readonly (readonly string[])[] = [[], ['subject'], ['subject', 'type'], ['subject', 'id'], ['subject', 'properties'], ['action'], ['action', 'name'],
+    ['action', 'properties'], ['action', 'properties', 'soft'], ['resource'], ['resource', 'type'], ['resource', 'id'], ['resource', 'properties'], ['context'],
+    ['options'], ['options', 'evaluations_semantic'], ['options', 'explain'], ['evaluations'], ['page'], ['page', 'limit'], ['page', 'token'], ['page', 'properties']];
+  const values: readonly Json[] = [null, true, false, 0, -1, 1, 1.5, 1000, 1001, 1e21, '', ' ', 'x', 'read', 'execute_all', 'permit_on_first_permit', [], ['read'], [{}], {},
+    { type: 'user' }, { type: 'user', id: 'u-1' }, { name: 'read' }, { limit: 1 }, { token: '' }, LONG(256), LONG(257), LONG(1025), '\u0000', '\ud800', '𝒜'];
+  const bases = AUTHZEN_VALID.filter((_, i) => [0, 4, 7, 8, 9].includes(i));
+  for (const base of bases) {
+    for (const slot of slots) {
+      for (const value of [...values, undefined]) {
+        const body = setAt(base.body, slot, value);
+        add(judged(base.endpoint, `${slot.join('.') || 'body'} = ${value === undefined ? 'removed' : JSON.stringify(value).slice(0, 30)}`, body));
+      }
+    }
+  }
+
+  // Random values at random places, judged by the model; sent to a random endpoint, not only the body's own.
+  const paths = [...slots, ['context', 'a'], ['subject', 'team'], ['resource', 'properties', 'team'], ['action', 'soft'], ['extra'], ['evaluations', 'x']];
+  for (let i = 0; i < 400; i++) {
+    const base = pick(AUTHZEN_VALID);
+    let body: Json = base.body;
+    for (let k = 1 + int(3); k > 0; k--) body = setAt(body, pick(paths), r() < 0.1 ? undefined : randomJson());
+    add(judged(r() < 0.8 ? base.endpoint : pick(ENDPOINTS), `random values ${i}: ${JSON.stringify(body).slice(0, 80)}`, body));
+  }
+
+  // Batches composed from items whose outcome under the defaults (u-1 reads d-1) is known: exact answers for every semantic.
+  const T = { decision: true };
+  const F = { decision: false };
+  const pool: readonly (readonly [Json, boolean | string])[] = [
+    [{}, true], [{ resource: d2 }, false], [{ subject: u2 }, false], [{ subject: u2, resource: d2 }, true], [{ action: { name: 'write' } }, true],
+    [{ action: { name: 'delete' } }, false], [{ action: { name: 'delete', properties: { soft: true } } }, true], [{ action: { properties: { soft: true } } }, true],
+    [{ subject: { id: 'u-2' } }, false], [{ resource: { id: 'd-2' } }, false], [{ resource: { ...d2, properties: { team: 'blue' } } }, true],
+    [{ subject: { type: 'user', id: 'u-99', properties: { team: 'blue' } } }, true], [{ subject: { type: 'user', id: 'u-99' } }, false], [{ context: { a: 1 } }, true],
+    [{ action: { name: 'share' } }, false], [{ subject: { type: 'bot', id: 'u-1' } }, false],
+    [{ subject: 'u-1' }, 'subject must be an object'], [{ action: { name: 5 } }, 'action.name must be a string'], [{ resource: { type: 'document', id: '' } }, 'resource.id: must not be empty'],
+    // An item's entity without an id or name takes the default's.
+    [{ subject: { type: 'user' } }, true], [{ action: {} }, true],
+    [{ context: [] }, 'context must be an object'], [{ subject: { type: 'user', id: 5 } }, 'subject.id must be a string'], [{ action: { name: '' } }, 'action.name: must not be empty'],
+    [{ resource: { id: 'd-1', properties: 3 } }, 'resource.properties must be an object'],
+  ];
+  const notObjects: readonly Json[] = [7, null, [], 'x', true];
+  // Big batches of short items only, so that 1001 of them stay within the body limit (a 400, not a 413).
+  const short = pool.filter(([item]) => JSON.stringify(item).length <= 24);
+  for (let i = 0; i < 150; i++) {
+    const n = i < 140 ? 1 + int(12) : pick([999, 1000, 1001, 1100]);
+    const items: Json[] = [];
+    const outcomes: (boolean | string)[] = [];
+    for (let k = 0; k < n; k++) {
+      if (r() < 0.05) { items.push(pick(notObjects)); outcomes.push('must be an object'); continue; }
+      const [item, outcome] = pick(n > 12 ? short : pool);
+      items.push(item);
+      outcomes.push(outcome);
+    }
+    const semantic = pick([undefined, ...SEMANTICS]);
+    const explain = r() < 0.15;
+    const options: JsonObject = {};
+    if (semantic !== undefined) options['evaluations_semantic'] = semantic;
+    if (explain) options['explain'] = true;
+    const body: JsonObject = { subject: u1, action: readIt, resource: d1, evaluations: items, ...(semantic !== undefined || explain ? { options } : {}) };
+    if (n > 1000) { add(judged('evaluations', `${n} items`, body)); continue; }
+    const expected: Json[] = [];
+    for (const [k, outcome] of outcomes.entries()) {
+      const message = outcome === 'must be an object' ? `evaluations[${k}] must be an object` : `evaluations[${k}].${String(outcome)}`;
+      expected.push(typeof outcome === 'boolean' ? (outcome ? T : F) : { decision: false, context: { error: { status: 400, message } } });
+      if (semantic === 'deny_on_first_deny' && outcome !== true) break;
+      if (semantic === 'permit_on_first_permit' && outcome === true) break;
+    }
+    const label = `batch ${i} of ${n} (${semantic ?? 'default'}${explain ? ', explained' : ''})`;
+    // Explained decisions carry a timestamp: those are checked for shape and decisions only.
+    if (explain) {
+      const shape = authzenCheck('evaluations', body);
+      add({
+        ...judged('evaluations', label, body),
+        check: (reply) => {
+          const wrong = shape(reply);
+          if (wrong) return wrong;
+          const got = (JSON.parse(reply.body.toString('utf8')) as { evaluations: { decision: boolean; context: JsonObject }[] }).evaluations;
+          const want = expected as { decision: boolean; context?: JsonObject }[];
+          if (got.length !== want.length || got.some((d, k) => d.decision !== want[k]?.decision || (want[k]?.context !== undefined && JSON.stringify(d.context) !== JSON.stringify(want[k]?.context)))) {
+            return `decided ${JSON.stringify(got.map((d) => d.decision))}, expected ${JSON.stringify(want.map((d) => d.decision))}`;
+          }
+          return undefined;
+        },
+      });
+    } else add(judged('evaluations', label, body, { answer: { evaluations: expected } }));
+  }
+
+  // Random edits of the bytes.
+  const alphabet = Buffer.from('{}[]":,\\ \t\n0123456789.eE+-truefalsnul/uabcdé');
+  for (let i = 0; i < 250; i++) {
+    const valid = pick(AUTHZEN_VALID);
+    let b = Buffer.from(JSON.stringify(valid.body), 'utf8');
+    for (let k = 1 + int(3); k > 0; k--) {
+      const at = int(b.length + 1);
+      const c = Buffer.from([r() < 0.1 ? 0x80 + int(128) : (alphabet[int(alphabet.length)] as number)]);
+      const op = int(4);
+      if (op === 0) b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + int(3))]);
+      else if (op === 1) b = Buffer.concat([b.subarray(0, at), c, b.subarray(at)]);
+      else if (op === 2) b = Buffer.concat([b.subarray(0, at), c, b.subarray(at + 1)]);
+      else b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + 1 + int(8)), b.subarray(at)]);
+    }
+    let value: Json = null;
+    try { value = JSON.parse(b.toString('utf8')) as Json; } catch { /* judged by status only */ }
+    add(authzenCase(valid.endpoint, `edited bytes ${i}: ${JSON.stringify(b.toString('latin1').slice(0, 60))}`, b, [200, 400], { value, chunked: i % 5 === 0 }));
+  }
+
+  // Per endpoint: garbage, huge and deep bodies, Content-Type, Authorization, X-Request-ID, methods.
+  for (const endpoint of ENDPOINTS) {
+    const valid = AUTHZEN_VALID.find((v) => v.endpoint === endpoint) as (typeof AUTHZEN_VALID)[number];
+    const text = JSON.stringify(valid.body);
+    const withContext = (context: Json): string => JSON.stringify({ ...valid.body, context });
+    for (let i = 0; i < 15; i++) add(authzenCase(endpoint, `random bytes ${i}`, Buffer.from(Array.from({ length: int(300) }, () => int(256))), [400]));
+    for (const garbage of ['', ' ', 'null', 'true', '0', '"x"', '[]', '[{}]', '{', '}', 'nul', 'NaN', '\n']) add(authzenCase(endpoint, `body ${JSON.stringify(garbage)}`, garbage, [400]));
+    add(
+      authzenCase(endpoint, 'a 60 KB string in context', withContext({ blob: LONG(60_000) }), [200], { value: JSON.parse(withContext({ blob: '' })) as Json }),
+      authzenCase(endpoint, 'a body one byte past the limit', text + ' '.repeat(LIMIT + 1 - Buffer.byteLength(text)), [413]),
+      authzenCase(endpoint, 'a body one byte past the limit, chunked', text + ' '.repeat(LIMIT + 1 - Buffer.byteLength(text)), [413], { chunked: true }),
+      authzenCase(endpoint, 'a body of exactly the limit', text + ' '.repeat(LIMIT - Buffer.byteLength(text)), [200], { answer: valid.answer }),
+      authzenCase(endpoint, 'a 1 MiB string', withContext({ blob: LONG(1 << 20) }), [413]),
+      authzenCase(endpoint, 'a 1 MiB string without an API key', withContext({ blob: LONG(1 << 20) }), [401], { headers: [JSON_TYPE] }),
+      // Past the decision input's nesting limit: refused, by search too (not an empty page); a batch's items fail one by one.
+      ...[300, 3000].map((depth) => authzenCase(endpoint, `${depth} nested lists in context`, `${text.slice(0, -1)},"context":{"n":${'['.repeat(depth)}1${']'.repeat(depth)}}}`,
+        [endpoint === 'evaluations' ? 200 : 400], { answer: endpoint === 'evaluations' ? { evaluations: Array.from({ length: 3 }, (_, i) => ({ decision: false, context: { error: { status: 400, message: `evaluations[${i}]: input is not a JSON document: nesting deeper than 256 levels` } } })) } : undefined })),
+      authzenCase(endpoint, '100 nested lists in context', `${text.slice(0, -1)},"context":{"n":${'['.repeat(100)}1${']'.repeat(100)}}}`, [200], { value: valid.body }),
+      authzenCase(endpoint, 'an inexact number in context', `${text.slice(0, -1)},"context":{"n":9007199254740993}}`, [400]),
+      authzenCase(endpoint, 'latin-1 bytes', bytes(text.slice(0, 10), [0xe9], text.slice(10)), [400]),
+      authzenCase(endpoint, 'a UTF-8 byte order mark', bytes([0xef, 0xbb, 0xbf], text), [200, 400], { answer: valid.answer }),
+      authzenCase(endpoint, '__proto__ at the top', `{"__proto__":{"x":1},${text.slice(1)}`, [200], { answer: valid.answer }),
+    );
+    for (const [type, status] of [[undefined, 400], ['application/json; charset=utf-8', 200], ['APPLICATION/JSON', 200], ['application/authzen+json', 200], ['text/plain', 400],
+      ['application/x-www-form-urlencoded', 400], ['', 400], [latin1(0xff), 400], ['application/jsonx', 400]] as const) {
+      const headers: Header[] = [bearer(ZEN_KEY)];
+      if (type !== undefined) headers.push(['Content-Type', type]);
+      add(authzenCase(endpoint, `Content-Type ${JSON.stringify(type)}`, text, [status], { headers, ...(status === 200 ? { answer: valid.answer } : {}) }));
+    }
+    for (const [authorization, status] of [[undefined, 401], ['', 401], ['Bearer', 401], [`Basic ${ZEN_KEY}`, 401], [ZEN_KEY, 401], [`Bearer ${ZEN_KEY}x`, 401],
+      [`Bearer ${LONG(8000, 'A')}`, 401], [latin1(0xff, 0xfe), 401], [`bearer ${ZEN_KEY}`, 200], [`Bearer\t${ZEN_KEY}  `, 200]] as const) {
+      const headers: Header[] = [JSON_TYPE];
+      if (authorization !== undefined) headers.push(['Authorization', authorization]);
+      const label = `Authorization ${String(JSON.stringify(authorization)).slice(0, 40)}`;
+      add(
+        authzenCase(endpoint, `${label}, valid body`, text, [status], { headers, ...(status === 200 ? { answer: valid.answer } : {}) }),
+        authzenCase(endpoint, `${label}, broken body`, text.slice(0, 9), [status === 200 ? 400 : 401], { headers }),
+      );
+    }
+    // Another tenant's key decides in that tenant (acme: no such rules or entities): a 200 all the same.
+    add(authzenCase(endpoint, 'acme\'s API key', text, [200], { headers: [bearer(API_KEY), JSON_TYPE], value: valid.body }));
+    for (const [id, echoed] of [['abc', true], [LONG(200, 'r'), true], ['has space', false], [LONG(201, 'r'), false], [latin1(0xff), false]] as const) {
+      const headers: Header[] = [bearer(ZEN_KEY), JSON_TYPE, ['X-Request-ID', id]];
+      const requestId = echoed ? { requestId: id } : {};
+      add(
+        authzenCase(endpoint, `X-Request-ID ${JSON.stringify(id).slice(0, 20)}`, text, [200], { headers, answer: valid.answer, ...requestId }),
+        authzenCase(endpoint, `X-Request-ID ${JSON.stringify(id).slice(0, 20)}, broken body`, '{', [400], { headers, ...requestId }),
+        authzenCase(endpoint, `X-Request-ID ${JSON.stringify(id).slice(0, 20)}, no key`, text, [401], { headers: headers.filter(([k]) => k !== 'Authorization'), ...requestId }),
+      );
+    }
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+      add(authzenCase(endpoint, `${method} with a body`, text, [405], { method }), authzenCase(endpoint, `${method} at the tenant path`, undefined, [405], { method, path: `/zen${AUTHZEN[endpoint]}` }));
+    }
+    add(authzenCase(endpoint, 'HEAD', undefined, [405], { method: 'HEAD' }));
+    // The same route spelt otherwise.
+    for (const [suffix, status] of [['?x=1', 200], ['?', 200], ['/', 200], ['/x', 404], ['x', 404]] as const) {
+      add(authzenCase(endpoint, `path ${AUTHZEN[endpoint]}${suffix}`, text, [status], { path: `${AUTHZEN[endpoint]}${suffix}`, ...(status === 200 ? { answer: valid.answer } : {}) }));
+    }
+  }
+
+  // The per-tenant form: /<tenant>/access/v1/..., for the key's own tenant (200), another (403), or a segment that names none.
+  const c = chooser(0x7e4);
+  const tenantSegments: readonly (readonly [string, string | undefined])[] = [
+    ['zen', 'zen'], ['acme', 'acme'], ['globex', 'globex'], ['initech', 'initech'], ['%7Aen', 'zen'], ['%7a%65%6e', 'zen'], ['z-1', 'z-1'], ['0', '0'],
+    ['Zen', undefined], ['zen_1', undefined], ['-zen', undefined], ['zen-', undefined], [LONG(64, 'z'), undefined], ['%C3%A9', undefined], ['zen%2Facme', undefined],
+    ['%ZZ', 'undecodable'], ['%E0%A4%A', 'undecodable'],
+  ];
+  for (let i = 0; i < 300; i++) {
+    const [segment, tenant] = c.pick(tenantSegments);
+    const valid = c.pick(AUTHZEN_VALID);
+    const [header, keyTenant] = c.pick([[ZEN_KEY, 'zen'], [ZEN_KEY, 'zen'], [API_KEY, 'acme'], [GLOBEX_KEY, 'globex'], ['nope', undefined], [undefined, undefined]] as const);
+    const broken = c.r() < 0.2;
+    const headers: Header[] = [JSON_TYPE];
+    if (header !== undefined) headers.push(bearer(header));
+    let expect: number[];
+    if (tenant === 'undecodable') expect = [400, 404];
+    // A segment that is no namespace name names nothing: 404.
+    else if (tenant === undefined) expect = [404];
+    else if (keyTenant === undefined) expect = [401];
+    else if (keyTenant !== tenant) expect = [403];
+    else if (broken) expect = [400];
+    else expect = [200];
+    const answer = keyTenant === 'zen' ? { answer: valid.answer } : { value: valid.body };
+    add(authzenCase(valid.endpoint, `tenant ${segment.slice(0, 20)} with ${keyTenant ?? 'no'} key`, broken ? '{' : JSON.stringify(valid.body), expect, { headers, path: `/${segment}${AUTHZEN[valid.endpoint]}`, ...answer }));
+  }
+  return cases;
+}
+
+/** Follow-up pages: the token of a first page, with the query kept, changed, or the token damaged. */
+function pageCases(token: string, secondPage: Json): HttpCase[] {
+  const { r, pick, int } = chooser(0x9a6);
+  const first = { subject: { type: 'user' }, action: readIt, resource: d1 };
+  const page = (p: JsonObject): JsonObject => ({ ...first, page: p });
+  const cases: HttpCase[] = [
+    authzenCase('subject', 'the next page', page({ token }), [200], { answer: secondPage }),
+    authzenCase('subject', 'the next page with its limit', page({ token, limit: 2 }), [200], { answer: secondPage }),
+    authzenCase('subject', 'the next page, other page members ignored', page({ token, properties: { x: 1 }, count: 3 }), [200], { answer: secondPage }),
+    authzenCase('subject', 'the next page with the subject id (ignored, but sent: a changed query)', { ...page({ token }), subject: { type: 'user', id: 'u-1' } }, [400]),
+    authzenCase('subject', 'the token of the acme tenant\'s key', page({ token }), [400], { headers: [bearer(API_KEY), JSON_TYPE] }),
+    authzenCase('resource', 'the token on resource search', { subject: u1, action: readIt, resource: { type: 'document' }, page: { token } }, [400]),
+    authzenCase('action', 'the token on action search', { subject: u1, resource: d1, page: { token } }, [400]),
+    authzenCase('subject', 'the token at the tenant path', page({ token }), [200], { path: `/zen${AUTHZEN.subject}`, answer: secondPage }),
+  ];
+  for (const limit of [1, 3, 1000, 0, 1001, 2.5, '2', null]) cases.push(authzenCase('subject', `the token with limit ${JSON.stringify(limit)}`, page({ token, limit }), [400]));
+  // Any change to the query is refused, valid or not.
+  const slots: readonly (readonly string[])[] = [['subject', 'type'], ['subject', 'properties'], ['action', 'name'], ['action', 'properties'], ['resource', 'id'], ['resource', 'type'],
+    ['resource', 'properties'], ['context'], ['context', 'a']];
+  for (const slot of slots) {
+    for (const value of [{}, 'x', 'document', 'read', 'user', 'd-2', 1, { team: 'blue' }] as Json[]) {
+      const body = setAt(page({ token }), slot, value);
+      if (JSON.stringify(body) === JSON.stringify(page({ token }))) continue;
+      cases.push(authzenCase('subject', `the token with ${slot.join('.')} = ${JSON.stringify(value)}`, body, [400]));
+    }
+  }
+  // A damaged token: cut short, it never decodes; with a character replaced, it may still name a page of this query.
+  for (let cut = 0; cut < token.length; cut++) cases.push(authzenCase('subject', `the token cut at ${cut}`, page({ token: token.slice(0, cut) }), cut === 0 ? [200] : [400]));
+  const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (let i = 0; i < 120; i++) {
+    const at = int(token.length);
+    const damaged = `${token.slice(0, at)}${r() < 0.9 ? b64[int(64)] : pick(['=', '+', '/', ' ', '.', 'é'])}${token.slice(at + 1)}`;
+    cases.push(authzenCase('subject', `the token with character ${at} replaced`, page({ token: damaged }), damaged === token ? [200] : [200, 400]));
+  }
+  return cases;
+}
+
+/** The metadata document, GET and HEAD, with any headers; the tenant form for any namespace name. */
+function metadataCases(): HttpCase[] {
+  const c = chooser(0x3e7);
+  const base = t.service.apiUrl;
+  const check = (method: string, pdp: string) => (reply: Reply): string | undefined => {
+    if (!/^application\/json\b/.test(reply.headers['content-type'] ?? '')) return `Content-Type ${reply.headers['content-type']}`;
+    if (method === 'HEAD') return reply.body.length === 0 ? undefined : 'a HEAD answered with a body';
+    const want = { policy_decision_point: pdp, ...Object.fromEntries(Object.entries({
+      access_evaluation_endpoint: AUTHZEN.evaluation, access_evaluations_endpoint: AUTHZEN.evaluations, search_subject_endpoint: AUTHZEN.subject,
+      search_resource_endpoint: AUTHZEN.resource, search_action_endpoint: AUTHZEN.action,
+    }).map(([k, p]) => [k, `${pdp}${p}`])) };
+    return reply.body.toString('utf8') === JSON.stringify(want) ? undefined : `metadata ${reply.body.toString('utf8', 0, 200)}`;
+  };
+  const segments: readonly (readonly [string, string | undefined | 'undecodable' | 'none'])[] = [
+    ['', 'none'], ['/', 'none'], ['?x=1', 'none'], ['/zen', 'zen'], ['/acme', 'acme'], ['/initech', 'initech'], ['/%7Aen', 'zen'], ['/a', 'a'], [`/${LONG(63, 'a')}`, LONG(63, 'a')],
+    ['/zen?x=%ZZ', 'zen'], ['/zen/', 'zen'], ['/Zen', undefined], ['/zen_1', undefined], ['/-a', undefined], [`/${LONG(64, 'a')}`, undefined], ['/%C3%A9', undefined], ['/a%2Fb', undefined],
+    ['/%ZZ', 'undecodable'], ['/zen/x', '404'], ['/a/b/c', '404'], ['s', '404'], ['/../zen', '404'],
+  ];
+  const cases: HttpCase[] = [];
+  for (let i = 0; i < 250; i++) {
+    const [segment, tenant] = c.pick(segments);
+    const x = c.r();
+    const method = x < 0.7 ? 'GET' : x < 0.85 ? 'HEAD' : c.pick(['POST', 'PUT', 'DELETE', 'PATCH']);
+    const headers: Header[] = [];
+    if (c.r() < 0.3) headers.push(['Authorization', c.pick([`Bearer ${ZEN_KEY}`, 'Bearer nope', '', latin1(0xff), `Bearer ${LONG(6000)}`])]);
+    if (c.r() < 0.3) headers.push(['Accept', c.pick(['application/json', 'text/html', '*/*', '', latin1(0xfe)])]);
+    if (c.r() < 0.2) headers.push(['If-None-Match', c.pick(['*', '"x"', LONG(3000, '"')])]);
+    let expect: number[];
+    if (tenant === 'undecodable') expect = [400, 404];
+    else if (tenant === '404') expect = [404];
+    else if (tenant === undefined) expect = [404];
+    else if (method !== 'GET' && method !== 'HEAD') expect = [405];
+    else expect = [200];
+    const pdp = tenant === 'none' || tenant === undefined ? base : `${base}/${tenant}`;
+    cases.push({ label: `${method} metadata ${segment.slice(0, 20)}`, method, path: `/.well-known/authzen-configuration${segment}`, headers, expect, check: check(method, pdp), ...(method === 'POST' && c.r() < 0.5 ? { body: Buffer.from('{}') } : {}) });
+  }
+  return cases;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Bytes on the wire that the HTTP parser must refuse, or that frame a body oddly
 
 function rawCases(): RawCase[] {
@@ -679,6 +1189,20 @@ function rawCases(): RawCase[] {
     ({ label, bytes: typeof data === 'string' ? Buffer.from(data, 'latin1') : data, expect, ...(mayCloseSilently ? { mayCloseSilently } : {}) });
   return [
     c('a valid request, for reference', post(`Content-Length: ${length}\r\n`, valid), [[200]]),
+    // The AuthZEN evaluation endpoint has its own fast path; the others go through the router.
+    ...[AUTHZEN.evaluation, AUTHZEN.evaluations, AUTHZEN.subject, `/zen${AUTHZEN.evaluation}`].flatMap((path) => {
+      const zen = (extra: string, body: string): Buffer => bytes(head(extra, path).replace(`Bearer ${API_KEY}`, `Bearer ${ZEN_KEY}`), '\r\n', body);
+      const authzen = JSON.stringify({ subject: u1, action: readIt, resource: d1 });
+      const n = Buffer.byteLength(authzen);
+      return [
+        c(`three pipelined requests to ${path}`, bytes(...Array.from({ length: 3 }, () => zen(`Content-Length: ${n}\r\n`, authzen))), [[200], [200], [200]]),
+        c(`a chunked body to ${path}`, zen('Transfer-Encoding: chunked\r\n', chunks(authzen, 5)), [[200]]),
+        c(`a body shorter than its Content-Length to ${path}, then the client hangs up`, zen(`Content-Length: ${n + 50}\r\n`, authzen), [BAD], true),
+        c(`two different Content-Lengths to ${path}`, zen(`Content-Length: ${n}\r\nContent-Length: ${n + 1}\r\n`, authzen), [BAD]),
+        c(`Expect: 100-continue to ${path}`, zen(`Content-Length: ${n}\r\nExpect: 100-continue\r\n`, authzen), [[100, 200], [200]]),
+        c(`a 70 KB chunked body to ${path}`, zen('Transfer-Encoding: chunked\r\n', chunks(`${authzen.slice(0, -1)},"context":{"s":"${LONG(70_000)}"}}`, 4096)), [[413]]),
+      ];
+    }),
     c('three pipelined decisions', bytes(...Array.from({ length: 3 }, () => post(`Content-Length: ${length}\r\n`, valid))), [[200], [200], [200]]),
     c('a body shorter than its Content-Length, then the client hangs up', post(`Content-Length: ${length + 50}\r\n`, valid), [BAD], true),
     c('a body longer than its Content-Length: the rest is a broken second request', post(`Content-Length: ${length}\r\n`, `${valid}GARBAGE\r\n\r\n`), [[200, 400], BAD]),
@@ -780,6 +1304,38 @@ describe('under a barrage of bad input, the service', () => {
     expectNoFailures(await barrage(to, cases, IN_FLIGHT), cases.length);
   });
 
+  it('answers the AuthZEN endpoints with the right status for every malformed body, batch, path and header, never a 500', async () => {
+    const cases = authzenCases();
+    expect(cases.length).toBeGreaterThanOrEqual(5000);
+    expect(pinned(cases)).toEqual([200, 400, 401, 403, 404, 405, 413]);
+    expectNoFailures(await barrage(to, cases, IN_FLIGHT), cases.length);
+  });
+
+  it('pages AuthZEN searches only with a token of the same query, whatever is done to it', async () => {
+    // The first two pages of zen's blue readers of d-1, two at a time, asked for in the clear.
+    const ask = async (page: JsonObject): Promise<{ page: { next_token: string }; results: Json }> => {
+      const res = await t.api(AUTHZEN.subject, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ZEN_KEY}` },
+        body: JSON.stringify({ subject: { type: 'user' }, action: readIt, resource: d1, page }),
+      });
+      expect(res.status).toBe(200);
+      return await res.json() as { page: { next_token: string }; results: Json };
+    };
+    const first = await ask({ limit: 2 });
+    expect(first.results).toEqual(results('user', ZEN_BLUE.slice(0, 2)));
+    const second = await ask({ token: first.page.next_token });
+    expect(second.results).toEqual(results('user', ZEN_BLUE.slice(2, 4)));
+    const cases = pageCases(first.page.next_token, second as unknown as Json);
+    expect(pinned(cases)).toEqual([200, 400]);
+    expectNoFailures(await barrage(to, cases, IN_FLIGHT), cases.length);
+  });
+
+  it('answers the AuthZEN metadata GET for any namespace name and header, never a 500', async () => {
+    const cases = metadataCases();
+    expect(pinned(cases)).toEqual([200, 404, 405]);
+    expectNoFailures(await barrage(to, cases, IN_FLIGHT), cases.length);
+  });
+
   it('refuses broken HTTP framing on the wire with a 4xx, never a 500', async () => {
     const cases = rawCases();
     expectNoFailures(await rawBarrage(to, cases, IN_FLIGHT), cases.length);
@@ -804,6 +1360,17 @@ describe('under a barrage of bad input, the service', () => {
     const activity = await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: { Authorization: `Bearer ${API_KEY}` } });
     expect(activity.status).toBe(200);
     expect(((await activity.json()) as { records: unknown[] }).records.length).toBeGreaterThan(0);
+
+    const zen = await t.api(`/zen${AUTHZEN.evaluations}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ZEN_KEY}`, 'X-Request-ID': 'zen-after' },
+      body: JSON.stringify({ subject: u1, action: readIt, evaluations: [{ resource: d1 }, { resource: d2 }] }),
+    });
+    expect(zen.status).toBe(200);
+    expect(zen.headers.get('x-request-id')).toBe('zen-after');
+    expect(await zen.text()).toBe('{"evaluations":[{"decision":true},{"decision":false}]}');
+    const found = await t.api(AUTHZEN.action, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ZEN_KEY}` }, body: JSON.stringify({ subject: u1, resource: d1 }) });
+    expect(await found.text()).toBe('{"page":{"next_token":""},"results":[{"name":"read"},{"name":"write"}]}');
+    expect((await t.api('/.well-known/authzen-configuration/zen')).status).toBe(200);
 
     expect((await t.ops('/healthz')).status).toBe(200);
     expect((await t.ops('/readyz')).status).toBe(200);

@@ -73,20 +73,15 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
     app.post(path, (req, res) => { handle(req, res); });
     app.all(path, methodNotAllowed('POST'));
     // The per-tenant form that /.well-known/authzen-configuration/<tenant> names.
-    app.post(`/:tenant${path}`, (req, res, next) => {
-      const tenant = String(req.params['tenant']);
-      if (!TENANT.test(tenant)) { next(); return; }
-      handle(req, res, tenant);
-    });
+    // A segment that is not a namespace name is no tenant: 404 whatever the method.
+    app.all(`/:tenant${path}`, (req, res, next) => { if (TENANT.test(String(req.params['tenant']))) next(); else notFound(req, res); });
+    app.post(`/:tenant${path}`, (req, res) => { handle(req, res, String(req.params['tenant'])); });
     app.all(`/:tenant${path}`, methodNotAllowed('POST'));
   }
   const discovery = createMetadataHandler(deps);
   app.get(WELL_KNOWN, (req, res) => { discovery(req, res); });
-  app.get(`${WELL_KNOWN}/:tenant`, (req, res, next) => {
-    const tenant = String(req.params['tenant']);
-    if (!TENANT.test(tenant)) { next(); return; }
-    discovery(req, res, tenant);
-  });
+  app.all(`${WELL_KNOWN}/:tenant`, (req, res, next) => { if (TENANT.test(String(req.params['tenant']))) next(); else notFound(req, res); });
+  app.get(`${WELL_KNOWN}/:tenant`, (req, res) => { discovery(req, res, String(req.params['tenant'])); });
   app.all([WELL_KNOWN, `${WELL_KNOWN}/:tenant`], methodNotAllowed('GET, HEAD'));
   app.get(BUNDLE_PATH, (req, res) => {
     serveBundle(req, res, { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) });

@@ -42,11 +42,12 @@ function optionsOf(body: Record<string, unknown>): Options | string {
   const o = body['options'];
   if (o === undefined) return { semantic: 'execute_all', explain: false };
   if (!isObject(o)) return 'options must be an object';
-  const semantic = o['evaluations_semantic'] ?? 'execute_all';
+  // Absent means the default; null is no value of either option (as a null context is no context).
+  const semantic = o['evaluations_semantic'] === undefined ? 'execute_all' : o['evaluations_semantic'];
   if (typeof semantic !== 'string' || !(SEMANTICS as readonly string[]).includes(semantic)) {
     return `options.evaluations_semantic must be one of ${SEMANTICS.join(', ')}`;
   }
-  const explain = o['explain'] ?? false;
+  const explain = o['explain'] === undefined ? false : o['explain'];
   if (typeof explain !== 'boolean') return 'options.explain must be true or false';
   return { semantic: semantic as Semantic, explain };
 }
@@ -231,6 +232,11 @@ export function search(kind: SearchKind, body: unknown, view: TenantView): Reply
   if (!isObject(body)) return bad('the body must be a JSON object');
   const checked = searchPartsOf(body, kind);
   if (!checked.ok) return bad(checked.message);
+  // A request that cannot be a decision input (nested past the input's limit) is so for every
+  // candidate: a 400, as from the evaluation endpoint, not an empty page. Candidates only add a string.
+  const { subject, action, resource, context } = checked.parts;
+  const probe = inputOf(kind === 'subject' ? { ...subject, id: '' } : subject, action ?? { name: '', properties: {} }, kind === 'resource' ? { ...resource, id: '' } : resource, context);
+  if (!probe.ok) return bad(probe.message);
   const query = fingerprint(kind, view.tenant, body);
   const page = pageOf(body, query);
   if (typeof page === 'string') return bad(page);

@@ -138,7 +138,9 @@ export function evaluationInputOf(body: unknown, path = ''): Mapped {
   if (resource instanceof Problem) return fail(resource);
   const context = contextOf(body['context'], `${path}context`);
   if (context instanceof Problem) return fail(context);
-  return inputOf(principal, action, resource, context);
+  const mapped = inputOf(principal, action, resource, context);
+  // A batch item's message says which item, whatever the problem.
+  return mapped.ok || path === '' ? mapped : { ok: false, message: `${path.slice(0, -1)}: ${mapped.message}` };
 }
 
 /** The checked parts of a search request: the searched entity has a type and perhaps no id. */
