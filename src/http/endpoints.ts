@@ -41,7 +41,23 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
     search_action: (body, view) => search('action', body, view),
   };
 
+  const allowed = deps.metrics.decisions.labels('allow');
+  const denied = deps.metrics.decisions.labels('deny');
+  /** acl_decisions_total counts AuthZEN decisions too (a batch item refused as malformed is no decision). */
+  const countDecisions = (body: unknown, started: number): void => {
+    const one = (d: unknown): void => {
+      if (typeof d !== 'object' || d === null) return;
+      const { decision, context } = d as { decision?: unknown; context?: { error?: unknown } };
+      if (typeof decision !== 'boolean' || context?.error !== undefined) return;
+      (decision ? allowed : denied).inc();
+    };
+    const items = (body as { evaluations?: unknown }).evaluations;
+    if (Array.isArray(items)) items.forEach(one);
+    else { one(body); deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000); }
+  };
+
   const handler = (endpoint: AuthzenEndpoint): Handler => function authzen(req, res, pathTenant) {
+    const started = performance.now();
     const id = requestId(req);
     const headers: Record<string, string> = id === undefined ? {} : { 'X-Request-ID': id };
     const count = (code: number): void => { deps.metrics.authzenRequests.inc({ endpoint, code: String(code) }); };
@@ -66,6 +82,8 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
         if (!reply.ok) { sendError(res, 'bad_request', reply.message, headers); count(400); return; }
         sendJson(res, reply.body, headers);
         count(200);
+        if (endpoint === 'evaluation' || endpoint === 'evaluations') countDecisions(reply.body, started);
+        if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, endpoint }, 'Answered AuthZEN request');
       } catch (err) {
         deps.log.error({ err, method: req.method, endpoint }, 'Failed to serve request');
         sendError(res, 'internal', 'internal error', headers);
