@@ -3,7 +3,6 @@
 // (Ready with entityCount, Conflict), decisions that read the directory, and bundles whose revision
 // and policy.rego follow the directory data their rules read.
 import { request, type RequestOptions } from 'node:https';
-import { gunzipSync } from 'node:zlib';
 import { ApiextensionsV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { statusOf } from '../../src/kube/client.ts';
@@ -12,6 +11,7 @@ import {
   adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds,
   fetchBundle, GROUP, loadConfig, readToken, ruleYaml, startE2EOperator, TEAM_RULE, VERSION, waitFor,
 } from '../support/kube.ts';
+import { tarFile } from '../support/tar.ts';
 
 const API_KEY = 'e2e-directory-api-key-0123456789';
 const PLURAL = 'directories';
@@ -53,19 +53,6 @@ async function postRaw(path: string, text: string): Promise<{ status: number; bo
     req.on('error', reject);
     req.end(text);
   });
-}
-
-/** The file content of a tar.gz entry. */
-function tarFile(bytes: Uint8Array, file: string): string | undefined {
-  const tar = gunzipSync(bytes);
-  for (let off = 0; off + 512 <= tar.length; ) {
-    const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
-    if (name === '') break;
-    const size = parseInt(tar.subarray(off + 124, off + 136).toString('utf8').replace(/\0.*$/s, '').trim(), 8);
-    if (name === file) return tar.subarray(off + 512, off + 512 + size).toString('utf8');
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return undefined;
 }
 
 /** People of the tenant: alice's team is what TEAM_RULE reads (principal.team == resource.team); email no rule reads. */

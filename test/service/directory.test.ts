@@ -4,9 +4,9 @@
 // each Directory's phase.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
+import { tarFile } from '../support/tar.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'src', 'cli.ts');
@@ -52,19 +52,6 @@ async function evaluation(document: string, properties?: Record<string, unknown>
   });
   expect(res.status).toBe(200);
   return (await res.json() as { decision: boolean }).decision;
-}
-
-/** The file content of a tar.gz entry. */
-function tarFile(bytes: Uint8Array, file: string): string | undefined {
-  const tar = gunzipSync(bytes);
-  for (let off = 0; off + 512 <= tar.length; ) {
-    const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
-    if (name === '') break;
-    const size = parseInt(tar.subarray(off + 124, off + 136).toString('utf8').replace(/\0.*$/s, '').trim(), 8);
-    if (name === file) return tar.subarray(off + 512, off + 512 + size).toString('utf8');
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return undefined;
 }
 
 /** Bundle acme/docs as OPA gets it: its revision (from .manifest) and policy.rego. */
