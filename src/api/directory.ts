@@ -4,6 +4,13 @@ import { API_VERSION, Conditions, DnsSubdomain, ObjectMeta, TypeName } from './m
 /** Nesting allowed inside one property value (the decision input allows 256 levels in all). */
 const MAX_DEPTH = 32;
 
+/** A plain JSON object: what JSON.parse makes (not a Date, Set or byte array a YAML tag can make). */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
 /** What is wrong with a property value as JSON the decision input can carry exactly, or undefined. */
 function jsonProblem(v: unknown, depth: number): string | undefined {
   if (depth > MAX_DEPTH) return `nested deeper than ${MAX_DEPTH} levels`;
@@ -18,28 +25,35 @@ function jsonProblem(v: unknown, depth: number): string | undefined {
     for (const x of v) { const p = jsonProblem(x, depth + 1); if (p) return p; }
     return undefined;
   }
-  if (typeof v === 'object') {
+  if (isPlainObject(v)) {
     for (const x of Object.values(v)) { const p = jsonProblem(x, depth + 1); if (p) return p; }
     return undefined;
   }
-  return `not a JSON value (${typeof v})`;
+  return `not a JSON value (${typeof v === 'object' ? (v.constructor?.name ?? 'object') : typeof v}; a YAML tag such as !!binary or !!timestamp makes one)`;
 }
 
 /**
  * An entity's properties: any JSON object (the CRD keeps it as written). `type` and `id` are not
- * properties: they always come from the entity itself.
+ * properties: they always come from the entity itself. Checked on the value as given, so that a
+ * `__proto__` key is reported rather than dropped.
  */
 export const EntityProperties = z
-  .record(z.string(), z.unknown())
+  .unknown()
   .superRefine((props, ctx) => {
+    if (!isPlainObject(props)) {
+      ctx.addIssue({ code: 'custom', message: `must be an object of properties, got ${Array.isArray(props) ? 'a list' : props === null ? 'null' : typeof props}` });
+      return;
+    }
     for (const key of ['type', 'id']) {
       if (Object.hasOwn(props, key)) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" is not a property: it is the entity's own ${key}` });
     }
+    if (Object.hasOwn(props, '__proto__')) ctx.addIssue({ code: 'custom', path: ['__proto__'], message: '"__proto__" cannot be a property name' });
     for (const [key, value] of Object.entries(props)) {
       const problem = jsonProblem(value, 1);
       if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
     }
   })
+  .transform((props) => props as Record<string, unknown>)
   .meta({ 'x-kubernetes-preserve-unknown-fields': true })
   .describe('Attributes of the entity, as a request would send them in properties; a request\'s own attributes win over these.');
 

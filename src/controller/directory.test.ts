@@ -178,8 +178,11 @@ describe('reconcileDirectory', () => {
     ['a type key in properties', [{ type: 'user', id: 'x', properties: { role: 'admin', type: 'robot' } }], /spec\.entities\.1\.properties\.type: "type" is not a property/],
     ['an id key in properties', [{ type: 'user', id: 'x', properties: { role: 'admin', id: 'y' } }], /spec\.entities\.1\.properties\.id: "id" is not a property/],
     ['an integer beyond 2^53', [{ type: 'user', id: 'x', properties: { role: 'admin', badge: 2 ** 53 + 2 } }], /spec\.entities\.1\.properties\.badge: an integer beyond 2\^53 cannot be held exactly \(JSON readers round it\); write it as a string/],
-    ['properties that are not an object', [{ type: 'user', id: 'x', properties: ['admin'] }], /spec\.entities\.1\.properties: Invalid input: expected record/],
-    ['properties given as a string', [{ type: 'user', id: 'x', properties: 'admin' }], /spec\.entities\.1\.properties: Invalid input: expected record/],
+    ['properties that are not an object', [{ type: 'user', id: 'x', properties: ['admin'] }], /spec\.entities\.1\.properties: must be an object of properties, got a list/],
+    ['properties given as a string', [{ type: 'user', id: 'x', properties: 'admin' }], /spec\.entities\.1\.properties: must be an object of properties, got string/],
+    ['a property named __proto__', [{ type: 'user', id: 'x', properties: JSON.parse('{"__proto__": {"admin": true}}') as unknown }], /spec\.entities\.1\.properties\.__proto__: "__proto__" cannot be a property name/],
+    ['a property a YAML tag made into a Date', [{ type: 'user', id: 'x', properties: { since: new Date(0) } }], /spec\.entities\.1\.properties\.since: not a JSON value \(Date; a YAML tag/],
+    ['a property a YAML tag made into bytes', [{ type: 'user', id: 'x', properties: { key: new Uint8Array([1]) } }], /spec\.entities\.1\.properties\.key: not a JSON value \(Uint8Array/],
     ['an id with a lone surrogate', [{ type: 'user', id: 'x\ud800', properties: {} }], /spec\.entities\.1\.id: must be well-formed Unicode/],
   ])('puts none of a Directory with %s in effect, and says why', async (_name, bad, reason) => {
     const good = { type: 'user', id: 'bob', properties: { role: 'admin' } };

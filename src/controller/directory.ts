@@ -88,7 +88,7 @@ export function reconcileDirectory(key: ObjectKey, deps: ReconcileDeps): Outcome
   }
   const named = shadowed.slice(0, NAMED_CONFLICTS).map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${earlier.get(entityKey(e)) ?? '?'})`);
   const more = shadowed.length > NAMED_CONFLICTS ? ` and ${shadowed.length - NAMED_CONFLICTS} more` : '';
-  const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
+  const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 0 ? 'none of its own is' : inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
   warnOnce('DuplicateEntities', message);
   return { ...changed, phase: 'Conflict', status: status('Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }) };
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import { createAuthorizationHandler } from './authorization.ts';
+import { createAuthorizationHandler, requestId } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
 import { createAuthzenHandlers, createMetadataHandler, ENDPOINT_PATHS, type AuthzenEndpoint } from './endpoints.ts';
@@ -14,14 +14,20 @@ const WELL_KNOWN = '/.well-known/authzen-configuration';
 /** A tenant in a path: a namespace name (DNS-1123 label). */
 const TENANT = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** X-Request-ID echoed, as on every answer (AuthZEN: the PDP MUST), errors included. */
+function echoed(req: IncomingMessage, headers: Record<string, string> = {}): Record<string, string> {
+  const id = requestId(req);
+  return id === undefined ? headers : { ...headers, 'X-Request-ID': id };
+}
+
 function methodNotAllowed(allow: string) {
-  return function notAllowed(_req: Request, res: Response): void {
-    sendError(res, 'method_not_allowed', `use ${allow}`, { Allow: allow });
+  return function notAllowed(req: Request, res: Response): void {
+    sendError(res, 'method_not_allowed', `use ${allow}`, echoed(req, { Allow: allow }));
   };
 }
 
 function notFound(req: Request, res: Response): void {
-  sendError(res, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`);
+  sendError(res, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`, echoed(req));
 }
 
 /** The status a framework error asks for (Express's router sets 400 on a path it cannot decode). */
@@ -36,11 +42,11 @@ function internalError(log: Logger) {
     const status = clientStatus(err);
     if (status !== undefined) {
       const code = status === 404 ? 'not_found' : status === 413 ? 'too_large' : 'bad_request';
-      sendError(res, code, err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read');
+      sendError(res, code, err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read', echoed(req));
       return;
     }
     log.error({ err, method: req.method, path: req.path.slice(0, 200) }, 'Failed to serve request');
-    sendError(res, 'internal', 'internal error');
+    sendError(res, 'internal', 'internal error', echoed(req));
   };
 }
 
@@ -109,7 +115,7 @@ export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: Ser
   const app = createApiApp(deps, handlers);
   const failed = (err: unknown, req: IncomingMessage, res: ServerResponse): void => {
     deps.log.error({ err, method: req.method, path: (req.url ?? '').slice(0, 200) }, 'Failed to serve request');
-    sendError(res, 'internal', 'internal error');
+    sendError(res, 'internal', 'internal error', echoed(req));
   };
   return function api(req, res) {
     const url = req.url ?? '';

@@ -80,7 +80,7 @@ const ENTITY_IDS: Readonly<Record<'subject' | 'action' | 'resource', readonly st
  * One batch item with the request's defaults: an item's subject, action, resource or context
  * replaces the default whole (no deep merge: the default's properties never leak in), except that
  * an identifier the item's entity lacks (type, id, name) is the default's (AuthZEN certification
- * c-3-2-7).
+ * c-3-2-7); an id only when the item's type is the default's, since an id names an entity of a type.
  */
 export function withDefaults(defaults: Record<string, unknown>, item: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -93,7 +93,11 @@ export function withDefaults(defaults: Record<string, unknown>, item: Record<str
     }
     if (key !== 'context' && isObject(own) && isObject(fallback)) {
       const filled: Record<string, unknown> = { ...own };
-      for (const id of ENTITY_IDS[key]) if (own[id] === undefined && fallback[id] !== undefined) filled[id] = fallback[id];
+      for (const id of ENTITY_IDS[key]) {
+        // An id names an entity of one type: it is the default's only when the type is too.
+        if (id === 'id' && filled['type'] !== fallback['type']) continue;
+        if (own[id] === undefined && fallback[id] !== undefined) filled[id] = fallback[id];
+      }
       out[key] = filled;
     } else {
       out[key] = own;
@@ -133,6 +137,11 @@ export function evaluations(body: unknown, view: TenantView, timestamp: () => st
 /** Results per page when the request sets no limit, and the largest limit accepted. */
 export const DEFAULT_PAGE_LIMIT = 1000;
 export const MAX_PAGE_LIMIT = 1000;
+/**
+ * Candidates one request evaluates at most: a page ends there (with a next_token) even when it holds
+ * fewer results than its limit, so one search never holds the event loop for long (about 1 µs each).
+ */
+export const MAX_SCAN = 10_000;
 
 interface PageToken {
   /** The last result of the previous page: this page starts after it. */
@@ -226,7 +235,8 @@ function candidatesOf(kind: SearchKind, parts: SearchParts, view: TenantView): {
 /**
  * POST /access/v1/search/{subject,resource,action}: the directory's entities of the requested type
  * (or the actions the tenant's rules name for the two types) that the request allows, in code
- * point order, a page at a time. `page.next_token` is "" on the last page.
+ * point order, a page at a time. `page.next_token` is "" on the last page; a page that checked
+ * MAX_SCAN candidates ends there, perhaps with fewer results than its limit.
  */
 export function search(kind: SearchKind, body: unknown, view: TenantView): Reply {
   if (!isObject(body)) return bad('the body must be a JSON object');
@@ -242,15 +252,18 @@ export function search(kind: SearchKind, body: unknown, view: TenantView): Reply
   if (typeof page === 'string') return bad(page);
   const { list, input } = candidatesOf(kind, checked.parts, view);
   const found: string[] = [];
-  let more = false;
-  for (let i = startAfter(list, page.after); i < list.length; i++) {
+  /** Where the next page starts after, when there is one. */
+  let resume: string | undefined;
+  const first = startAfter(list, page.after);
+  for (let i = first; i < list.length; i++) {
     const candidate = list[i] as string;
+    if (i - first === MAX_SCAN) { resume = list[i - 1] as string; break; }
     const inp = input(candidate);
     if (!inp || !decide(view.index, inp, view.directory).allow) continue;
-    if (found.length === page.limit) { more = true; break; }
+    if (found.length === page.limit) { resume = found[found.length - 1] as string; break; }
     found.push(candidate);
   }
-  const next = more ? encodeToken({ after: found[found.length - 1] as string, limit: page.limit, query }) : '';
+  const next = resume === undefined ? '' : encodeToken({ after: resume, limit: page.limit, query });
   const results = kind === 'action'
     ? found.map((name) => ({ name }))
     : found.map((id) => ({ type: (kind === 'subject' ? checked.parts.subject : checked.parts.resource)['type'] as string, id }));

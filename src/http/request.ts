@@ -68,6 +68,9 @@ function entityOf(v: unknown, path: string, ids: IdRule = 'required'): Checked<F
   return out;
 }
 
+/** The properties of an action sent as a plain name: shared, never written to. */
+const NO_PROPERTIES: Fields = Object.freeze({});
+
 /** An action: its name, and its attributes (`properties`, then its other fields) as actionProperties. */
 interface ActionOf { readonly name: string; readonly properties: Fields }
 
@@ -75,8 +78,10 @@ interface ActionOf { readonly name: string; readonly properties: Fields }
 function actionOf(v: unknown, path: string, strings: boolean): Checked<ActionOf> {
   if (v === undefined) return new Problem(`${path} is required`);
   if (typeof v === 'string' && strings) {
-    const name = text({ name: v }, 'name', path, 256);
-    return name instanceof Problem ? name : { name, properties: {} };
+    // The service spec's shape, on every POST /authorization: checked in place, no object made.
+    if (v.length === 0) return new Problem(`${path}: must not be empty`);
+    if (v.length > 256 && codePoints(v) > 256) return new Problem(`${path}: must be at most 256 characters`);
+    return { name: v, properties: NO_PROPERTIES };
   }
   if (!isObject(v)) return new Problem(strings ? `${path} must be a string or an object {name, properties}` : `${path} must be an object`);
   const name = text(v, 'name', `${path}.name`, 256);

@@ -8,7 +8,7 @@ import type { Cond, Json, Literal, RuleModel, Value } from './model.ts';
 import { directoryExtract, EMPTY_DIRECTORY, type EntityDirectory } from './directory.ts';
 import { walkCondition } from './model.ts';
 import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
-import { IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
+import { codePointCompare, IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
 
 export type RegoVersion = 0 | 1;
 
@@ -132,7 +132,7 @@ function regoJson(v: Json | ReadonlyMap<string, unknown>): string {
   const j = v as Json;
   if (j === null || typeof j !== 'object') return regoLiteral(j);
   if (Array.isArray(j)) return `[${j.map(regoJson).join(', ')}]`;
-  const keys = Object.keys(j).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const keys = Object.keys(j).sort(codePointCompare);
   return `{${keys.map((k) => `${regoString(k)}: ${regoJson((j as Record<string, Json>)[k] as Json)}`).join(', ')}}`;
 }
 

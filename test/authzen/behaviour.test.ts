@@ -723,5 +723,9 @@ describe('routes: the per-tenant form, metadata, 403, 404 and 405', () => {
     expect((await records.post(EVALUATION, aliceReadsRecord1, { headers: { 'X-Request-ID': 'r'.repeat(201) } })).headers.get('x-request-id')).toBeNull();
     expect((await records.post(SEARCH_SUBJECT, { page: 1 }, { headers: { 'X-Request-ID': 'r'.repeat(200) } })).headers.get('x-request-id')).toBe('r'.repeat(200));
     expect((await records.get('/.well-known/authzen-configuration/records', { 'X-Request-ID': 'meta-2' })).headers.get('x-request-id')).toBe('meta-2');
+    // Answers the router gives (404, 405) echo it too.
+    expect((await records.post(EVALUATION, aliceReadsRecord1, { method: 'PUT', headers: { 'X-Request-ID': 'put-1' } })).headers.get('x-request-id')).toBe('put-1');
+    expect((await records.post(`/Records${EVALUATION}`, aliceReadsRecord1, { headers: { 'X-Request-ID': 'nf-1' } })).headers.get('x-request-id')).toBe('nf-1');
+    expect((await records.post('/.well-known/authzen-configuration', {}, { headers: { 'X-Request-ID': 'meta-405' } })).headers.get('x-request-id')).toBe('meta-405');
   });
 });
