@@ -7,6 +7,7 @@ import {
   type CompiledRule, type DecisionInput, type EntityDirectory, type RuleIndex, type RuleModel,
 } from '../src/policy/index.ts';
 import { search } from '../src/http/authzen.ts';
+import { directoryLoad } from './directory.ts';
 import { CONDITIONS, rng } from './generate.ts';
 
 const SUBJECT_TYPES = 50;
@@ -176,6 +177,16 @@ console.log('');
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   console.log(`  subject search over 20,000 users, pages of 1,000: ${fmt(median(times), 1)} ms for all pages (${fmt(found)} found), ${fmt((median(times) * 1e6) / 20_000)} ns per candidate = ${fmt((median(times) * 1e6) / 20_000 / median(looked), 1)}x a directory decision`);
+}
+console.log('');
+{
+  console.log('Directories of one tenant through the controller (first load, then one edit a rule reads; bundle rebuilt)');
+  const small = await directoryLoad(10, 5_000);
+  const large = await directoryLoad(100, 5_000);
+  for (const [label, r] of [['10 x 5,000', small], ['100 x 5,000', large]] as const) {
+    console.log(`  ${label.padStart(11)} entities: first load ${fmt(r.firstLoadMs).padStart(6)} ms, one edit ${fmt(r.editMs).padStart(6)} ms, policy.rego ${fmt(r.regoBytes / 1e6, 1)} MB`);
+  }
+  console.log(`  ratio 100 / 10 Directories: first load ${fmt(large.firstLoadMs / small.firstLoadMs, 1)}x, edit ${fmt(large.editMs / small.editMs, 1)}x (10x the entities)`);
 }
 console.log('');
 console.log('Bundle build (translate, tar, gzip level 9, sha256), median of 5');

@@ -27,13 +27,14 @@ function recordedRevision(recorded: RecordedStatus | undefined): number | undefi
  */
 async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle> {
   const revision = recordedRevision(recorded);
+  const source = bundleSource(input);
   if (entry && (revision === undefined || entry.built.revision >= revision)) {
-    if (entry.built.inputDigest === bundleSource(input).inputDigest) return entry.built;
-    return buildBundle(input, entry.built.revision + 1);
+    if (entry.built.inputDigest === source.inputDigest) return entry.built;
+    return buildBundle(input, entry.built.revision + 1, source);
   }
-  if (revision === undefined) return buildBundle(input, 1);
-  const same = await buildBundle(input, revision);
-  return same.digest === recorded?.digest ? same : buildBundle(input, revision + 1);
+  if (revision === undefined) return buildBundle(input, 1, source);
+  const same = await buildBundle(input, revision, source);
+  return same.digest === recorded?.digest ? same : buildBundle(input, revision + 1, source);
 }
 
 /**
@@ -43,10 +44,11 @@ async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, rec
 async function followBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle | undefined> {
   const revision = recordedRevision(recorded);
   if (revision === undefined) return undefined;
-  if (entry && entry.built.revision === revision && entry.built.inputDigest === bundleSource(input).inputDigest) {
+  const source = bundleSource(input);
+  if (entry && entry.built.revision === revision && entry.built.inputDigest === source.inputDigest) {
     return entry.built.digest === recorded?.digest ? entry.built : undefined;
   }
-  const built = await buildBundle(input, revision);
+  const built = await buildBundle(input, revision, source);
   return built.digest === recorded?.digest ? built : undefined;
 }
 

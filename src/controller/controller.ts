@@ -5,7 +5,7 @@ import type { Store } from '../store/index.ts';
 import { reconcileBundle } from './bundle.ts';
 import { sameStatus } from './conditions.ts';
 import { reconcileConnector } from './connector.ts';
-import { reconcileDirectory } from './directory.ts';
+import { createDirectoryReconciler } from './directory.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { createRuleReconciler } from './rule.ts';
 import { reconcileSecret } from './secret.ts';
@@ -55,6 +55,7 @@ export function createController(options: ControllerOptions): Controller {
   const { objects, writer, store, log } = options;
   const now = options.now ?? (() => new Date());
   const reconcileRule = createRuleReconciler();
+  const reconcileDirectory = createDirectoryReconciler();
   const queue = new Set<string>();
   const failures = new Map<string, number>();
   const retries = new Set<NodeJS.Timeout>();

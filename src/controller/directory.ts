@@ -3,7 +3,6 @@
 // leader writes status and events.
 import { Directory } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
-import { canonicalJson } from '../bundle/index.ts';
 import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/index.ts';
 import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
@@ -12,24 +11,25 @@ import { keyText, type ObjectKey } from './types.ts';
 /** Conflicts named in a status message; the rest are counted. */
 const NAMED_CONFLICTS = 5;
 
-function entityKey(e: { type: string; id: string }): string {
-  return `${e.type}\u0000${e.id}`;
-}
-
-/** The other Directories of the tenant, as keys to reconcile (their conflicts may have changed). */
-function others(deps: ReconcileDeps, namespace: string, name: string): ObjectKey[] {
-  const names = new Set([...deps.objects.list('Directory', namespace).map((o) => o.metadata.name), ...deps.draft.directoryNames(namespace)]);
-  names.delete(name);
+/**
+ * The Directories whose conflicts may change when these entities come or go: those that list any
+ * of them too (found through the store's listings, not by reading every Directory).
+ */
+function coListers(deps: ReconcileDeps, namespace: string, name: string, entities: Iterable<DirectoryEntity>): ObjectKey[] {
+  const names = new Set<string>();
+  for (const e of entities) for (const n of deps.draft.listedBy(namespace, e.type, e.id)) if (n !== name) names.add(n);
   return [...names].sort().map((n) => ({ kind: 'Directory', namespace, name: n }));
 }
 
 /** Puts a Directory's entities in effect (or none); says which keys to look at when that changed anything. */
 function putEntities(deps: ReconcileDeps, namespace: string, name: string, entities: readonly DirectoryEntity[] | undefined): Pick<Outcome, 'rebuildIn' | 'enqueue'> {
-  const before = deps.draft.directoryEntities(namespace, name);
-  const same = (before?.length ?? 0) === (entities?.length ?? 0) && canonicalJson(before ?? []) === canonicalJson(entities ?? []);
-  if (same) return {};
+  const before = deps.draft.directoryEntities(namespace, name) ?? [];
+  // Their co-listers before the change (they may lose a conflict) and after it (they may gain one).
+  const enqueue = coListers(deps, namespace, name, before);
   deps.draft.setDirectoryEntities(namespace, name, entities);
-  return { rebuildIn: namespace, enqueue: others(deps, namespace, name) };
+  const after = coListers(deps, namespace, name, entities ?? []);
+  const keys = new Map([...enqueue, ...after].map((k) => [k.name, k]));
+  return { rebuildIn: namespace, enqueue: [...keys.values()] };
 }
 
 /** A valid Directory's entities as decisions read them. */
@@ -42,53 +42,94 @@ export function entitiesOf(directory: Directory): DirectoryEntity[] {
   }));
 }
 
-export function reconcileDirectory(key: ObjectKey, deps: ReconcileDeps): Outcome {
-  const { namespace, name } = key;
-  const obj = deps.objects.get('Directory', namespace, name);
-  if (!obj) return putEntities(deps, namespace, name, undefined);
-  const generation = obj.metadata.generation ?? 0;
-  const recorded = obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined;
-  const status = (phase: string, entityCount: number, ready: ConditionInput): Record<string, unknown> => ({
-    phase,
-    observedGeneration: generation,
-    entityCount,
-    conditions: conditionsFor([ready], generation, deps.now(), recorded?.conditions),
-  });
-  const warnOnce = (reason: string, message: string): void => {
-    const was = (recorded?.conditions ?? []).find((c) => c.type === 'Ready');
-    if (deps.leading() && (was?.reason !== reason || was.message !== message)) deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
+/** What a Directory object was read as: kept while the object is the same, so a resync parses nothing. */
+interface Parsed {
+  readonly raw: object;
+  /** The entities, or the problem with the spec. */
+  readonly entities: readonly DirectoryEntity[] | undefined;
+  readonly problem: string | undefined;
+  /** JSON of the entities: an edit that changes none of them changes nothing. */
+  readonly key: string;
+}
+
+/** A reconcile function for Directories; it remembers what each object was read as. */
+export function createDirectoryReconciler(): (key: ObjectKey, deps: ReconcileDeps) => Outcome {
+  const parsedBy = new Map<string, Parsed>();
+
+  const parse = (id: string, raw: Readonly<Record<string, unknown>>): Parsed => {
+    const known = parsedBy.get(id);
+    if (known?.raw === raw) return known;
+    const parsed = Directory.safeParse(raw);
+    const entities = parsed.success ? entitiesOf(parsed.data) : undefined;
+    // Plain JSON text, not canonical: keys written in another order read as a change, which rebuilds
+    // the same bytes (the bundle compares them) at a fraction of the cost for thousands of entities.
+    const key = entities ? JSON.stringify(entities) : '';
+    // The same entities as before (an edit of the description, a new resourceVersion): the same array,
+    // so the store sees no change.
+    const same = known !== undefined && known.key === key && entities !== undefined ? known.entities : entities;
+    const made: Parsed = { raw, entities: same, problem: parsed.success ? undefined : describeIssues(parsed.error), key };
+    parsedBy.set(id, made);
+    return made;
   };
 
-  const parsed = Directory.safeParse(obj.raw);
-  if (!parsed.success) {
-    // Every replica reads the same spec, so every replica puts nothing of it in effect: decisions
-    // and bundles never depend on which replica remembers an older version.
-    const message = `${describeIssues(parsed.error)}; none of its entities are in effect`;
-    deps.log.warn({ kind: 'Directory', key: keyText(key), problem: message }, 'Rejected Directory');
-    warnOnce('InvalidSpec', message);
-    return { ...putEntities(deps, namespace, name, undefined), phase: 'Invalid', status: status('Invalid', 0, { type: 'Ready', status: false, reason: 'InvalidSpec', message }) };
-  }
-  const entities = entitiesOf(parsed.data);
-  const changed = putEntities(deps, namespace, name, entities);
-
-  // An entity an earlier Directory (by name) also lists keeps that one's properties.
-  const earlier = new Map<string, string>();
-  for (const other of deps.draft.directoryNames(namespace)) {
-    if (other >= name) break;
-    for (const e of deps.draft.directoryEntities(namespace, other) ?? []) if (!earlier.has(entityKey(e))) earlier.set(entityKey(e), other);
-  }
-  const shadowed = entities.filter((e) => earlier.has(entityKey(e)));
-  const inEffect = entities.length - shadowed.length;
-  if (shadowed.length === 0) {
-    return {
-      ...changed,
-      phase: 'Ready',
-      status: status('Ready', inEffect, { type: 'Ready', status: true, reason: 'Loaded', message: `${inEffect} entit${inEffect === 1 ? 'y is' : 'ies are'} in effect` }),
+  return function reconcileDirectory(key, deps) {
+    const { namespace, name } = key;
+    const id = keyText(key);
+    const obj = deps.objects.get('Directory', namespace, name);
+    const inDraft = deps.draft.directoryEntities(namespace, name);
+    if (!obj) {
+      parsedBy.delete(id);
+      return inDraft ? putEntities(deps, namespace, name, undefined) : {};
+    }
+    const generation = obj.metadata.generation ?? 0;
+    const recorded = obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined;
+    const status = (phase: string, entityCount: number, ready: ConditionInput): Record<string, unknown> => ({
+      phase,
+      observedGeneration: generation,
+      entityCount,
+      conditions: conditionsFor([ready], generation, deps.now(), recorded?.conditions),
+    });
+    const warnOnce = (reason: string, message: string): void => {
+      const was = (recorded?.conditions ?? []).find((c) => c.type === 'Ready');
+      if (deps.leading() && (was?.reason !== reason || was.message !== message)) deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
     };
-  }
-  const named = shadowed.slice(0, NAMED_CONFLICTS).map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${earlier.get(entityKey(e)) ?? '?'})`);
-  const more = shadowed.length > NAMED_CONFLICTS ? ` and ${shadowed.length - NAMED_CONFLICTS} more` : '';
-  const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 0 ? 'none of its own is' : inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
-  warnOnce('DuplicateEntities', message);
-  return { ...changed, phase: 'Conflict', status: status('Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }) };
+
+    const parsed = parse(id, obj.raw);
+    // The store holds the entities of what was put in effect last (none for an invalid spec).
+    const put = (entities: readonly DirectoryEntity[] | undefined): Pick<Outcome, 'rebuildIn' | 'enqueue'> => {
+      const wanted = entities && entities.length > 0 ? entities : undefined;
+      return inDraft === wanted ? {} : putEntities(deps, namespace, name, wanted);
+    };
+    if (parsed.entities === undefined) {
+      // Every replica reads the same spec, so every replica puts nothing of it in effect: decisions
+      // and bundles never depend on which replica remembers an older version.
+      const message = `${parsed.problem ?? 'invalid spec'}; none of its entities are in effect`;
+      deps.log.warn({ kind: 'Directory', key: id, problem: message }, 'Rejected Directory');
+      warnOnce('InvalidSpec', message);
+      return { ...put(undefined), phase: 'Invalid', status: status('Invalid', 0, { type: 'Ready', status: false, reason: 'InvalidSpec', message }) };
+    }
+    const entities = parsed.entities;
+    const changed = put(entities);
+
+    // An entity an earlier Directory (by name) also lists keeps that one's properties.
+    const shadowedBy = new Map<DirectoryEntity, string>();
+    for (const e of entities) {
+      const first = deps.draft.listedBy(namespace, e.type, e.id)[0];
+      if (first !== undefined && first !== name) shadowedBy.set(e, first);
+    }
+    const shadowed = [...shadowedBy.keys()];
+    const inEffect = entities.length - shadowed.length;
+    if (shadowed.length === 0) {
+      return {
+        ...changed,
+        phase: 'Ready',
+        status: status('Ready', inEffect, { type: 'Ready', status: true, reason: 'Loaded', message: `${inEffect} entit${inEffect === 1 ? 'y is' : 'ies are'} in effect` }),
+      };
+    }
+    const named = shadowed.slice(0, NAMED_CONFLICTS).map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${shadowedBy.get(e) ?? '?'})`);
+    const more = shadowed.length > NAMED_CONFLICTS ? ` and ${shadowed.length - NAMED_CONFLICTS} more` : '';
+    const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 0 ? 'none of its own is' : inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
+    warnOnce('DuplicateEntities', message);
+    return { ...changed, phase: 'Conflict', status: status('Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }) };
+  };
 }

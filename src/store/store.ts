@@ -13,6 +13,12 @@ interface TenantDraft {
   rulesChanged: boolean;
   /** The tenant's directory, built from `directories` when first asked for after a change. */
   directory: EntityDirectory | undefined;
+  /** Entity (`type NUL id`) → names of the Directories that list it, sorted. Kept as they change. */
+  readonly listings: Map<string, string[]>;
+}
+
+function entityKey(type: string, id: string): string {
+  return `${type}\u0000${id}`;
 }
 
 /** What the controller may change. Nothing is visible to readers until publish(). */
@@ -32,6 +38,8 @@ export interface StoreDraft {
   /** Names of the tenant's Directories with entities in the draft, sorted. */
   directoryNames(tenant: string): readonly string[];
   setDirectoryEntities(tenant: string, name: string, entities: readonly DirectoryEntity[] | undefined): void;
+  /** Names of the Directories that list an entity, sorted: the first one's properties are in effect. */
+  listedBy(tenant: string, type: string, id: string): readonly string[];
   /**
    * The tenant's entity directory: every Directory's entities, in Directory name order; an entity
    * listed by two Directories is the first one's. The same object until a Directory changes.
@@ -70,7 +78,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, directory: undefined }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, directory: undefined, listings: new Map() }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -90,10 +98,22 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     directoryNames: (t) => [...(tenants.get(t)?.directories.keys() ?? [])].sort(),
     setDirectoryEntities(t, n, entities) {
       const d = tenant(t);
+      for (const e of d.directories.get(n) ?? []) {
+        const key = entityKey(e.type, e.id);
+        const names = (d.listings.get(key) ?? []).filter((x) => x !== n);
+        if (names.length === 0) d.listings.delete(key); else d.listings.set(key, names);
+      }
       set(d.directories, n, entities && entities.length > 0 ? entities : undefined);
+      for (const e of entities ?? []) {
+        const key = entityKey(e.type, e.id);
+        const names = d.listings.get(key);
+        if (!names) d.listings.set(key, [n]);
+        else if (!names.includes(n)) { names.push(n); names.sort(); }
+      }
       d.directory = undefined;
       dirty.add(t);
     },
+    listedBy: (t, type, id) => tenants.get(t)?.listings.get(entityKey(type, id)) ?? [],
     directory(t) {
       const d = tenants.get(t);
       if (!d || d.directories.size === 0) return EMPTY_DIRECTORY;
