@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KUBE, parseAddress, readConfig } from './config.ts';
+import { DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig } from './config.ts';
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
@@ -11,6 +11,12 @@ describe('readConfig', () => {
         tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', kube: DEFAULT_KUBE,
       },
     });
+  });
+
+  it('names the Service in Kubernetes when --public-url is not given', () => {
+    expect(kubePublicUrl('acl-operator', 'acl-system', 8443)).toBe('https://acl-operator.acl-system.svc:8443');
+    expect(kubePublicUrl('authz', 'ops', 443)).toBe('https://authz.ops.svc');
+    expect(kubePublicUrl('acl-operator', 'acl-system', 0)).toBeUndefined();
   });
 
   it('takes --public-url as scheme, host and port, and says what is wrong with any other URL', () => {

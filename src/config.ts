@@ -75,6 +75,15 @@ export function publicUrlOf(text: string, plainHttp: boolean): { ok: true; url: 
   return { ok: true, url: u.origin };
 }
 
+/**
+ * The public URL in Kubernetes when --public-url is not given: the Service's in-cluster name, on the
+ * listener's port (deploy/40-service.yaml maps the same port). An ephemeral port (0) names no
+ * Service port: then the listener's own URL is used.
+ */
+export function kubePublicUrl(serviceName: string, namespace: string, port: number): string | undefined {
+  return port === 0 ? undefined : `https://${serviceName}.${namespace}.svc${port === 443 ? '' : `:${port}`}`;
+}
+
 const Bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes')]);
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

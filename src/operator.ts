@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config, Tls } from './config.ts';
+import { kubePublicUrl, type Config, type Tls } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
 import { createClients, type KubeClients } from './kube/client.ts';
 import { createLeaderElector, type LeaderElector } from './kube/leader.ts';
@@ -52,6 +52,10 @@ export interface OperatorOptions {
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** --operator-namespace, then POD_NAMESPACE, then the service account's namespace, then acl-system. */
+function publicUrlOption(url: string | undefined): { defaultPublicUrl?: string } {
+  return url === undefined ? {} : { defaultPublicUrl: url };
+}
+
 function operatorNamespace(config: Config): string {
   if (config.kube.operatorNamespace) return config.kube.operatorNamespace;
   if (process.env['POD_NAMESPACE']) return process.env['POD_NAMESPACE'];
@@ -116,8 +120,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   const serving = await startServing({
     config, store, metrics, log, now,
     notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet'),
-    // The Service's in-cluster name, on the port the Service maps to the API listener (deploy/40-service.yaml).
-    defaultPublicUrl: `https://${config.kube.serviceName}.${namespace}.svc:${config.listen.port}`,
+    ...publicUrlOption(kubePublicUrl(config.kube.serviceName, namespace, config.listen.port)),
   });
   let api: Awaited<ReturnType<typeof serving.listenApi>> | undefined;
   try {

@@ -176,6 +176,15 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
     expect(await decide(o, alice, { type: 'document', id: 'd2' })).toBe('deny');
     // The request's own attribute wins over the directory's.
     expect(await decide(o, { ...alice, properties: { team: 'red' } }, { type: 'document', id: 'd2' })).toBe('allow');
+    // The AuthZEN API of the operator decides the same, and its metadata names the listener (port 0:
+    // no Service port to name) under the per-tenant form.
+    const authzen = async (path: string, body: unknown): Promise<unknown> => (await fetch(`${o.apiUrl}${path}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` }, body: JSON.stringify(body),
+    })).json();
+    expect(await authzen('/access/v1/evaluation', { subject: alice, action: { name: 'read' }, resource: { type: 'document', id: 'd1' } })).toEqual({ decision: true });
+    expect(await authzen(`/${ns}/access/v1/search/subject`, { subject: { type: 'user' }, action: { name: 'read' }, resource: { type: 'document', id: 'd1' } }))
+      .toMatchObject({ page: { next_token: '' }, results: expect.arrayContaining([{ type: 'user', id: 'alice' }]) });
+    expect(await (await fetch(`${o.apiUrl}/.well-known/authzen-configuration/${ns}`)).json()).toMatchObject({ policy_decision_point: `${o.apiUrl}/${ns}` });
 
     const first = await waitFor('bundle revision 1', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 1 ? s : undefined; });
     const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
