@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  barrage, bytes, chooser, isObject, latin1, rawBarrage, setAt, target, type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
+  barrage, bytes, chooser, randomJsonOf, isObject, latin1, rawBarrage, setAt, target, type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
 } from './support/fuzz.ts';
 import { API_KEY, apiKeySecret, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
 
@@ -177,20 +177,11 @@ function decisionCases(): HttpCase[] {
   const add = (...more: HttpCase[]): void => { cases.push(...more); };
 
   /** Random JSON, shallow, with the values and strings that tend to break things. */
-  const randomJson = (depth = 0): Json => {
-    const x = r();
-    if (depth < 3 && x < 0.15) return Array.from({ length: int(4) }, () => randomJson(depth + 1));
-    if (depth < 3 && x < 0.3) {
-      const o: JsonObject = {};
-      for (let i = int(4); i > 0; i--) o[pick(['a', 'type', 'id', 'team', 'properties', 'é', '', ' ', '\u0000', '\ud800', 'constructor', 'toString'])] = randomJson(depth + 1);
-      return o;
-    }
-    return pick<Json>([
-      null, true, false, 0, -0, 1, -1, 0.5, 1e21, 1e-7, 9007199254740991, -9007199254740991, 5e-324, 1.7976931348623157e308,
-      '', ' ', 'user', 'document', 'read', 'write', 'blue', 'é', 'e\u0301', '𝒜', '\ud800', '\udc00x', '\u0000', '\uffff', '\u202e', '<script>',
-      '%00', '../../etc/passwd', '${jndi:ldap://x}', "'; DROP TABLE x; --", LONG(257), LONG(1025), LONG(3000, 'é'),
-    ]);
-  };
+  const randomJson = randomJsonOf({ r, pick, int }, ['a', 'type', 'id', 'team', 'properties', 'é', '', ' ', '\u0000', '\ud800', 'constructor', 'toString'], [
+    null, true, false, 0, -0, 1, -1, 0.5, 1e21, 1e-7, 9007199254740991, -9007199254740991, 5e-324, 1.7976931348623157e308,
+    '', ' ', 'user', 'document', 'read', 'write', 'blue', 'é', 'e\u0301', '𝒜', '\ud800', '\udc00x', '\u0000', '\uffff', '\u202e', '<script>',
+    '%00', '../../etc/passwd', '${jndi:ldap://x}', "'; DROP TABLE x; --", LONG(257), LONG(1025), LONG(3000, 'é'),
+  ]);
 
   // Truncated JSON at every cut point of every valid body; every seventh one streamed in chunks.
   for (const [n, valid] of VALID.entries()) {
@@ -876,19 +867,10 @@ function authzenCases(): HttpCase[] {
   const { r, pick, int } = chooser(0xa2e);
   const cases: HttpCase[] = [];
   const add = (...more: HttpCase[]): void => { cases.push(...more); };
-  const randomJson = (depth = 0): Json => {
-    const x = r();
-    if (depth < 3 && x < 0.15) return Array.from({ length: int(4) }, () => randomJson(depth + 1));
-    if (depth < 3 && x < 0.3) {
-      const o: JsonObject = {};
-      for (let i = int(4); i > 0; i--) o[pick(['type', 'id', 'name', 'properties', 'team', 'soft', 'limit', 'token', 'evaluations_semantic', 'explain', 'é', '', '\u0000'])] = randomJson(depth + 1);
-      return o;
-    }
-    return pick<Json>([
-      null, true, false, 0, -1, 1, 2, 0.5, 1000, 1001, 1e21, '', ' ', 'user', 'document', 'read', 'write', 'delete', 'blue', 'u-1', 'd-1', 'é', '𝒜', '\ud800', '\u0000',
-      'execute_all', 'deny_on_first_deny', 'permit_on_first_permit', 'first_wins', 'bm90IGEgdG9rZW4', LONG(257), LONG(1025), LONG(300, '𝒜'),
-    ]);
-  };
+  const randomJson = randomJsonOf({ r, pick, int }, ['type', 'id', 'name', 'properties', 'team', 'soft', 'limit', 'token', 'evaluations_semantic', 'explain', 'é', '', '\u0000'], [
+    null, true, false, 0, -1, 1, 2, 0.5, 1000, 1001, 1e21, '', ' ', 'user', 'document', 'read', 'write', 'delete', 'blue', 'u-1', 'd-1', 'é', '𝒜', '\ud800', '\u0000',
+    'execute_all', 'deny_on_first_deny', 'permit_on_first_permit', 'first_wins', 'bm90IGEgdG9rZW4', LONG(257), LONG(1025), LONG(300, '𝒜'),
+  ]);
 
   // Every valid body answered exactly, then cut at every byte; every seventh cut streamed in chunks.
   for (const [n, valid] of AUTHZEN_VALID.entries()) {

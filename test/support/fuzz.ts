@@ -193,6 +193,24 @@ export function chooser(seed: number): { r: () => number; pick: <T>(xs: readonly
   return { r, pick: <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T, int: (below) => Math.floor(r() * below) };
 }
 
+/**
+ * A generator of random JSON, shallow (three levels), from the keys and leaf values that tend to
+ * break the endpoint under test: lists, maps of those keys, and the leaves.
+ */
+export function randomJsonOf(c: ReturnType<typeof chooser>, keys: readonly string[], leaves: readonly Json[]): (depth?: number) => Json {
+  const randomJson = (depth = 0): Json => {
+    const x = c.r();
+    if (depth < 3 && x < 0.15) return Array.from({ length: c.int(4) }, () => randomJson(depth + 1));
+    if (depth < 3 && x < 0.3) {
+      const o: JsonObject = {};
+      for (let i = c.int(4); i > 0; i--) o[c.pick(keys)] = randomJson(depth + 1);
+      return o;
+    }
+    return c.pick(leaves);
+  };
+  return randomJson;
+}
+
 /** Text as UTF-8, byte lists as they are. */
 export const bytes = (...parts: (string | Buffer | readonly number[])[]): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.isBuffer(p) ? p : Buffer.from(p))));
