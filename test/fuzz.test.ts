@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  barrage, bytes, chooser, randomJsonOf, isObject, latin1, rawBarrage, setAt, target, type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
+  barrage, bytes, chooser, editBytes, randomJsonOf, isObject, latin1, rawBarrage, setAt, target, type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
 } from './support/fuzz.ts';
 import { API_KEY, apiKeySecret, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
 
@@ -211,18 +211,8 @@ function decisionCases(): HttpCase[] {
   }
 
   // Random edits of the bytes: characters deleted, inserted, replaced or repeated.
-  const alphabet = Buffer.from('{}[]":,\\ \t\n0123456789.eE+-truefalsnul/uabcdé');
   for (let i = 0; i < 200; i++) {
-    let b = Buffer.from(JSON.stringify(pick(VALID).body), 'utf8');
-    for (let k = 1 + int(3); k > 0; k--) {
-      const at = int(b.length + 1);
-      const c = Buffer.from([r() < 0.1 ? 0x80 + int(128) : (alphabet[int(alphabet.length)] as number)]);
-      const op = int(4);
-      if (op === 0) b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + int(3))]);
-      else if (op === 1) b = Buffer.concat([b.subarray(0, at), c, b.subarray(at)]);
-      else if (op === 2) b = Buffer.concat([b.subarray(0, at), c, b.subarray(at + 1)]);
-      else b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + 1 + int(8)), b.subarray(at)]);
-    }
+    const b = editBytes({ r, pick, int }, Buffer.from(JSON.stringify(pick(VALID).body), 'utf8'));
     add(decisionCase(`edited bytes ${i}: ${JSON.stringify(b.toString('latin1').slice(0, 60))}`, b, [200, 400], { chunked: i % 5 === 0 }));
   }
 
@@ -968,19 +958,9 @@ function authzenCases(): HttpCase[] {
   }
 
   // Random edits of the bytes.
-  const alphabet = Buffer.from('{}[]":,\\ \t\n0123456789.eE+-truefalsnul/uabcdé');
   for (let i = 0; i < 250; i++) {
     const valid = pick(AUTHZEN_VALID);
-    let b = Buffer.from(JSON.stringify(valid.body), 'utf8');
-    for (let k = 1 + int(3); k > 0; k--) {
-      const at = int(b.length + 1);
-      const c = Buffer.from([r() < 0.1 ? 0x80 + int(128) : (alphabet[int(alphabet.length)] as number)]);
-      const op = int(4);
-      if (op === 0) b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + int(3))]);
-      else if (op === 1) b = Buffer.concat([b.subarray(0, at), c, b.subarray(at)]);
-      else if (op === 2) b = Buffer.concat([b.subarray(0, at), c, b.subarray(at + 1)]);
-      else b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + 1 + int(8)), b.subarray(at)]);
-    }
+    const b = editBytes({ r, pick, int }, Buffer.from(JSON.stringify(valid.body), 'utf8'));
     let value: Json = null;
     try { value = JSON.parse(b.toString('utf8')) as Json; } catch { /* judged by status only */ }
     add(authzenCase(valid.endpoint, `edited bytes ${i}: ${JSON.stringify(b.toString('latin1').slice(0, 60))}`, b, [200, 400], { value, chunked: i % 5 === 0 }));

@@ -211,6 +211,24 @@ export function randomJsonOf(c: ReturnType<typeof chooser>, keys: readonly strin
   return randomJson;
 }
 
+const EDIT_ALPHABET = Buffer.from('{}[]":,\\ \t\n0123456789.eE+-truefalsnul/uabcdé');
+
+/** A body with one to three random byte edits: characters deleted, inserted, replaced or repeated. */
+export function editBytes(c: ReturnType<typeof chooser>, body: Buffer): Buffer {
+  const { r, int } = c;
+  let b = body;
+  for (let k = 1 + int(3); k > 0; k--) {
+    const at = int(b.length + 1);
+    const ch = Buffer.from([r() < 0.1 ? 0x80 + int(128) : (EDIT_ALPHABET[int(EDIT_ALPHABET.length)] as number)]);
+    const op = int(4);
+    if (op === 0) b = Buffer.concat([b.subarray(0, at), b.subarray(at + 1 + int(3))]);
+    else if (op === 1) b = Buffer.concat([b.subarray(0, at), ch, b.subarray(at)]);
+    else if (op === 2) b = Buffer.concat([b.subarray(0, at), ch, b.subarray(at + 1)]);
+    else b = Buffer.concat([b.subarray(0, at), b.subarray(at, at + 1 + int(8)), b.subarray(at)]);
+  }
+  return b;
+}
+
 /** Text as UTF-8, byte lists as they are. */
 export const bytes = (...parts: (string | Buffer | readonly number[])[]): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.isBuffer(p) ? p : Buffer.from(p))));
