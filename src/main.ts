@@ -6,7 +6,7 @@ import type { LongPolls } from './http/index.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { startServing } from './serving.ts';
-import { createFolderSource, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
+import { createFolderSource, createOpaConfigWriter, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
 import { bundleKey, createStore, type Store } from './store/index.ts';
 
 export interface Service {
@@ -85,6 +85,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
   flushTimer.unref();
 
   const api = await serving.listenApi(config.tls);
+  // One OPA configuration per bundle in <state-dir>/opa/, rewritten as bundles come and go.
+  const opaConfigs = createOpaConfigWriter({ stateDir: config.stateDir, url: api.url, caFile: api.caFile, tokenFile: state.tokenFile });
+  const syncOpaConfigs = (): void => {
+    opaConfigs.sync(store.snapshot()).catch((err: unknown) => log.error({ err }, 'Failed to write the OPA configurations'));
+  };
+  await opaConfigs.sync(store.snapshot());
+  const unsubscribeOpa = store.onBundleChange(syncOpaConfigs);
   ready = true;
   const snapshot = store.snapshot();
   log.info({ url: api.url, tenants: [...snapshot.tenants.keys()], problems: source.problems().length }, 'Serving');
@@ -94,6 +101,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stopping ??= (async () => {
       ready = false;
       source.stop();
+      unsubscribeOpa();
       clearInterval(flushTimer);
       await serving.closeApi();
       await flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to write sync activity'));

@@ -1,6 +1,6 @@
 // The service as a person starts it: the process, its banner, `status`, and a graceful SIGTERM.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,15 +40,30 @@ function paste(line: string): string {
 }
 
 describe('acl-operator serve', () => {
-  it('prints where it listens, the token files and the OPA config', () => {
-    expect(banner).toMatch(/^ {4}services:\n {6}acl-acme:\n {8}url: http:\/\/127\.0\.0\.1:\d+$/m);
+  it('prints where it listens, the token files and one OPA configuration per bundle', () => {
+    expect(banner).toMatch(/^ {4}services:\n {6}acl:\n {8}url: http:\/\/127\.0\.0\.1:\d+\/acme\/connectors\/policyagent\/gateways$/m);
     expect(banner).toMatch(/API +http:\/\/127\.0\.0\.1:\d+ +\(plain HTTP\)/);
     expect(banner).toContain(`token file (OPA token_path)  ${join(state, 'tokens', 'acme', 'gateways')}`);
-    const opaFile = join(state, 'opa', 'acme-gateways.yaml');
-    expect(banner).toContain(`opa run --server --config-file ${opaFile}`);
-    const config = parse(readFileSync(opaFile, 'utf8')) as { services: Record<string, { url: string; credentials: { bearer: { token_path: string } } }>; bundles: Record<string, { resource: string; polling: Record<string, number> }> };
-    expect(config.services['acl-acme']?.credentials.bearer.token_path).toBe(join(state, 'tokens', 'acme', 'gateways'));
-    expect(config.bundles['gateway-documents']).toMatchObject({ resource: '/acme/connectors/policyagent/gateways/bundles/gateway-documents', polling: { long_polling_timeout_seconds: 60 } });
+    expect(banner).toContain('One OPA per bundle');
+    const expected = [['acme', 'gateways', 'gateway-all-v1'], ['acme', 'gateways', 'gateway-documents'], ['records', 'record-services', 'records']] as const;
+    for (const [tenant, connector, bundle] of expected) {
+      const opaFile = join(state, 'opa', tenant, `${bundle}.yaml`);
+      expect(banner).toContain(`bundle ${bundle}: opa run --server --config-file ${opaFile}`);
+      const config = parse(readFileSync(opaFile, 'utf8')) as {
+        services: Record<string, { url: string; credentials: { bearer: { token_path: string } } }>;
+        bundles: Record<string, { service: string; resource: string; polling: Record<string, number> }>;
+        status: unknown; decision_logs: unknown;
+      };
+      // Exactly one bundle: two of ours in one OPA would overlap on roots ["acl"].
+      expect(Object.keys(config.bundles)).toEqual([bundle]);
+      expect(config.services['acl']?.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${tenant}/connectors/policyagent/${connector}$`));
+      expect(config.services['acl']?.credentials.bearer.token_path).toBe(join(state, 'tokens', tenant, connector));
+      expect(config.bundles[bundle]).toMatchObject({ service: 'acl', resource: `bundles/${bundle}`, polling: { long_polling_timeout_seconds: 60 } });
+      expect(config.status).toEqual({ service: 'acl' });
+      expect(config.decision_logs).toMatchObject({ service: 'acl' });
+    }
+    expect(readdirSync(join(state, 'opa'), { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).sort())
+      .toEqual(expected.map(([tenant, , bundle]) => join(tenant, `${bundle}.yaml`)).sort());
   });
 
   it('prints a decision curl that works when pasted', () => {

@@ -1,11 +1,11 @@
 // `acl-operator [serve]`: starts the service and, for people at a terminal, says where everything
-// is: listeners, token files, a decision and a bundle curl, and an OPA configuration per connector.
-import { mkdir, writeFile } from 'node:fs/promises';
+// is: listeners, token files, a decision and a bundle curl, and the OPA configuration of each bundle.
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { stringify } from 'yaml';
 import type { Config } from '../config.ts';
 import { secretToken } from '../controller/index.ts';
 import type { Service } from '../main.ts';
+import { opaConfigFile } from '../standalone/index.ts';
 
 /** Marks an API key Secret whose key is public (examples/): the banner may print it. */
 export const ANNOTATION_PUBLIC_EXAMPLE = 'acl.policyagent.dev/public-example';
@@ -14,28 +14,7 @@ function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** OPA configuration (service spec 4.4) for one connector: bearer token_path, bundles, long polling. */
-export function opaConfig(options: { url: string; caFile: string | undefined; tokenFile: string; tenant: string; connector: string; bundles: readonly string[] }): string {
-  const service = `acl-${options.tenant}`;
-  const doc = {
-    services: {
-      [service]: {
-        url: options.url,
-        ...(options.caFile ? { tls: { ca_cert: resolve(options.caFile) } } : {}),
-        credentials: { bearer: { token_path: resolve(options.tokenFile) } },
-      },
-    },
-    bundles: Object.fromEntries(options.bundles.map((b) => [b, {
-      service,
-      resource: `/${options.tenant}/connectors/policyagent/${options.connector}/bundles/${b}`,
-      persist: true,
-      polling: { min_delay_seconds: 10, max_delay_seconds: 30, long_polling_timeout_seconds: 60 },
-    }])),
-  };
-  return stringify(doc);
-}
-
-/** Writes `<state>/opa/<tenant>-<connector>.yaml` for every connector and returns the banner text. */
+/** The banner: listeners, token files, one OPA configuration per bundle, and commands to paste. */
 export async function describeService(service: Service, config: Config): Promise<string> {
   const snapshot = service.store.snapshot();
   const curlTls = service.caFile ? `--cacert ${shellQuote(resolve(service.caFile))} ` : '';
@@ -46,19 +25,25 @@ export async function describeService(service: Service, config: Config): Promise
   lines.push(`  Ops      ${service.opsUrl}/metrics   ${service.opsUrl}/healthz   ${service.opsUrl}/readyz`);
   const problems = service.source.problems();
   if (problems.length > 0) lines.push(`  Problems ${problems.length} manifest document(s) skipped: see ${join(resolve(config.stateDir), 'problems.yaml')} or acl-operator status`);
+  lines.push('', 'One OPA per bundle: every bundle has roots ["acl"], so an OPA given two of them activates one and refuses',
+    'the other. Each bundle below has its own configuration (status and decision logs report back here).');
   let bundleCurl: string | undefined;
+  let shown = false;
   for (const t of tenants) {
     for (const c of [...t.connectors.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const bundles = [...t.bundles.values()].filter((b) => b.connector === c.name).map((b) => b.name).sort();
       const tokenFile = service.state.tokenFile(t.tenant, c.name);
-      const opaFile = join(config.stateDir, 'opa', `${t.tenant}-${c.name}.yaml`);
-      await mkdir(join(config.stateDir, 'opa'), { recursive: true });
-      const opa = opaConfig({ url: service.apiUrl, caFile: service.caFile, tokenFile, tenant: t.tenant, connector: c.name, bundles });
-      await writeFile(opaFile, opa);
-      lines.push('', `Connector ${t.tenant}/${c.name} (${c.active ? 'Active' : 'Inactive'}), bundles: ${bundles.join(', ') || 'none'}`);
+      lines.push('', `Connector ${t.tenant}/${c.name} (${c.active ? 'Active' : 'Inactive'}), ${bundles.length} bundle(s)`);
       lines.push(`  token file (OPA token_path)  ${resolve(tokenFile)}`);
-      lines.push(`  OPA config                   opa run --server --config-file ${shellQuote(resolve(opaFile))}`);
-      if (bundleCurl === undefined) lines.push(...opa.trimEnd().split('\n').map((l) => `    ${l}`));
+      for (const b of bundles) {
+        const opaFile = resolve(opaConfigFile(config.stateDir, t.tenant, b));
+        lines.push(`  bundle ${b}: opa run --server --config-file ${shellQuote(opaFile)}`);
+        if (!shown) {
+          shown = true;
+          const text = await readFile(opaFile, 'utf8').catch(() => '');
+          lines.push(...text.trimEnd().split('\n').filter((l) => !l.startsWith('#')).map((l) => `    ${l}`));
+        }
+      }
       if (bundleCurl === undefined && bundles[0] !== undefined && c.active) {
         bundleCurl = `curl -sS ${curlTls}-D - -o bundle.tar.gz -H "Authorization: Bearer $(cat ${shellQuote(resolve(tokenFile))})" ${service.apiUrl}/${t.tenant}/connectors/policyagent/${c.name}/bundles/${bundles[0]}`;
       }

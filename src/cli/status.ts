@@ -1,5 +1,6 @@
 // `acl-operator status --state-dir <dir>`: the state folder as tables that read like `kubectl get`
 // (spec 3.4, the connector and bundle views, sync activity), for people without a cluster.
+import { join } from 'node:path';
 import type { ObjectState, StateFolder } from '../standalone/index.ts';
 
 type Row = readonly string[];
@@ -82,6 +83,9 @@ export async function formatStatus(state: StateFolder, options: { rule?: string;
     const digest = str(st['digest']);
     return [s.namespace, s.name, str(rec(s.raw['spec'])['connector']), str(st['phase'], 'Pending'), str(st['revision']), str(st['ruleCount']), digest.length > 19 ? `${digest.slice(0, 19)}…` : digest, str(st['lastSync'], 'never'), readyMessage(s)];
   })));
+  if (of('Bundle').length > 0) {
+    sections[sections.length - 1] += `\nOne OPA per bundle (every bundle's roots are ["acl"]): configurations in ${join(state.dir, 'opa', '<tenant>', '<bundle>.yaml')}`;
+  }
   const directories = of('Directory');
   if (directories.length > 0) {
     sections.push(table(['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'], directories.map((s) => {

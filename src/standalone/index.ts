@@ -2,3 +2,4 @@ export { createFolderSource, yamlFiles, type FolderSource, type FolderSourceOpti
 export { openStateFolder, type ObjectState, type StateFolder } from './state.ts';
 export { readObjects, type DocumentProblem } from './objects.ts';
 export { readManifestFolder } from './folder.ts';
+export { connectorPath, createOpaConfigWriter, opaConfig, opaConfigFile, type OpaConfigInput, type OpaConfigWriter } from './opa.ts';

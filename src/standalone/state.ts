@@ -5,8 +5,8 @@
 //   tokens/<ns>/<connector>           the bare token (mode 0600), for OPA's token_path
 //   activity/<ns>/<bundle>.yaml       sync activity, newest first
 //   problems.yaml                     documents of the manifests folder that could not be used
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { API_VERSION, type ObjectMeta } from '../api/index.ts';
 import {
@@ -14,6 +14,7 @@ import {
   type Kind, type SourceObject, type TokenSecret,
 } from '../controller/index.ts';
 import type { SyncRecord } from '../store/index.ts';
+import { writeAtomic } from './files.ts';
 import type { DocumentProblem } from './objects.ts';
 
 export const ANNOTATION_SPEC_DIGEST = 'standalone.acl.policyagent.dev/spec-digest';
@@ -44,13 +45,6 @@ export interface ObjectState {
 }
 
 const stateKey = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
-
-async function writeAtomic(file: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, content, { mode });
-  await rename(tmp, file);
-}
 
 async function readYamlFiles(dir: string): Promise<unknown[]> {
   let names: string[];

@@ -6,18 +6,17 @@
 // certificate as `ca_cert`) and `opa run --server` with the configuration `acl-operator serve`
 // recommends (opaConfig: bearer token_path, long polling). OPA's token_path is a copy of the
 // connector token that the test owns, so it can play an OPA whose token file has not been updated yet.
-import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { opaConfig } from '../../src/cli/serve.ts';
+import { opaConfig } from '../../src/standalone/index.ts';
 import { bundleKey, type SyncRecord } from '../../src/store/index.ts';
+import { OUTPUT_LINES, opaVersion, runOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
@@ -193,75 +192,6 @@ function opaInput(c: Case): Attrs {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Running OPA
-
-/** "0.61.0" → [0, 61, 0]; throws with OPA's output when OPA_BIN does not run. */
-function opaVersion(bin: string): [number, number, number] {
-  let out: string;
-  try {
-    out = execFileSync(bin, ['version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`OPA_BIN=${bin} does not run (\`opa version\`): ${e.stderr || e.message}`);
-  }
-  const m = /Version:\s*v?(\d+)\.(\d+)\.(\d+)/.exec(out);
-  if (!m) throw new Error(`cannot read the OPA version from: ${out}`);
-  return [Number(m[1]), Number(m[2]), Number(m[3])];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface RunningOpa {
-  readonly url: string;
-  /** The tail of OPA's stdout and stderr. */
-  output(): string;
-  /** How it ended, once it has. */
-  ended(): string | undefined;
-  stop(): Promise<void>;
-}
-
-const OUTPUT_LINES = 150;
-
-async function runOpa(bin: string, configFile: string, cwd: string): Promise<RunningOpa> {
-  const port = await freePort();
-  const child = spawn(bin, ['run', '--server', '--addr', `127.0.0.1:${port}`, '--config-file', configFile, '--log-level', 'debug'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  const keeper = (): ((chunk: Buffer) => void) => {
-    let partial = '';
-    return (chunk) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
-      partial = parts.pop() ?? '';
-      lines.push(...parts.filter((l) => l !== ''));
-      if (lines.length > OUTPUT_LINES) lines.splice(0, lines.length - OUTPUT_LINES);
-    };
-  };
-  child.stdout.on('data', keeper());
-  child.stderr.on('data', keeper());
-  let ended: string | undefined;
-  const exited = new Promise<void>((resolve) => {
-    child.on('error', (err) => { ended ??= `did not start: ${err.message}`; resolve(); });
-    child.on('exit', (code, signal) => { ended ??= `exited (code ${code}, signal ${signal})`; resolve(); });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    output: () => lines.join('\n'),
-    ended: () => ended,
-    async stop() {
-      if (ended === undefined) { ended = 'was stopped by the test'; child.kill('SIGTERM'); }
-      const force = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(force);
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // One service and one OPA per test
 
 type Mode = 'http' | 'https';
@@ -394,7 +324,7 @@ async function start(bin: string, mode: Mode, target: Target = ACME): Promise<Ru
   const configFile = join(dir, 'opa.yaml');
   // Exactly what `acl-operator serve` writes for the connector: the URL it prints, ca_cert, token_path,
   // persist (into `dir`, OPA's working directory), polling with long_polling_timeout_seconds.
-  await writeFile(configFile, opaConfig({ url: t.service.apiUrl, caFile: t.service.caFile, tokenFile, tenant: target.tenant, connector: target.connector, bundles: [target.bundle] }));
+  await writeFile(configFile, opaConfig({ url: t.service.apiUrl, caFile: t.service.caFile, tokenFile, tenant: target.tenant, connector: target.connector, bundle: target.bundle }));
   const opa = await runOpa(bin, configFile, dir);
   cleanups.push(() => opa.stop());
   const r: Running = { mode, t, opa, tokenFile };
