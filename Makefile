@@ -59,9 +59,11 @@ test: typecheck ## Type-check and run every test (OPA agreement tests run when O
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.vitest-results.json || { node scripts/test-summary.ts; exit 1; }
 	@node scripts/test-summary.ts
 
-test-opa: $(INSTALL_STAMP) ## Run only the OPA agreement tests (needs OPA_BIN)
-	@test -n "$${OPA_BIN:-}" || { echo "Set OPA_BIN to the path of an opa binary" >&2; exit 2; }
-	npx vitest run test/opa
+test-opa: $(INSTALL_STAMP) ## Run only the tests against a real OPA (needs OPA_BIN; fails if none ran)
+	@test -n "$${OPA_BIN:-}" || { echo "Set OPA_BIN to the path of an opa binary (e.g. OPA_BIN=\$$(../shared/tools/opa-bin 0.61))" >&2; exit 2; }
+	@rm -f .vitest-results-opa.json
+	npx vitest run test/opa --reporter=default --reporter=json --outputFile.json=.vitest-results-opa.json || { node scripts/test-summary.ts .vitest-results-opa.json --opa-only; exit 1; }
+	@node scripts/test-summary.ts .vitest-results-opa.json --opa-only
 
 run: build ## Build, then serve examples/ standalone over HTTPS on localhost (Ctrl-C stops)
 	node dist/cli.js serve --manifests $(MANIFESTS) --state-dir $(STATE_DIR) --tls-self-signed --listen $(LISTEN) --ops-listen $(OPS_LISTEN)
@@ -90,7 +92,7 @@ bench-kube: $(INSTALL_STAMP) ## Propagation, startup and memory on a real API se
 	E2E_KUBECONFIG="$${E2E_KUBECONFIG:-$$KUBECONFIG}" node bench/kube.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
-	rm -rf dist coverage .vitest-results.json
+	rm -rf dist coverage .vitest-results.json .vitest-results-opa.json
 
 # --- Kubernetes: container image and a local kind cluster ------------------------------------------
 # Need docker, kind and kubectl on PATH. Every kubectl call names the kind cluster's context, so these
