@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { createAgentRegistry, type Sighting } from './agents.ts';
+import type { BundleReport } from './report.ts';
+
+const T0 = Date.parse('2026-11-24T10:00:00Z');
+const entry = (name: string, over: Partial<BundleReport> = {}): BundleReport => ({
+  name, activeRevision: '3', lastActivation: undefined, lastDownload: undefined, error: undefined, httpCode: undefined, stopping: false, ...over,
+});
+const seen = (agentId: string, timeMs: number, bundles: BundleReport[], over: Partial<Sighting> = {}): Sighting => ({
+  tenant: 'acme', agentId, version: '1.1.0', clientIp: '10.0.0.1', timeMs, bundles, ...over,
+});
+
+function registry(over: { windowMs?: number; maxAgents?: number } = {}) {
+  const changes: string[] = [];
+  const propagated: number[] = [];
+  let evicted = 0;
+  const r = createAgentRegistry({ windowMs: over.windowMs ?? 300_000, maxAgents: over.maxAgents ?? 100, onPropagated: (s) => propagated.push(s), onEvicted: () => { evicted++; } });
+  r.onChange((t, b) => changes.push(`${t}/${b}`));
+  return { r, changes, propagated, evicted: () => evicted };
+}
+
+describe('the agent registry', () => {
+  it('counts agents as current, behind or failing against the revision served, failing named first', () => {
+    const { r } = registry();
+    r.record(seen('a', T0, [entry('docs', { activeRevision: '4' })]));
+    r.record(seen('b', T0, [entry('docs', { activeRevision: '3' })]));
+    r.record(seen('c', T0, [entry('docs', { activeRevision: '4', error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 })]));
+    const s = r.summary('acme', 'docs', 4, T0);
+    expect(s).toMatchObject({ reporting: 3, current: 1, behind: 1, failing: 1 });
+    expect(s.problems.map((p) => [p.id, p.state])).toEqual([['c', 'failing'], ['b', 'behind']]);
+    // Against the older revision, the same agents read differently.
+    expect(r.summary('acme', 'docs', 3, T0)).toMatchObject({ current: 1, behind: 1, failing: 1 });
+    expect(r.summary('acme', 'other', 4, T0)).toMatchObject({ reporting: 0 });
+  });
+
+  it('counts an agent that never activated anything as behind, and one without a served revision too', () => {
+    const { r } = registry();
+    r.record(seen('a', T0, [entry('docs', { activeRevision: undefined })]));
+    expect(r.summary('acme', 'docs', 1, T0)).toMatchObject({ behind: 1 });
+    r.record(seen('b', T0, [entry('docs')]));
+    expect(r.summary('acme', 'docs', undefined, T0)).toMatchObject({ reporting: 2, behind: 2 });
+  });
+
+  it('forgets an agent silent for longer than the window, and says which bundle changed', () => {
+    const { r, changes } = registry({ windowMs: 60_000 });
+    r.record(seen('a', T0, [entry('docs')]));
+    r.record(seen('b', T0 + 30_000, [entry('docs')]));
+    changes.length = 0;
+    expect(r.summary('acme', 'docs', 3, T0 + 60_000).reporting).toBe(2);
+    // Past the window a summary no longer counts it, even before expire() runs.
+    expect(r.summary('acme', 'docs', 3, T0 + 60_001).reporting).toBe(1);
+    r.expire(T0 + 60_001);
+    expect(r.size()).toBe(1);
+    expect(changes).toEqual(['acme/docs']);
+    r.expire(T0 + 60_002);
+    expect(changes).toEqual(['acme/docs']);
+  });
+
+  it('announces a change only when status could show it: not for a report that only moves the time', () => {
+    const { r, changes } = registry();
+    r.record(seen('a', T0, [entry('docs')]));
+    expect(changes).toEqual(['acme/docs']);
+    for (let i = 1; i <= 10; i++) r.record(seen('a', T0 + i * 10_000, [entry('docs', { lastDownload: `t${i}` })]));
+    expect(changes).toEqual(['acme/docs']);
+    r.record(seen('a', T0 + 200_000, [entry('docs', { activeRevision: '4' })]));
+    r.record(seen('a', T0 + 210_000, [entry('docs', { activeRevision: '4', error: { code: 'bundle_error', message: 'x' }, httpCode: 500 })]));
+    r.record(seen('a', T0 + 220_000, [entry('docs', { activeRevision: '4' })]));
+    expect(changes).toHaveLength(4);
+  });
+
+  it('holds at most maxAgents, dropping the least recently heard', () => {
+    const { r, evicted } = registry({ maxAgents: 3 });
+    for (const [i, id] of ['a', 'b', 'c'].entries()) r.record(seen(id, T0 + i, [entry('docs')]));
+    r.record(seen('a', T0 + 10, [entry('docs')]));
+    r.record(seen('d', T0 + 11, [entry('docs')]));
+    expect(r.size()).toBe(3);
+    expect(r.agents('acme', 'docs', T0 + 11).map((a) => a.id).sort()).toEqual(['a', 'c', 'd']);
+    expect(evicted()).toBe(1);
+  });
+
+  it('drops an agent whose last report says it is stopping, instead of counting it as failing', () => {
+    const { r, changes } = registry();
+    r.record(seen('a', T0, [entry('docs')]));
+    changes.length = 0;
+    r.record(seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'request failed: Get "…": context canceled' }, stopping: true })]));
+    expect(r.summary('acme', 'docs', 3, T0 + 1).reporting).toBe(0);
+    expect(changes).toEqual(['acme/docs']);
+  });
+
+  it('records a refused report as failing with its status, keeping the revision the agent still runs', () => {
+    const { r } = registry();
+    r.record(seen('a', T0, [entry('docs')], { refused: { status: 401, message: 'the token is not valid (rotated or revoked)' } }));
+    const [agent] = r.agents('acme', 'docs', T0);
+    expect(agent).toMatchObject({ activeRevision: '3', httpCode: 401, error: { code: 'token_rejected' } });
+    // What OPA itself says about its download wins over the refusal's generic message.
+    r.record(seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 })], { refused: { status: 401, message: 'x' } }));
+    expect(r.agents('acme', 'docs', T0 + 1)[0]?.error).toEqual({ code: 'bundle_error', message: 'server replied with Unauthorized' });
+    r.record(seen('b', T0, [entry('docs')], { refused: { status: 403, message: 'connector gateways is Inactive' } }));
+    expect(r.agents('acme', 'docs', T0).find((x) => x.id === 'b')).toMatchObject({ httpCode: 403, error: { code: 'connector_inactive' } });
+  });
+
+  it('marks an OPA that reports two of our bundles as failing on both: only one of them can activate', () => {
+    const { r } = registry();
+    r.record(seen('a', T0, [entry('docs'), entry('all', { activeRevision: undefined, error: { code: 'bundle_error', message: 'detected overlapping roots' } })]));
+    expect(r.agents('acme', 'docs', T0)[0]?.alsoLoads).toEqual(['all']);
+    expect(r.summary('acme', 'docs', 3, T0)).toMatchObject({ failing: 1, current: 0 });
+    expect(r.summary('acme', 'all', 1, T0)).toMatchObject({ failing: 1 });
+  });
+
+  it('times a published revision until a known agent reports it active; a starting agent is no propagation', () => {
+    const { r, propagated } = registry();
+    r.record(seen('a', T0, [entry('docs', { activeRevision: '3' })]));
+    r.published('acme', 'docs', 4, T0 + 1_000);
+    r.record(seen('b', T0 + 1_200, [entry('docs', { activeRevision: '4' })]));
+    r.record(seen('a', T0 + 1_750, [entry('docs', { activeRevision: '4' })]));
+    expect(propagated).toEqual([0.75]);
+    // The same revision published again (a restart of the service) keeps its first time.
+    r.published('acme', 'docs', 4, T0 + 5_000);
+    r.record(seen('a', T0 + 6_000, [entry('docs', { activeRevision: '3' })]));
+    r.record(seen('a', T0 + 6_500, [entry('docs', { activeRevision: '4' })]));
+    expect(propagated).toEqual([0.75, 5.5]);
+  });
+
+  it('forgets the agents of a bundle that is gone', () => {
+    const { r } = registry();
+    r.record(seen('a', T0, [entry('docs')]));
+    r.record(seen('a', T0, [entry('docs')], { tenant: 'globex' }));
+    r.forget('acme', 'docs');
+    expect(r.size()).toBe(1);
+    expect(r.agents('globex', 'docs', T0)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,99 @@
+// JSON for the decision log: uploads parsed without losing a number, credentials redacted before a
+// line is written, and a cheap size bound for what the recent-decisions buffer keeps.
+
+/** A number token (after a JSON delimiter) that a double may not hold as written: 16+ digits, or an exponent. */
+const MAYBE_INEXACT = /[:,[]\s*-?[0-9][0-9.]{15,}|[:,[]\s*-?[0-9][0-9.]*[eE]/;
+
+interface ReviverContext { readonly source?: string }
+
+/** A number kept as its source text: JSON.stringify writes `rawJSON` as it is. */
+export interface RawJson { readonly rawJSON: string }
+/** JSON.rawJSON and JSON.isRawJSON: in V8 (Node 21 and later), not yet in TypeScript's es2024 lib. */
+const RAW = JSON as JSON & { rawJSON(text: string): RawJson; isRawJSON(v: unknown): v is RawJson };
+
+/**
+ * Parses JSON, keeping every number's text when a double would change it
+ * (`9007199254740993`, `0.30000000000000001`): such numbers become JSON.rawJSON values, which
+ * JSON.stringify writes back as they came. A decision log records what OPA saw, exactly.
+ */
+export function parseLosslessJson(text: string): unknown {
+  if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
+  return JSON.parse(text, function keep(this: unknown, _key: string, v: unknown, context?: ReviverContext): unknown {
+    // Any text other than the double's own shortest form is kept as written ("1.0" too: harmless).
+    return typeof v === 'number' && context?.source !== undefined && String(v) !== context.source ? RAW.rawJSON(context.source) : v;
+  } as (this: unknown, key: string, value: unknown) => unknown);
+}
+
+/** Keys whose values are credentials wherever they appear (HTTP headers in Envoy and gateway inputs). */
+const SECRET_KEYS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-auth-token']);
+/** Our connector tokens, wherever they appear in a string. */
+const AGENT_TOKEN = /agent_[A-Za-z0-9_-]{43}/;
+const AGENT_TOKENS = /agent_[A-Za-z0-9_-]{43}/g;
+export const REDACTED = '[redacted]';
+
+const DEPTH = 256;
+
+function needsRedaction(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return v.includes('agent_') && AGENT_TOKEN.test(v);
+  if (typeof v !== 'object' || v === null || depth > DEPTH) return false;
+  if (Array.isArray(v)) {
+    for (const x of v) if (needsRedaction(x, depth + 1)) return true;
+    return false;
+  }
+  if (RAW.isRawJSON(v)) return false;
+  for (const k in v) {
+    if (SECRET_KEYS.has(k.toLowerCase())) return true;
+    if (needsRedaction((v as Record<string, unknown>)[k], depth + 1)) return true;
+  }
+  return false;
+}
+
+function redactCopy(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return v.replace(AGENT_TOKENS, REDACTED);
+  if (typeof v !== 'object' || v === null || depth > DEPTH || RAW.isRawJSON(v)) return v;
+  if (Array.isArray(v)) return v.map((x) => redactCopy(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const k in v) {
+    const value = SECRET_KEYS.has(k.toLowerCase()) ? REDACTED : redactCopy((v as Record<string, unknown>)[k], depth + 1);
+    if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    else out[k] = value;
+  }
+  return out;
+}
+
+/**
+ * The value with credentials replaced by "[redacted]": values under authorization, cookie and
+ * similar keys (any case), and connector tokens (`agent_…`) inside strings. The same object when
+ * there is nothing to redact (the common case: no copy).
+ */
+export function redact<T>(v: T): T | unknown {
+  return needsRedaction(v, 0) ? redactCopy(v, 0) : v;
+}
+
+/**
+ * An estimate of a value's JSON size in bytes that stops counting past `limit` (it then returns a
+ * number above it): what the recent-decisions buffer uses to decide whether to keep an input.
+ */
+export function jsonSizeAtMost(v: unknown, limit: number): number {
+  let size = 0;
+  const walk = (x: unknown, depth: number): void => {
+    if (size > limit) return;
+    switch (typeof x) {
+      case 'string': size += x.length + 2; return;
+      case 'number': size += 8; return;
+      case 'boolean': size += 5; return;
+      case 'object': {
+        if (x === null) { size += 4; return; }
+        if (depth > DEPTH) { size = limit + 1; return; }
+        if (RAW.isRawJSON(x)) { size += x.rawJSON.length; return; }
+        size += 2;
+        if (Array.isArray(x)) { for (const e of x) { size += 1; walk(e, depth + 1); if (size > limit) return; } return; }
+        for (const k in x) { size += k.length + 4; walk((x as Record<string, unknown>)[k], depth + 1); if (size > limit) return; }
+        return;
+      }
+      default: return;
+    }
+  };
+  walk(v, 0);
+  return size;
+}

@@ -1,0 +1,64 @@
+// The newest decisions OPA reported, per bundle: what `GET .../bundles/{bundle}/decisions` and
+// `acl-operator status --bundle` show. Bounded: RECENT_PER_BUNDLE per bundle, and an input or
+// result larger than MAX_KEPT_BYTES is replaced by a note (the decision log keeps it whole).
+import type { DecisionResult } from './events.ts';
+import { jsonSizeAtMost, redact } from './json.ts';
+
+export const RECENT_PER_BUNDLE = 100;
+export const MAX_KEPT_BYTES = 4096;
+
+export interface RecentDecision {
+  /** When OPA decided (its clock, ISO 8601), or when the upload arrived if it did not say. */
+  readonly time: string;
+  readonly agent: string;
+  readonly decisionId: string | undefined;
+  readonly revision: string | undefined;
+  readonly path: string | undefined;
+  readonly decision: DecisionResult;
+  readonly result: unknown;
+  readonly input: unknown;
+}
+
+export interface RecentDecisions {
+  add(key: string, decision: RecentDecision): void;
+  /** Newest first, credentials redacted. */
+  list(key: string): RecentDecision[];
+  /** Keys added to since the last call (for writing them out), cleared by the call. */
+  takeChanged(): string[];
+  forget(key: string): void;
+  /** Loads decisions written out earlier (newest first). */
+  restore(key: string, decisions: readonly RecentDecision[]): void;
+}
+
+function bounded(v: unknown): unknown {
+  const size = jsonSizeAtMost(v, MAX_KEPT_BYTES);
+  return size <= MAX_KEPT_BYTES ? v : `[not kept here: larger than ${MAX_KEPT_BYTES} bytes; the decision log has it whole]`;
+}
+
+export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecisions {
+  const rings = new Map<string, { items: RecentDecision[]; next: number }>();
+  const changed = new Set<string>();
+  const push = (key: string, d: RecentDecision): void => {
+    let r = rings.get(key);
+    if (!r) { r = { items: [], next: 0 }; rings.set(key, r); }
+    if (r.items.length < capacity) r.items.push(d); else r.items[r.next] = d;
+    r.next = (r.next + 1) % capacity;
+  };
+  return {
+    add(key, d) {
+      push(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
+      changed.add(key);
+    },
+    list(key) {
+      const r = rings.get(key);
+      if (!r) return [];
+      const ordered = r.items.length < capacity ? r.items.slice() : [...r.items.slice(r.next), ...r.items.slice(0, r.next)];
+      return ordered.reverse().map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) }));
+    },
+    takeChanged() { const keys = [...changed]; changed.clear(); return keys; },
+    forget(key) { rings.delete(key); changed.delete(key); },
+    restore(key, decisions) {
+      for (const d of [...decisions].slice(0, capacity).reverse()) push(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
+    },
+  };
+}

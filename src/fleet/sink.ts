@@ -1,0 +1,115 @@
+// The decision log: one JSON line per decision, from OPA's uploads and from the service's own
+// POST /authorization and AuthZEN evaluations, in one shape, to stdout or a file (--decision-log).
+// Lines are appended to SonicBoom's buffer (pino.destination, asynchronous) and written in the
+// background: a decision never waits for the disk. Past MAX_BACKLOG_BYTES of unwritten lines, new
+// lines are dropped and counted rather than holding memory without bound.
+import { pino } from 'pino';
+import type { DecisionEvent } from './events.ts';
+import { redact } from './json.ts';
+
+export type SinkTarget = { readonly kind: 'off' } | { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string };
+
+/** Unwritten lines kept at most (bytes) before new ones are dropped. */
+export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/** The stream SonicBoom gives (pino.destination): what the sink writes to. */
+export type Destination = ReturnType<typeof pino.destination>;
+
+export interface DecisionSink {
+  /** False for --decision-log off: callers skip building lines. */
+  readonly enabled: boolean;
+  /** Appends one line (a JSON object, without the newline). Never blocks. */
+  write(line: string): void;
+  /** Opens the file again (after logrotate moved it: SIGHUP). */
+  reopen(): void;
+  /** Writes what is buffered now (at exit). */
+  flushSync(): void;
+  /** Writes what is buffered, then closes (a shared stdout stream is only flushed). */
+  close(): Promise<void>;
+}
+
+const OFF: DecisionSink = { enabled: false, write: () => undefined, reopen: () => undefined, flushSync: () => undefined, close: async () => undefined };
+
+export interface SinkOptions {
+  /** Lines dropped because the backlog was full. */
+  readonly onDrop?: (lines: number) => void;
+  /** Write to this stream instead of opening one (stdout shared with the log, so lines never interleave). */
+  readonly stream?: Destination;
+  /** The file or stdout refused a write (disk full, closed pipe): lines are lost until it recovers. */
+  readonly onError?: (err: Error) => void;
+}
+
+/** Opens the decision log. A file is created with mode 0600 (decisions carry what requests carried) in a folder that exists. */
+export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}): DecisionSink {
+  if (target.kind === 'off') return OFF;
+  const shared = options.stream !== undefined;
+  const dest = options.stream ?? pino.destination(target.kind === 'stdout'
+    ? { dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES }
+    // No mkdir: the folder must exist (Node's recursive mkdir never returns on some paths, e.g. under /proc).
+    : { dest: target.path, sync: false, append: true, mode: 0o600, maxLength: MAX_BACKLOG_BYTES });
+  // An unhandled 'error' would end the process: a decision log must never take the decisions down.
+  dest.on('error', (err: Error) => options.onError?.(err));
+  dest.on('drop', (data: unknown) => {
+    const text = typeof data === 'string' ? data : String(data);
+    let lines = 0;
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
+    options.onDrop?.(Math.max(1, lines));
+  });
+  return {
+    enabled: true,
+    write(line) { dest.write(`${line}\n`); },
+    reopen() { if (target.kind === 'file' && !shared) dest.reopen(); },
+    flushSync() { try { dest.flushSync(); } catch { /* not open yet, or already closed */ } },
+    async close() {
+      if (shared) { await new Promise<void>((resolve) => dest.flush(() => resolve())); return; }
+      await new Promise<void>((resolve) => { dest.once('close', () => resolve()); dest.end(); });
+    },
+  };
+}
+
+/** The endpoint a service decision came from. */
+export type ServiceEndpoint = 'authorization' | 'evaluation' | 'evaluations';
+
+const text = (v: string): string => JSON.stringify(v);
+
+/**
+ * A decision of the service's own: POST /authorization, an AuthZEN evaluation, or one item of a
+ * batch. `input` is the decision input the rules saw (the document OPA would get).
+ */
+export function serviceDecisionLine(d: {
+  /** ISO 8601: the decision's timestamp. */
+  readonly time: string; readonly tenant: string; readonly endpoint: ServiceEndpoint; readonly requestId: string | undefined;
+  readonly allow: boolean; readonly policyId: string; readonly input: unknown;
+}): string {
+  return `{"time":${text(d.time)},"stream":"decisions","tenant":${text(d.tenant)},"source":"service","endpoint":"${d.endpoint}"`
+    + `${d.requestId === undefined ? '' : `,"requestId":${text(d.requestId)}`},"decision":"${d.allow ? 'allow' : 'deny'}","policyId":${text(d.policyId)}`
+    + `,"path":"acl/allow","input":${JSON.stringify(redact(d.input)) ?? 'null'}}`;
+}
+
+/** A decision an OPA made, from its decision-log upload. `time` is when OPA decided (its clock). */
+export function agentDecisionLine(d: {
+  readonly receivedMs: number; readonly tenant: string; readonly connector: string; readonly bundle: string | undefined;
+  readonly clientIp: string; readonly event: DecisionEvent;
+}): string {
+  const e = d.event;
+  const revision = e.bundles.find((b) => b.name === d.bundle)?.revision;
+  const fields: Record<string, unknown> = {
+    time: e.timestamp ?? new Date(d.receivedMs).toISOString(),
+    stream: 'decisions',
+    tenant: d.tenant,
+    source: 'opa',
+    connector: d.connector,
+    bundle: d.bundle ?? null,
+    revision: revision ?? null,
+    agent: e.agentId,
+    agentVersion: e.agentVersion ?? null,
+    clientIp: d.clientIp,
+    decisionId: e.decisionId ?? null,
+    decision: e.decision,
+    path: e.path ?? null,
+    result: redact(e.result) ?? null,
+    ...(e.error === undefined ? {} : { error: redact(e.error) }),
+    input: redact(e.input) ?? null,
+  };
+  return JSON.stringify(fields);
+}
