@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
 // state folder, `render` prints what would be served for a folder of manifests.
+import { closeSync, openSync } from 'node:fs';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatRender, renderManifests } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { readConfig, SERVE_USAGE, type Config } from './config.ts';
+import type { Destination } from './fleet/index.ts';
 import { createLogger } from './log.ts';
 import { startService, type Service } from './main.ts';
 import { startOperator, type Operator } from './operator.ts';
@@ -38,11 +40,41 @@ Options of status:
 Exit status: 0 when every manifest was used, 1 when some were reported as problems, 2 on bad usage.
 `;
 
+/**
+ * The log's stream. With --decision-log stdout, decision lines and log lines share one asynchronous
+ * stdout stream, so a line of one never lands inside a line of the other; it is flushed at exit.
+ */
+function logStream(config: Config): Destination | undefined {
+  if (config.decisionLog.kind !== 'stdout') return undefined;
+  const stream = pino.destination({ dest: 1, sync: false });
+  process.once('exit', () => { try { stream.flushSync(); } catch { /* already closed */ } });
+  return stream;
+}
+
+/** A decision log file must open before anything starts: a typo is a usage error, not a silent loss. */
+function checkDecisionLog(config: Config): string | undefined {
+  if (config.decisionLog.kind !== 'file') return undefined;
+  const file = config.decisionLog.path;
+  try {
+    closeSync(openSync(file, 'a', 0o600));
+    return undefined;
+  } catch (err) {
+    return `--decision-log ${file}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/** SIGHUP reopens the decision log file (after logrotate moved it). */
+function reopenOnHangup(service: { fleet: { sink: { reopen(): void } } }, log: Logger): void {
+  process.on('SIGHUP', () => { service.fleet.sink.reopen(); log.info('Reopened the decision log'); });
+}
+
 async function serve(argv: string[]): Promise<number> {
   const read = readConfig(argv, process.env);
   if (read.ok === 'help') { process.stdout.write(SERVE_USAGE); return 0; }
   if (!read.ok) { process.stderr.write(`${read.message}\n\n${SERVE_USAGE}`); return 2; }
   const config = read.config;
+  const badLog = checkDecisionLog(config);
+  if (badLog !== undefined) { process.stderr.write(`${badLog}\n`); return 2; }
   if (config.manifests === undefined) return serveKubernetes(config);
   try {
     const { stat } = await import('node:fs/promises');
@@ -51,14 +83,16 @@ async function serve(argv: string[]): Promise<number> {
     process.stderr.write(`--manifests ${config.manifests}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const log = createLogger(config.logLevel);
+  const stdout = logStream(config);
+  const log = createLogger(config.logLevel, stdout);
   let service: Service;
   try {
-    service = await startService(config, { log });
+    service = await startService(config, { log, ...(stdout ? { stdout } : {}) });
   } catch (err) {
     log.fatal({ err }, 'Failed to start');
     return 1;
   }
+  reopenOnHangup(service, log);
   process.stderr.write(`${await describeService(service, config)}\n`);
   await untilSignal(service, log);
   return 0;
@@ -77,15 +111,17 @@ function untilSignal(service: { stop(): Promise<void> }, log: Logger): Promise<v
 }
 
 async function serveKubernetes(config: Config): Promise<number> {
-  const log = createLogger(config.logLevel);
+  const stdout = logStream(config);
+  const log = createLogger(config.logLevel, stdout);
   let operator: Operator;
   try {
-    operator = await startOperator(config, { log });
+    operator = await startOperator(config, { log, ...(stdout ? { stdout } : {}) });
   } catch (err) {
     log.fatal({ err }, 'Failed to start the Kubernetes operator');
     process.stderr.write(`acl-operator: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
+  reopenOnHangup(operator, log);
   await untilSignal(operator, log);
   // Stopped: the Lease is released and the last statuses written. Aborted watches can leave sockets
   // that would hold the process for another 30 s; nothing is left to do.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig } from './config.ts';
+import { DEFAULT_FLEET, DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig } from './config.ts';
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
@@ -8,9 +8,26 @@ describe('readConfig', () => {
       ok: true,
       config: {
         manifests: 'm', stateDir: 's', listen: { host: '127.0.0.1', port: 1 }, opsListen: { host: '0.0.0.0', port: 3 },
-        tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', kube: DEFAULT_KUBE,
+        tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
       },
     });
+  });
+
+  it('reads where decision lines go, and the bounds of the OPA fleet', () => {
+    const r = (argv: string[], env: Record<string, string> = {}) => readConfig(['--manifests', 'm', '--insecure-http', ...argv], env);
+    const fleet = (argv: string[], env: Record<string, string> = {}) => {
+      const c = r(argv, env);
+      return c.ok === true ? { decisionLog: c.config.decisionLog, agentExpirySeconds: c.config.agentExpirySeconds, maxAgents: c.config.maxAgents, maxUploadBytes: c.config.maxUploadBytes } : c;
+    };
+    expect(fleet([])).toEqual(DEFAULT_FLEET);
+    expect(fleet(['--decision-log', 'stdout'])).toMatchObject({ decisionLog: { kind: 'stdout' } });
+    expect(fleet(['--decision-log', '-'])).toMatchObject({ decisionLog: { kind: 'stdout' } });
+    expect(fleet([], { ACL_DECISION_LOG: '/var/log/acl/decisions.log' })).toMatchObject({ decisionLog: { kind: 'file', path: '/var/log/acl/decisions.log' } });
+    expect(fleet(['--decision-log', 'off'], { ACL_DECISION_LOG: 'stdout' })).toMatchObject({ decisionLog: { kind: 'off' } });
+    expect(fleet(['--agent-expiry-seconds', '60', '--max-agents', '500', '--max-upload-bytes', '1048576'])).toMatchObject({ agentExpirySeconds: 60, maxAgents: 500, maxUploadBytes: 1048576 });
+    expect(r(['--agent-expiry-seconds', '5'])).toMatchObject({ ok: false, message: expect.stringContaining('--agent-expiry-seconds (ACL_AGENT_EXPIRY_SECONDS)') });
+    expect(r(['--max-agents', '0'])).toMatchObject({ ok: false, message: expect.stringContaining('--max-agents (ACL_MAX_AGENTS)') });
+    expect(r(['--max-upload-bytes', '1000'])).toMatchObject({ ok: false, message: expect.stringContaining('--max-upload-bytes (ACL_MAX_UPLOAD_BYTES)') });
   });
 
   it('names the Service in Kubernetes when --public-url is not given', () => {

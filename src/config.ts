@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { DnsLabel, DnsSubdomain } from './api/meta.ts';
+import type { SinkTarget } from './fleet/index.ts';
 
 export const SERVE_USAGE = `Usage: acl-operator [serve] [options]
 
@@ -30,6 +31,14 @@ Options (environment variable in brackets):
   --max-long-poll-seconds <n>  Longest a bundle request is held for Prefer: wait=N (default 120)
                                [ACL_MAX_LONG_POLL_SECONDS]
   --log-level <level>          fatal, error, warn, info, debug, trace or silent (default info) [ACL_LOG_LEVEL]
+  --decision-log <where>       One JSON line per decision, OPA's (from their decision-log uploads) and
+                               the service's own: off (default), stdout, or a file path (appended,
+                               created 0600; SIGHUP reopens it) [ACL_DECISION_LOG]
+  --agent-expiry-seconds <n>   An OPA that has not reported its status for this long is forgotten
+                               (default 300) [ACL_AGENT_EXPIRY_SECONDS]
+  --max-agents <n>             OPA agents remembered at most, over all bundles (default 10000) [ACL_MAX_AGENTS]
+  --max-upload-bytes <n>       Largest OPA status report or decision-log upload, received and after
+                               gunzip (default 4194304) [ACL_MAX_UPLOAD_BYTES]
 
 Kubernetes mode only:
   --tls-secret <name>          kubernetes.io/tls Secret in the operator's namespace for the API
@@ -100,6 +109,10 @@ const Raw = z.object({
   'max-body-bytes': Int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   'max-long-poll-seconds': Int(1, 3600).default(120),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  'decision-log': z.string().default('off'),
+  'agent-expiry-seconds': Int(10, 86_400).default(300),
+  'max-agents': Int(1, 1_000_000).default(10_000),
+  'max-upload-bytes': Int(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
   'tls-secret': DnsSubdomain.optional(),
   kubeconfig: z.string().min(1).optional(),
   namespaces: z.string().optional(),
@@ -144,13 +157,32 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxLongPollSeconds: number;
   readonly logLevel: z.infer<typeof Raw>['log-level'];
+  /** Where decision lines go (--decision-log). */
+  readonly decisionLog: SinkTarget;
+  readonly agentExpirySeconds: number;
+  readonly maxAgents: number;
+  readonly maxUploadBytes: number;
   readonly kube: KubeSettings;
+}
+
+/** Settings of the OPA fleet when no flag or variable sets them. */
+export const DEFAULT_FLEET = {
+  decisionLog: { kind: 'off' }, agentExpirySeconds: 300, maxAgents: 10_000, maxUploadBytes: 4 * 1024 * 1024,
+} as const satisfies Pick<Config, 'decisionLog' | 'agentExpirySeconds' | 'maxAgents' | 'maxUploadBytes'>;
+
+/** --decision-log: off, stdout (or -), or a file path. */
+export function decisionLogOf(text: string): SinkTarget {
+  const t = text.trim();
+  if (t === '' || t === 'off' || t === 'false') return { kind: 'off' };
+  if (t === 'stdout' || t === '-') return { kind: 'stdout' };
+  return { kind: 'file', path: t };
 }
 
 const ENV: Record<keyof z.input<typeof Raw>, string> = {
   manifests: 'ACL_MANIFESTS', 'state-dir': 'ACL_STATE_DIR', listen: 'ACL_LISTEN', 'ops-listen': 'ACL_OPS_LISTEN',
   'tls-cert': 'ACL_TLS_CERT', 'tls-key': 'ACL_TLS_KEY', 'tls-self-signed': 'ACL_TLS_SELF_SIGNED', 'insecure-http': 'ACL_INSECURE_HTTP',
   'public-url': 'ACL_PUBLIC_URL', 'max-body-bytes': 'ACL_MAX_BODY_BYTES', 'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS', 'log-level': 'ACL_LOG_LEVEL',
+  'decision-log': 'ACL_DECISION_LOG', 'agent-expiry-seconds': 'ACL_AGENT_EXPIRY_SECONDS', 'max-agents': 'ACL_MAX_AGENTS', 'max-upload-bytes': 'ACL_MAX_UPLOAD_BYTES',
   'tls-secret': 'ACL_TLS_SECRET', kubeconfig: 'ACL_KUBECONFIG', namespaces: 'ACL_NAMESPACES', 'operator-namespace': 'ACL_OPERATOR_NAMESPACE',
   'service-name': 'ACL_SERVICE_NAME', identity: 'ACL_IDENTITY', 'resync-seconds': 'ACL_RESYNC_SECONDS',
 };
@@ -167,6 +199,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         manifests: { type: 'string' }, 'state-dir': { type: 'string' }, listen: { type: 'string' }, 'ops-listen': { type: 'string' },
         'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'tls-self-signed': { type: 'boolean' }, 'insecure-http': { type: 'boolean' },
         'public-url': { type: 'string' }, 'max-body-bytes': { type: 'string' }, 'max-long-poll-seconds': { type: 'string' }, 'log-level': { type: 'string' },
+        'decision-log': { type: 'string' }, 'agent-expiry-seconds': { type: 'string' }, 'max-agents': { type: 'string' }, 'max-upload-bytes': { type: 'string' },
         'tls-secret': { type: 'string' }, kubeconfig: { type: 'string' }, namespaces: { type: 'string' }, 'operator-namespace': { type: 'string' },
         'service-name': { type: 'string' }, identity: { type: 'string' }, 'resync-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -232,7 +265,9 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ok: true,
     config: {
       manifests: r.manifests, stateDir: r['state-dir'], listen, opsListen, tls,
-      publicUrl, maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'], kube,
+      publicUrl, maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'],
+      decisionLog: decisionLogOf(r['decision-log']), agentExpirySeconds: r['agent-expiry-seconds'], maxAgents: r['max-agents'], maxUploadBytes: r['max-upload-bytes'],
+      kube,
     },
   };
 }

@@ -2,6 +2,8 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
+import { agentsReport, type Destination } from './fleet/index.ts';
+import { startFleet, type Fleet } from './fleetloop.ts';
 import type { LongPolls } from './http/index.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -20,7 +22,9 @@ export interface Service {
   readonly controller: Controller;
   readonly longPolls: LongPolls;
   readonly metrics: Metrics;
-  /** Writes sync activity to the state folder and refreshes lastSync in bundle status now. */
+  /** What the OPA agents report, their recent decisions, and the decision log. */
+  readonly fleet: Fleet;
+  /** Writes sync activity, agents and recent decisions to the state folder and refreshes bundle status now. */
   flushActivity(): Promise<void>;
   /** Graceful stop: no new connections, held long polls answered, in-flight requests finished. */
   stop(): Promise<void>;
@@ -38,6 +42,10 @@ export interface ServiceOptions {
   readonly confirmDeleteMs?: number;
   /** Files changed this recently are always parsed again (default 2 s; tests set 0). */
   readonly racyWindowMs?: number;
+  /** Shortest time between two agent-driven status refreshes of one Bundle (default 5 s). */
+  readonly agentStatusIntervalMs?: number;
+  /** Stdout as the log writes it, for --decision-log stdout (lines never interleave). */
+  readonly stdout?: Destination;
 }
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. */
@@ -57,25 +65,57 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(options.confirmDeleteMs !== undefined ? { confirmDeleteMs: options.confirmDeleteMs } : {}),
     ...(options.racyWindowMs !== undefined ? { racyWindowMs: options.racyWindowMs } : {}),
   });
+  const fleet = startFleet({
+    config, store, metrics, log: log.child({ module: 'fleet' }), now: () => now().getTime(), enqueue: (key) => controller?.enqueue(key),
+    ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
+    ...(options.stdout ? { stdout: options.stdout } : {}),
+  });
   controller = createController({
-    objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller,
+    objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, agents: fleet.view,
     ...(options.random ? { random: options.random } : {}),
   });
   const serving = await startServing({
-    config, store, metrics, log, now,
+    config, store, metrics, log, now, fleet,
     notReady: () => (ready ? undefined : 'the manifests folder has not been read and built yet'),
   });
 
   for (const a of await state.activity().catch(() => [])) store.activity.restore(bundleKey(a.namespace, a.bundle), a.records);
+  for (const d of await state.decisions().catch(() => [])) fleet.recent.restore(bundleKey(d.namespace, d.bundle), d.decisions);
+  await state.clearAgents();
   await source.start();
   await controller.idle();
   source.watch();
 
+  /** Bundles whose agents file holds agents: rewritten (or removed) at every flush. */
+  const withAgents = new Set<string>();
   const flushActivity = async (): Promise<void> => {
     for (const key of store.activity.takeChanged()) {
       const [tenant, bundle] = key.split('/') as [string, string];
       await state.writeActivity(tenant, bundle, store.activity.list(key));
       controller?.enqueue({ kind: 'Bundle', namespace: tenant, name: bundle });
+    }
+    for (const key of fleet.recent.takeChanged()) {
+      const [tenant, bundle] = key.split('/') as [string, string];
+      await state.writeDecisions(tenant, bundle, fleet.recent.list(key));
+    }
+    // Agents' report times move with every report: their files are written on this cadence, not per report.
+    const snapshot = store.snapshot();
+    const nowMs = now().getTime();
+    const seen = new Set<string>();
+    for (const t of snapshot.tenants.values()) {
+      for (const b of t.bundles.values()) {
+        const report = agentsReport(fleet.agents, { tenant: t.tenant, connector: b.connector, bundle: b.name, revision: b.built.revision }, nowMs);
+        const key = bundleKey(t.tenant, b.name);
+        if (report.list.length === 0 && !withAgents.has(key)) continue;
+        seen.add(key);
+        await state.writeAgents(t.tenant, b.name, report.list.length === 0 ? undefined : { ...report });
+        if (report.list.length === 0) withAgents.delete(key); else withAgents.add(key);
+      }
+    }
+    for (const key of [...withAgents].filter((k) => !seen.has(k))) {
+      const [tenant, bundle] = key.split('/') as [string, string];
+      await state.writeAgents(tenant, bundle, undefined);
+      withAgents.delete(key);
     }
     await controller?.idle();
   };
@@ -107,11 +147,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to write sync activity'));
       controller?.stop();
       await controller?.idle();
+      await fleet.stop();
       await serving.closeOps();
       log.info('Stopped');
     })();
     return stopping;
   };
 
-  return { apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, store, state, source, controller, longPolls: serving.longPolls, metrics, flushActivity, stop };
+  return { apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, store, state, source, controller, longPolls: serving.longPolls, metrics, fleet, flushActivity, stop };
 }

@@ -20,7 +20,26 @@ export interface Metrics {
   /** Kubernetes mode: full lists by feed: one at start, one after each 410 Gone. */
   readonly watchLists: Counter<'feed'>;
   readonly controller: ControllerMetrics;
+  /** OPA status reports by outcome (accepted, bad_request, unauthenticated, forbidden, not_found, too_large). */
+  readonly agentReports: Counter<'outcome'>;
+  /** OPA decision-log uploads by outcome (the same set). */
+  readonly decisionLogUploads: Counter<'outcome'>;
+  /** Decisions OPA agents reported, by tenant, bundle and result (allow, deny, error, undefined, other). */
+  readonly agentDecisions: Counter<'tenant' | 'bundle' | 'result'>;
+  /** Agents heard from within the window, per bundle and state (current, behind, failing). */
+  readonly agents: Gauge<'tenant' | 'bundle' | 'state'>;
+  /** Seconds from a bundle revision's publication to an agent reporting it active. */
+  readonly propagationSeconds: Histogram;
+  /** Agents dropped because --max-agents was reached. */
+  readonly agentsEvicted: Counter;
+  /** Lines written to the decision log, by source (service, opa). */
+  readonly decisionLogLines: Counter<'source'>;
+  /** Lines the decision log dropped because its backlog was full (the disk or stdout fell behind). */
+  readonly decisionLogDropped: Counter;
 }
+
+/** Outcomes of an OPA upload (status report or decision log). */
+export type UploadOutcome = 'accepted' | 'bad_request' | 'unauthenticated' | 'forbidden' | 'not_found' | 'too_large';
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
@@ -50,6 +69,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     leader: new Gauge({ name: 'acl_leader', help: 'Kubernetes mode: 1 while this replica is the leader (writes Secrets and status)', registers }),
     watchLists: new Counter({ name: 'acl_watch_lists_total', help: 'Kubernetes mode: full lists by feed (one at start, then one after each 410 Gone)', labelNames: ['feed'] as const, registers }),
     watchRestarts: new Counter({ name: 'acl_watch_restarts_total', help: 'Kubernetes mode: watches restarted after an error, by feed', labelNames: ['feed'] as const, registers }),
+    agentReports: new Counter({ name: 'acl_agent_status_reports_total', help: 'OPA status reports by outcome', labelNames: ['outcome'] as const, registers }),
+    decisionLogUploads: new Counter({ name: 'acl_decision_log_uploads_total', help: 'OPA decision-log uploads by outcome', labelNames: ['outcome'] as const, registers }),
+    agentDecisions: new Counter({ name: 'acl_agent_decisions_total', help: 'Decisions OPA agents reported, by tenant, bundle and result', labelNames: ['tenant', 'bundle', 'result'] as const, registers }),
+    agents: new Gauge({ name: 'acl_agents', help: 'OPA agents heard from within --agent-expiry-seconds, by bundle and state (current, behind, failing)', labelNames: ['tenant', 'bundle', 'state'] as const, registers }),
+    propagationSeconds: new Histogram({
+      name: 'acl_bundle_propagation_seconds', help: 'From a bundle revision published to an agent reporting it active', registers,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    }),
+    agentsEvicted: new Counter({ name: 'acl_agents_evicted_total', help: 'Agents dropped because --max-agents was reached', registers }),
+    decisionLogLines: new Counter({ name: 'acl_decision_log_lines_total', help: 'Lines written to the decision log, by source (service, opa)', labelNames: ['source'] as const, registers }),
+    decisionLogDropped: new Counter({ name: 'acl_decision_log_dropped_total', help: 'Decision log lines dropped because the backlog was full', registers }),
     controller: {
       reconciled(kind, result, seconds) { reconciles.inc({ kind, result }); reconcileSeconds.observe({ kind, result }, seconds); },
       phases(kind, counts) {

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { kubePublicUrl, type Config, type Tls } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
+import type { Destination } from './fleet/index.ts';
+import { startFleet, type Fleet } from './fleetloop.ts';
 import { createClients, type KubeClients } from './kube/client.ts';
 import { createLeaderElector, type LeaderElector } from './kube/leader.ts';
 import { createKubeSource, type KubeSource } from './kube/source.ts';
@@ -27,6 +29,8 @@ export interface Operator {
   readonly controller: Controller;
   readonly elector: LeaderElector;
   readonly metrics: Metrics;
+  /** What the OPA agents report, their recent decisions, and the decision log. */
+  readonly fleet: Fleet;
   /** Sync activity → Bundle status lastSync now (the leader writes it), then waits for the queue. */
   flushActivity(): Promise<void>;
   stop(): Promise<void>;
@@ -47,6 +51,10 @@ export interface OperatorOptions {
   /** First delay before a failed watch is restarted (default 1 s). */
   readonly watchRestartMs?: number;
   readonly watchMaxRestartMs?: number;
+  /** Shortest time between two agent-driven status refreshes of one Bundle (default 5 s). */
+  readonly agentStatusIntervalMs?: number;
+  /** Stdout as the log writes it, for --decision-log stdout (lines never interleave). */
+  readonly stdout?: Destination;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -96,8 +104,13 @@ export async function startOperator(config: Config, options: OperatorOptions = {
       onCaChange: () => { if (leading()) kubeSource.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets')); },
     });
   }
+  const fleet = startFleet({
+    config, store, metrics, log: log.child({ module: 'fleet' }), now: () => now().getTime(), enqueue: (key) => controller?.enqueue(key),
+    ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
+    ...(options.stdout ? { stdout: options.stdout } : {}),
+  });
   controller = createController({
-    objects: kubeSource, writer: kubeSource.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, leading,
+    objects: kubeSource, writer: kubeSource.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, leading, agents: fleet.view,
     ...(options.random ? { random: options.random } : {}),
   });
   const ctl = controller;
@@ -118,7 +131,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   });
 
   const serving = await startServing({
-    config, store, metrics, log, now,
+    config, store, metrics, log, now, fleet,
     notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet'),
     ...publicUrlOption(kubePublicUrl(config.kube.serviceName, namespace, config.listen.port)),
   });
@@ -136,6 +149,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     await elector.stop().catch(() => undefined);
     await kubeSource.stop();
     tlsSecret?.stop();
+    await fleet.stop();
     await serving.closeOps();
     throw err;
   }
@@ -170,6 +184,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
       await elector?.stop();
       await kubeSource.stop();
       tlsSecret?.stop();
+      await fleet.stop();
       await serving.closeOps();
       log.info('Stopped');
     })();
@@ -177,6 +192,6 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   };
 
   return {
-    apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, identity, store, source: kubeSource, controller, elector, metrics, flushActivity, stop,
+    apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, identity, store, source: kubeSource, controller, elector, metrics, fleet, flushActivity, stop,
   };
 }

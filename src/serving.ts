@@ -3,7 +3,7 @@
 // finished, idle connections dropped).
 import type { Logger } from 'pino';
 import type { Config, Tls } from './config.ts';
-import { createApiHandler, createLongPolls, createOpsApp, type LongPolls } from './http/index.ts';
+import { createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from './http/index.ts';
 import type { Metrics } from './metrics.ts';
 import { listenApi, listenOps, type Listening } from './server.ts';
 import { bundleKey, type Store } from './store/index.ts';
@@ -28,6 +28,8 @@ export interface ServingOptions {
   notReady(): string | undefined;
   /** The public base URL when --public-url is not given (default: the API listener's own URL). */
   readonly defaultPublicUrl?: string;
+  /** What OPA agents report, and the decision log. */
+  readonly fleet: FleetDeps;
 }
 
 export async function startServing(o: ServingOptions): Promise<Serving> {
@@ -55,6 +57,7 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
         createApiHandler({
           store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => o.now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds,
           publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
+          fleet: o.fleet,
         }),
         { address: config.listen, tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
       );

@@ -94,7 +94,8 @@ describe('acl-operator serve', () => {
     expect(r.stdout).toMatch(/acme +team-documents +Enforced +Enforced +user +read,write +document +Current/);
     expect(r.stdout).toMatch(/acme +contractors-comment +Proposed +Proposed/);
     expect(r.stdout).toMatch(/acme +gateways +Active +\d{4}-\d\d-\d\dT[\d:]+Z +gateways-token +gateway-all-v1,gateway-documents/);
-    expect(r.stdout).toMatch(/acme +gateway-documents +gateways +Ready +1 +4 +sha256:/);
+    expect(r.stdout).toMatch(/acme +gateway-documents +gateways +Ready +1 +4 +0\/0 +Unknown +sha256:/);
+    expect(r.stdout).toContain('One OPA per bundle');
     expect(r.stdout).toContain('No problems in the manifests folder.');
     const rule = spawnSync(process.execPath, [CLI, 'status', '--state-dir', state, '--rule', 'acme/team-documents'], { cwd: ROOT, encoding: 'utf8' });
     expect(rule.stdout).toContain('Translation  Current (generation 1)');
@@ -117,6 +118,8 @@ describe('acl-operator serve refuses bad setups', () => {
     [['--manifests', 'examples', '--tls-secret', 'x'], /--tls-secret is for Kubernetes mode/],
     [['--tls-self-signed', '--tls-secret', 'x'], /choose one of/],
     [['--insecure-http', '--namespaces', 'acme,Bad_Name'], /"Bad_Name" is not a namespace name/],
+    [['--manifests', 'examples', '--insecure-http', '--decision-log', '/no/such/folder/decisions.log'], /--decision-log \/no\/such\/folder\/decisions\.log: ENOENT/],
+    [['--manifests', 'examples', '--insecure-http', '--decision-log', '/tmp'], /--decision-log \/tmp: EISDIR/],
   ])('%j', (args, message, status = 2) => {
     // No cluster in sight: no KUBECONFIG, and a HOME without .kube/config.
     const env = { ...process.env, HOME: tmp, KUBECONFIG: '' };
@@ -129,5 +132,35 @@ describe('acl-operator serve refuses bad setups', () => {
     const r = spawnSync(process.execPath, [CLI, 'status', '--state-dir', tmp + '/nothing'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/is not the state folder/);
+  });
+});
+
+describe('acl-operator serve --decision-log stdout', () => {
+  it('writes decision lines and log lines to stdout, each line whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acl-serve-log-'));
+    const proc = spawn(process.execPath, [CLI, '--manifests', 'examples', '--state-dir', join(dir, 'state'), '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--decision-log', 'stdout'], { cwd: ROOT });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+    const url = await new Promise<string>((resolve, reject) => {
+      proc.stderr.on('data', (c: Buffer) => {
+        err += c.toString('utf8');
+        const m = /API +(http:\/\/127\.0\.0\.1:\d+)/.exec(err);
+        if (m && err.includes('Status like kubectl get')) resolve(m[1] as string);
+      });
+      proc.on('exit', (code) => reject(new Error(`exited with ${String(code)}: ${err}`)));
+    });
+    const res = await fetch(`${url}/authorization`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer acme-example-key-for-local-use-only' },
+      body: JSON.stringify({ subject: { type: 'user', id: 'alice', properties: { team: 'blue' } }, action: 'read', resource: { type: 'document', id: 'd1', properties: { team: 'blue' } } }),
+    });
+    expect(res.status).toBe(200);
+    const exited = new Promise((resolve) => proc.on('exit', resolve));
+    proc.kill('SIGTERM');
+    await exited;
+    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l['stream'] === 'decisions')).toMatchObject([{ tenant: 'acme', source: 'service', decision: 'allow', policyId: 'acme/team-documents' }]);
+    expect(lines.some((l) => l['msg'] === 'Serving')).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -27,6 +27,13 @@ export const BundleStatus = z.object({
   etag: z.string().optional(),
   ruleCount: z.number().int().min(0).optional(),
   lastSync: Timestamp.optional(),
+  agents: z.object({
+    reporting: z.number().int().min(0).describe('OPA agents that reported their status within --agent-expiry-seconds.'),
+    current: z.number().int().min(0).describe('Of those, the ones running the revision served, without errors.'),
+    behind: z.number().int().min(0).describe('Running an older revision (or none yet), without errors.'),
+    failing: z.number().int().min(0).describe('Whose last download or activation failed, or that load two bundles of acl-operator.'),
+    rollout: z.string().describe('current/reporting, e.g. 3/3: the AGENTS column.'),
+  }).optional().describe('What the OPA agents polling this bundle report (status plugin); see condition RolledOut.'),
   conditions: Conditions.optional(),
 });
 export type BundleStatus = z.infer<typeof BundleStatus>;

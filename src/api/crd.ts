@@ -77,6 +77,8 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
       { name: 'Rules', type: 'integer', jsonPath: '.status.ruleCount' },
+      { name: 'Agents', type: 'string', jsonPath: '.status.agents.rollout', description: 'OPA agents on the revision served / agents reporting' },
+      { name: 'Rolled-Out', type: 'string', jsonPath: '.status.conditions[?(@.type=="RolledOut")].status', priority: 1 },
       { name: 'Last-Sync', type: 'date', jsonPath: '.status.lastSync' },
       { name: 'ETag', type: 'string', jsonPath: '.status.etag', priority: 1 },
       AGE,

@@ -17,8 +17,12 @@ function rec(v: unknown): Record<string, unknown> {
 }
 const str = (v: unknown, fallback = '<none>'): string => (v === undefined || v === null || v === '' ? fallback : String(v));
 
+function conditionOf(s: ObjectState, type: string): Record<string, unknown> | undefined {
+  return (Array.isArray(s.status?.['conditions']) ? (s.status['conditions'] as unknown[]) : []).map(rec).find((c) => c['type'] === type);
+}
+
 function readyMessage(s: ObjectState): string {
-  const ready = (Array.isArray(s.status?.['conditions']) ? (s.status['conditions'] as unknown[]) : []).map(rec).find((c) => c['type'] === 'Ready');
+  const ready = conditionOf(s, 'Ready');
   return ready && ready['status'] !== 'True' ? str(ready['message'], '') : '';
 }
 
@@ -62,10 +66,30 @@ export async function formatStatus(state: StateFolder, options: { rule?: string;
     if (!s) return `Bundle ${options.bundle} is not in the state folder\n`;
     const activity = (await state.activity()).find((a) => a.namespace === s.namespace && a.bundle === s.name);
     const st = s.status ?? {};
+    const rolled = conditionOf(s, 'RolledOut');
+    const agents = await state.agents(s.namespace, s.name);
+    const list = (Array.isArray(agents?.['list']) ? (agents['list'] as unknown[]) : []).map(rec);
+    const decisions = (await state.decisions()).find((d) => d.namespace === s.namespace && d.bundle === s.name)?.decisions ?? [];
     return [
       `Bundle ${s.namespace}/${s.name}: revision ${str(st['revision'])}, ${str(st['ruleCount'], '0')} rule(s), ${str(st['digest'])}, last sync ${str(st['lastSync'], 'never')}`,
+      `  RolledOut  ${rolled ? `${str(rolled['status'])} ${str(rolled['reason'], '')}: ${str(rolled['message'], '')}` : '<none>'}`,
       '',
+      'Sync activity (newest first):',
       table(['DATE', 'REVISION', 'CLIENT IP', 'USER AGENT', 'STATUS'], (activity?.records ?? []).map((r) => [r.time, str(r.revision), r.clientIp, r.userAgent || '<none>', String(r.status)])),
+      '',
+      `OPA agents (status reports; forgotten after ${str(agents?.['expirySeconds'], '?')} s of silence):`,
+      list.length === 0 ? '  none has reported (configure OPA\'s status plugin: docs/opa.md)' : table(['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'PROBLEM'], list.map((a) => {
+        const err = rec(a['error']);
+        const problem = Array.isArray(a['alsoLoads']) ? `also loads ${a['alsoLoads'].join(', ')}: only one can activate`
+          : a['error'] ? `${a['httpCode'] ? `${String(a['httpCode'])} ` : ''}${str(err['code'], '')}: ${str(err['message'], '')}` : '';
+        return [str(a['id']), str(a['state']), str(a['version']), str(a['clientIp']), str(a['lastReport']), str(a['activeRevision']), problem];
+      })),
+      '',
+      'Recent decisions of those agents (newest first):',
+      decisions.length === 0 ? '  none reported (configure OPA\'s decision_logs: docs/opa.md)' : table(['TIME', 'AGENT', 'DECISION', 'PATH', 'REVISION', 'INPUT'], decisions.slice(0, 20).map((d) => {
+        const input = JSON.stringify(d.input) ?? '';
+        return [d.time, d.agent, d.decision, str(d.path), str(d.revision), input.length > 100 ? `${input.slice(0, 99)}…` : input];
+      })),
       '',
     ].join('\n');
   }
@@ -78,10 +102,16 @@ export async function formatStatus(state: StateFolder, options: { rule?: string;
     const st = s.status ?? {};
     return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['tokenIssuedAt']), str(st['tokenSecretName']), Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>', readyMessage(s)];
   })));
-  sections.push(table(['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'DIGEST', 'LAST SYNC', 'MESSAGE'], of('Bundle').map((s) => {
+  sections.push(table(['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'MESSAGE'], of('Bundle').map((s) => {
     const st = s.status ?? {};
     const digest = str(st['digest']);
-    return [s.namespace, s.name, str(rec(s.raw['spec'])['connector']), str(st['phase'], 'Pending'), str(st['revision']), str(st['ruleCount']), digest.length > 19 ? `${digest.slice(0, 19)}…` : digest, str(st['lastSync'], 'never'), readyMessage(s)];
+    const rolled = conditionOf(s, 'RolledOut');
+    // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing).
+    const message = readyMessage(s) || (rolled && rolled['status'] === 'False' ? str(rolled['message'], '') : '');
+    return [
+      s.namespace, s.name, str(rec(s.raw['spec'])['connector']), str(st['phase'], 'Pending'), str(st['revision']), str(st['ruleCount']),
+      str(rec(st['agents'])['rollout']), str(rolled?.['status']), digest.length > 19 ? `${digest.slice(0, 19)}…` : digest, str(st['lastSync'], 'never'), message,
+    ];
   })));
   if (of('Bundle').length > 0) {
     sections[sections.length - 1] += `\nOne OPA per bundle (every bundle's roots are ["acl"]): configurations in ${join(state.dir, 'opa', '<tenant>', '<bundle>.yaml')}`;

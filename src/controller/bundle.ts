@@ -4,6 +4,7 @@ import { describeIssues } from '../api/manifests.ts';
 import { buildBundle, bundleSource, selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
 import type { RegoVersion } from '../policy/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
+import { agentsStatus, rolloutCondition } from '../fleet/index.ts';
 import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { keyText, type ObjectKey } from './types.ts';
@@ -14,6 +15,16 @@ function recordedFields(recorded: RecordedStatus | undefined): Record<string, un
   if (!recorded) return {};
   const { revision, digest, etag, ruleCount } = recorded;
   return Object.fromEntries(Object.entries({ revision, digest, etag, ruleCount }).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * What the bundle's OPA agents run, against the revision served: `status.agents` (the AGENTS
+ * column) and the RolledOut condition a pipeline waits on.
+ */
+function rollout(deps: ReconcileDeps, namespace: string, name: string, revision: number | undefined): { agents: Record<string, unknown>; condition: ConditionInput } {
+  const summary = deps.agents.summary(namespace, name, revision, deps.now().getTime());
+  const c = rolloutCondition(summary, revision, deps.agents.windowSeconds);
+  return { agents: { ...agentsStatus(summary) }, condition: { type: 'RolledOut', status: c.status === 'Unknown' ? 'Unknown' : c.status === 'True', reason: c.reason, message: c.message } };
 }
 
 function recordedRevision(recorded: RecordedStatus | undefined): number | undefined {
@@ -66,6 +77,8 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   if (!parsed.success) {
     const message = describeIssues(parsed.error);
     deps.log.warn({ kind: 'Bundle', key: keyText(key), problem: message }, 'Rejected Bundle');
+    // The revision still served is still what OPAs should run.
+    const fleet = rollout(deps, namespace, name, served?.built.revision);
     return {
       phase: 'Invalid',
       status: {
@@ -73,7 +86,11 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
         ...(served ? statusOf(served.built, served.ruleCount) : recordedFields(recorded)),
         phase: 'Invalid',
         observedGeneration: generation,
-        conditions: conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message: served ? `${message}; revision ${served.built.revision} is still served` : message }], generation, deps.now(), recorded?.conditions),
+        agents: fleet.agents,
+        conditions: conditionsFor([
+          { type: 'Ready', status: false, reason: 'InvalidSpec', message: served ? `${message}; revision ${served.built.revision} is still served` : message },
+          fleet.condition,
+        ], generation, deps.now(), recorded?.conditions),
       },
     };
   }
@@ -126,6 +143,7 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   const seen = deps.activity.lastSync(bundleKey(namespace, name));
   const recordedSync = typeof recorded?.lastSync === 'string' ? recorded.lastSync : undefined;
   const lastSync = seen === undefined || (recordedSync !== undefined && Date.parse(recordedSync) > Date.parse(seen)) ? recordedSync : seen;
+  const fleet = rollout(deps, namespace, name, built.revision);
   return {
     phase,
     enqueue,
@@ -134,7 +152,8 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
       observedGeneration: generation,
       ...statusOf(built, rules.length),
       ...(lastSync ? { lastSync } : {}),
-      conditions: conditionsFor([ready], generation, deps.now(), recorded?.conditions),
+      agents: fleet.agents,
+      conditions: conditionsFor([ready, fleet.condition], generation, deps.now(), recorded?.conditions),
     },
   };
 }

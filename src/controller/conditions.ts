@@ -3,7 +3,8 @@ import { canonicalJson } from '../bundle/index.ts';
 
 export interface ConditionInput {
   readonly type: string;
-  readonly status: boolean;
+  /** True, False, or Unknown (nothing to judge by yet, as RolledOut with no agents). */
+  readonly status: boolean | 'Unknown';
   readonly reason: string;
   readonly message: string;
 }
@@ -15,7 +16,7 @@ export interface ConditionInput {
 export function conditionsFor(inputs: readonly ConditionInput[], generation: number, now: Date, previous: unknown): Condition[] {
   const before = Array.isArray(previous) ? (previous as Condition[]) : [];
   return inputs.map((c) => {
-    const status = c.status ? 'True' : 'False';
+    const status = c.status === 'Unknown' ? 'Unknown' : c.status ? 'True' : 'False';
     const old = before.find((p) => p.type === c.type);
     return {
       type: c.type,

@@ -1,12 +1,13 @@
 // The work queue: keys collapse, a drain runs them in kind order (Secret, Connector, Directory, Rule, Bundle),
 // publishes one snapshot, then writes the statuses that changed. One drain runs at a time.
 import type { Logger } from 'pino';
+import { EMPTY_SUMMARY } from '../fleet/index.ts';
 import type { Store } from '../store/index.ts';
 import { reconcileBundle } from './bundle.ts';
 import { sameStatus } from './conditions.ts';
 import { reconcileConnector } from './connector.ts';
 import { createDirectoryReconciler } from './directory.ts';
-import type { Outcome, ReconcileDeps } from './deps.ts';
+import type { AgentView, Outcome, ReconcileDeps } from './deps.ts';
 import { createRuleReconciler } from './rule.ts';
 import { reconcileSecret } from './secret.ts';
 import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
@@ -31,6 +32,8 @@ export interface ControllerOptions {
   readonly maxRetryMs?: number;
   /** Whether this replica is the leader (default: always, as in standalone mode). */
   readonly leading?: () => boolean;
+  /** The OPA agents per bundle, for Bundle status (agents, RolledOut). */
+  readonly agents?: AgentView;
 }
 
 export interface Controller {
@@ -45,6 +48,9 @@ export interface Controller {
   /** Stops retries; a running drain finishes. */
   stop(): void;
 }
+
+/** Without a registry (tests), no bundle has agents. */
+const NO_AGENTS: AgentView = { windowSeconds: 300, summary: () => EMPTY_SUMMARY };
 
 /** Status writes in flight at once. */
 const STATUS_WRITERS = 8;
@@ -70,6 +76,7 @@ export function createController(options: ControllerOptions): Controller {
   const deps: ReconcileDeps = {
     objects, writer, draft: store.draft, activity: store.activity, now, log, leading,
     ...(options.random ? { random: options.random } : {}),
+    agents: options.agents ?? NO_AGENTS,
   };
 
   async function reconcile(key: ObjectKey): Promise<Outcome> {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AgentSummary } from '../fleet/index.ts';
 import type { ActivityLog, StoreDraft } from '../store/index.ts';
 import type { ClusterWriter, ObjectKey, ObjectReader } from './types.ts';
 
@@ -15,6 +16,15 @@ export interface ReconcileDeps {
    * revisions: it serves what the leader recorded, so every replica serves the same bytes.
    */
   readonly leading: () => boolean;
+  /** The OPA agents of each bundle. */
+  readonly agents: AgentView;
+}
+
+/** What the controller reads of the OPA agents: a bundle's agents against the revision it serves. */
+export interface AgentView {
+  /** Agents silent for longer than this are not counted. */
+  readonly windowSeconds: number;
+  summary(tenant: string, bundle: string, revision: number | undefined, nowMs: number): AgentSummary;
 }
 
 /** What one reconcile decided: the status to write (after publish) and keys to look at next. */

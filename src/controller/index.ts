@@ -2,6 +2,7 @@ export { createController, type Controller, type ControllerMetrics, type Control
 export { secretToken, MIN_API_KEY_LENGTH } from './secret.ts';
 export { entitiesOf } from './directory.ts';
 export { conditionsFor, kubeTime, sameStatus } from './conditions.ts';
+export type { AgentView } from './deps.ts';
 export {
   ANNOTATION_ISSUED_AT, ANNOTATION_REGENERATE, ANNOTATION_ROTATION, KIND_ORDER, LABEL_API_KEY, LABEL_CONNECTOR,
   keyText, parseKey, tokenSecretName, TokenSecretConflict,

@@ -7,9 +7,11 @@ import { createAuthorizationHandler, requestId } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
 import { createAuthzenHandlers, createMetadataHandler, ENDPOINT_PATHS, type AuthzenEndpoint } from './endpoints.ts';
+import { createFleetHandlers } from './fleet.ts';
 import { sendError } from './errors.ts';
 
-const BUNDLE_PATH = '/:tenant/connectors/policyagent/:connector/bundles/:bundle';
+const CONNECTOR_PATH = '/:tenant/connectors/policyagent/:connector';
+const BUNDLE_PATH = `${CONNECTOR_PATH}/bundles/:bundle`;
 const WELL_KNOWN = '/.well-known/authzen-configuration';
 /** A tenant in a path: a namespace name (DNS-1123 label). */
 const TENANT = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -61,17 +63,23 @@ interface ApiHandlers {
   readonly authorize: ReturnType<typeof createAuthorizationHandler>;
   readonly serveBundle: ReturnType<typeof createBundleHandler>;
   readonly authzen: ReturnType<typeof createAuthzenHandlers>;
+  readonly fleet: ReturnType<typeof createFleetHandlers>;
 }
 
 function apiHandlers(deps: ApiDeps): ApiHandlers {
-  return { authorize: createAuthorizationHandler(deps), serveBundle: createBundleHandler(deps), authzen: createAuthzenHandlers(deps) };
+  return { authorize: createAuthorizationHandler(deps), serveBundle: createBundleHandler(deps), authzen: createAuthzenHandlers(deps), fleet: createFleetHandlers(deps) };
+}
+
+/** The tenant and connector of a route under CONNECTOR_PATH. */
+function connectorOf(req: Request): { tenant: string; connector: string } {
+  return { tenant: String(req.params['tenant']), connector: String(req.params['connector']) };
 }
 
 /** The API: POST /authorization, the AuthZEN 1.0 endpoints and metadata, and the bundle endpoint. */
 export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(deps)): express.Express {
   const app = express();
   common(app);
-  const { authorize, serveBundle, authzen } = handlers;
+  const { authorize, serveBundle, authzen, fleet } = handlers;
   app.post('/authorization', (req, res) => { authorize(req, res); });
   app.all('/authorization', methodNotAllowed('POST'));
   for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [AuthzenEndpoint, string][]) {
@@ -94,6 +102,14 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   });
   app.all(BUNDLE_PATH, methodNotAllowed('GET, HEAD'));
   app.get(`${BUNDLE_PATH}/activity`, createActivityHandler(deps));
+  app.get(`${BUNDLE_PATH}/agents`, fleet.agents);
+  app.get(`${BUNDLE_PATH}/decisions`, fleet.decisions);
+  // OPA's status plugin posts to <service url>/status, or /status/<partition_name> (accepted, not used).
+  const statusPaths = [`${CONNECTOR_PATH}/status`, `${CONNECTOR_PATH}/status/:partition`];
+  app.post(statusPaths, (req, res) => { fleet.status(req, res, connectorOf(req)); });
+  app.all(statusPaths, methodNotAllowed('POST'));
+  app.post(`${CONNECTOR_PATH}/logs`, (req, res) => { fleet.logs(req, res, connectorOf(req)); });
+  app.all(`${CONNECTOR_PATH}/logs`, methodNotAllowed('POST'));
   app.use(notFound);
   app.use(internalError(deps.log));
   return app;
@@ -101,6 +117,8 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
 
 /** The hot paths in their exact, plain form: no percent-escapes, no query, no trailing slash. */
 const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/bundles\/([A-Za-z0-9._~-]+)$/;
+/** OPA's uploads, after every poll: status reports and decision logs. */
+const PLAIN_UPLOAD_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/(status|logs)$/;
 
 /**
  * The API listener's request handler. Decisions and bundle polls in their plain form go straight to
@@ -110,7 +128,7 @@ const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Z
  */
 export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const handlers = apiHandlers(deps);
-  const { authorize, serveBundle } = handlers;
+  const { authorize, serveBundle, fleet } = handlers;
   const evaluate = handlers.authzen.evaluation;
   const app = createApiApp(deps, handlers);
   const failed = (err: unknown, req: IncomingMessage, res: ServerResponse): void => {
@@ -131,6 +149,10 @@ export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: Ser
       if (req.method === 'GET' || req.method === 'HEAD') {
         const m = PLAIN_BUNDLE_PATH.exec(url);
         if (m) { serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string }); return; }
+      }
+      if (req.method === 'POST') {
+        const m = PLAIN_UPLOAD_PATH.exec(url);
+        if (m) { (m[3] === 'status' ? fleet.status : fleet.logs)(req, res, { tenant: m[1] as string, connector: m[2] as string }); return; }
       }
     } catch (err) {
       failed(err, req, res);

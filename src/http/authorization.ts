@@ -1,6 +1,7 @@
 // POST /authorization (service spec 2.1, 2.2, 4.1, 5.1, 7.1): API key → tenant, body → decision.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hashToken, parseBearer } from '../auth/index.ts';
+import { serviceDecisionLine } from '../fleet/index.ts';
 import { buildIndex, decide, EMPTY_DIRECTORY, type CompiledRule, type Decision, type RuleIndex } from '../policy/index.ts';
 import type { Snapshot } from '../store/index.ts';
 import { readJsonBody, type BodyResult } from './body.ts';
@@ -83,6 +84,8 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
   // Label children bound once: no label hashing per request.
   const allowed = deps.metrics.decisions.labels('allow');
   const denied = deps.metrics.decisions.labels('deny');
+  const lines = deps.metrics.decisionLogLines.labels('service');
+  const { sink } = deps.fleet;
 
   // Many decisions share a millisecond under load: its ISO 8601 text is made once.
   let lastMs = Number.NaN;
@@ -110,6 +113,10 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     res.writeHead(200, id === undefined ? replyHeaders(payload) : { ...replyHeaders(payload), 'X-Request-ID': id });
     res.end(payload);
     (decision.allow ? allowed : denied).inc();
+    if (sink.enabled) {
+      sink.write(serviceDecisionLine({ time: timestamp, tenant, endpoint: 'authorization', requestId: id, allow: decision.allow, policyId: decision.policyId, input: mapped.input }));
+      lines.inc();
+    }
     deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
     if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
   }

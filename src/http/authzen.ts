@@ -4,7 +4,7 @@
 // endpoints.ts. They decide through the same mapping and evaluator as POST /authorization.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../bundle/index.ts';
-import { decide, type DecisionInput, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
+import { decide, type Decision, type DecisionInput, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
 import { codePointCompare } from '../policy/values.ts';
 import { evaluationInputOf, inputOf, searchPartsOf, type SearchKind, type SearchParts } from './request.ts';
 
@@ -13,6 +13,8 @@ export interface TenantView {
   readonly tenant: string;
   readonly index: RuleIndex;
   readonly directory: EntityDirectory;
+  /** Told of every decision an evaluation makes (the decision log); searches are not decisions. */
+  readonly onDecision?: (input: DecisionInput, decision: Decision) => void;
 }
 
 /** A 200 with a JSON body, or a 400 with a message. */
@@ -58,6 +60,7 @@ function optionsOf(body: Record<string, unknown>): Options | string {
 /** `{decision}`, with the decision context when asked for. */
 function decided(view: TenantView, input: DecisionInput, explain: boolean, timestamp: () => string): { decision: boolean; context?: unknown } {
   const d = decide(view.index, input, view.directory);
+  view.onDecision?.(input, d);
   return explain ? { decision: d.allow, context: { policyId: d.policyId, reasons: d.reasons, timestamp: timestamp() } } : { decision: d.allow };
 }
 

@@ -3,8 +3,8 @@
 // `Prefer: wait=N` a request whose ETag is current is held until the bundle changes or N seconds pass.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { hashesEqual, hashToken, parseBearer } from '../auth/index.ts';
 import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
+import { judgeConnector } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, STATUS, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
 import { preferWait } from './longpoll.ts';
@@ -29,19 +29,8 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 
 function judge(snapshot: Snapshot, path: BundlePath, authorization: string | undefined): Verdict {
   const existing = snapshot.tenants.get(path.tenant)?.bundles.get(path.bundle);
-  const token = parseBearer(authorization);
-  if (token === undefined) return { code: 'unauthenticated', message: 'a connector token is required: Authorization: Bearer agent_...', bundle: existing };
-  // One hash per request: the lookup finds the candidate, the constant-time comparison confirms it.
-  const hash = hashToken(token);
-  const connector = snapshot.tokens.get(hash);
-  if (!connector?.tokenHash || !hashesEqual(connector.tokenHash, hash)) {
-    return { code: 'unauthenticated', message: 'the token is not valid (unknown, rotated or revoked)', bundle: existing };
-  }
-  // A token opens only its own connector: anything else is "not found", never a hint that it exists.
-  if (connector.tenant !== path.tenant || connector.name !== path.connector) {
-    return { code: 'not_found', message: `no connector ${path.connector} in tenant ${path.tenant} for this token`, bundle: existing };
-  }
-  if (!connector.active) return { code: 'forbidden', message: `connector ${path.connector} is Inactive`, bundle: existing };
+  const verdict = judgeConnector(snapshot, path, authorization);
+  if (verdict.code !== 'ok') return { code: verdict.code, message: verdict.message, bundle: existing };
   if (!existing || existing.connector !== path.connector) {
     return { code: 'not_found', message: `connector ${path.connector} has no bundle ${path.bundle}`, bundle: existing };
   }

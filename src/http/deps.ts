@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AgentRegistry, DecisionSink, RecentDecisions } from '../fleet/index.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/index.ts';
 import type { LongPolls } from './longpoll.ts';
@@ -19,8 +20,21 @@ export interface ApiDeps {
    * identifier, and the base of every endpoint the metadata document names.
    */
   readonly publicUrl: () => string;
+  readonly fleet: FleetDeps;
+}
+
+/** What OPA agents report, and where decisions are written. */
+export interface FleetDeps {
+  readonly agents: AgentRegistry;
+  readonly recent: RecentDecisions;
+  /** The decision log (--decision-log); the service's own decisions go there too. */
+  readonly sink: DecisionSink;
+  /** Largest status report or decision-log upload, received and decompressed (413 beyond). */
+  readonly maxUploadBytes: number;
 }
 
 /** 1 MiB: a decision request with a large context fits many times over. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_WAIT_SECONDS = 120;
+/** 4 MiB: OPA 1.x's status reports are about 50 KB; its decision-log batches are 32 KB gzipped by default. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 * 1024;

@@ -2,7 +2,8 @@
 // reply, metrics. Served at /access/v1/... (the tenant of the API key) and at
 // /{tenant}/access/v1/... (the same, for a client configured from the per-tenant metadata).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EMPTY_DIRECTORY } from '../policy/index.ts';
+import { serviceDecisionLine } from '../fleet/index.ts';
+import { EMPTY_DIRECTORY, type Decision, type DecisionInput } from '../policy/index.ts';
 import { createIndexLookup, createTenantResolver, requestId, sendUnauthenticated } from './authorization.ts';
 import { evaluation, evaluations, metadata, search, type Reply, type TenantView } from './authzen.ts';
 import { readJsonBody } from './body.ts';
@@ -43,6 +44,8 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
 
   const allowed = deps.metrics.decisions.labels('allow');
   const denied = deps.metrics.decisions.labels('deny');
+  const lines = deps.metrics.decisionLogLines.labels('service');
+  const { sink } = deps.fleet;
   /** acl_decisions_total counts AuthZEN decisions too (a batch item refused as malformed is no decision). */
   const countDecisions = (body: unknown, started: number): void => {
     const one = (d: unknown): void => {
@@ -77,7 +80,16 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
           return;
         }
         const snapshot = deps.store.snapshot();
-        const view: TenantView = { tenant, index: indexOf(snapshot, tenant), directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY };
+        const logged = sink.enabled && (endpoint === 'evaluation' || endpoint === 'evaluations');
+        const view: TenantView = {
+          tenant, index: indexOf(snapshot, tenant), directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
+          ...(logged ? {
+            onDecision: (input: DecisionInput, d: Decision) => {
+              sink.write(serviceDecisionLine({ time: new Date(deps.now()).toISOString(), tenant, endpoint, requestId: id, allow: d.allow, policyId: d.policyId, input }));
+              lines.inc();
+            },
+          } : {}),
+        };
         const reply = run[endpoint](body.value, view);
         if (!reply.ok) { sendError(res, 'bad_request', reply.message, headers); count(400); return; }
         sendJson(res, reply.body, headers);

@@ -4,6 +4,8 @@
 //   secrets/<ns>/<connector>-token.yaml   the connector's token Secret (v1)
 //   tokens/<ns>/<connector>           the bare token (mode 0600), for OPA's token_path
 //   activity/<ns>/<bundle>.yaml       sync activity, newest first
+//   agents/<ns>/<bundle>.yaml         the OPA agents that report on the bundle, and its rollout
+//   decisions/<ns>/<bundle>.json      the newest decisions OPA reported (mode 0600: inputs)
 //   problems.yaml                     documents of the manifests folder that could not be used
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import {
   ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_CONNECTOR, secretToken, tokenSecretName,
   type Kind, type SourceObject, type TokenSecret,
 } from '../controller/index.ts';
+import type { RecentDecision } from '../fleet/index.ts';
 import type { SyncRecord } from '../store/index.ts';
 import { writeAtomic } from './files.ts';
 import type { DocumentProblem } from './objects.ts';
@@ -77,6 +80,13 @@ export interface StateFolder {
   problems(): Promise<DocumentProblem[]>;
   writeActivity(namespace: string, bundle: string, records: readonly SyncRecord[]): Promise<void>;
   activity(): Promise<{ namespace: string; bundle: string; records: SyncRecord[] }[]>;
+  /** The agents of a bundle (GET .../agents's document); undefined removes the file. */
+  writeAgents(namespace: string, bundle: string, doc: Readonly<Record<string, unknown>> | undefined): Promise<void>;
+  agents(namespace: string, bundle: string): Promise<Record<string, unknown> | undefined>;
+  /** Removes every agents file: agents live in memory, and a restarted service has heard from none yet. */
+  clearAgents(): Promise<void>;
+  writeDecisions(namespace: string, bundle: string, decisions: readonly RecentDecision[] | undefined): Promise<void>;
+  decisions(): Promise<{ namespace: string; bundle: string; decisions: RecentDecision[] }[]>;
 }
 
 export function openStateFolder(dir: string): StateFolder {
@@ -212,6 +222,41 @@ export function openStateFolder(dir: string): StateFolder {
     async writeActivity(namespace, bundle, records) {
       const file = join(dir, 'activity', namespace, `${bundle}.yaml`);
       await serial(file, () => writeAtomic(file, stringify({ namespace, bundle, records: records.map((r) => ({ ...r })) })));
+    },
+    async writeAgents(namespace, bundle, doc) {
+      const file = join(dir, 'agents', namespace, `${bundle}.yaml`);
+      await serial(file, () => (doc === undefined ? rm(file, { force: true }) : writeAtomic(file, stringify(doc))));
+    },
+    async agents(namespace, bundle) {
+      try {
+        const doc: unknown = parse(await readFile(join(dir, 'agents', namespace, `${bundle}.yaml`), 'utf8'));
+        return isRecord(doc) ? doc : undefined;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw err;
+      }
+    },
+    async clearAgents() {
+      await rm(join(dir, 'agents'), { recursive: true, force: true });
+    },
+    async writeDecisions(namespace, bundle, decisions) {
+      const file = join(dir, 'decisions', namespace, `${bundle}.json`);
+      await serial(file, () => (decisions === undefined ? rm(file, { force: true }) : writeAtomic(file, `${JSON.stringify({ namespace, bundle, decisions }, null, 1)}\n`, 0o600)));
+    },
+    async decisions() {
+      let names: string[];
+      try {
+        names = (await readdir(join(dir, 'decisions'), { recursive: true })).filter((n) => n.endsWith('.json')).sort();
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw err;
+      }
+      const out: { namespace: string; bundle: string; decisions: RecentDecision[] }[] = [];
+      for (const n of names) {
+        const doc: unknown = JSON.parse(await readFile(join(dir, 'decisions', n), 'utf8'));
+        if (isRecord(doc) && Array.isArray(doc['decisions'])) out.push({ namespace: String(doc['namespace']), bundle: String(doc['bundle']), decisions: doc['decisions'] as RecentDecision[] });
+      }
+      return out;
     },
     async activity() {
       const docs = await readYamlFiles(join(dir, 'activity'));

@@ -48,6 +48,11 @@ export interface Snapshot {
   readonly apiKeys: ReadonlyMap<string, ApiKeyEntry>;
   /** Connectors by SHA-256 (hex) of their current token. */
   readonly tokens: ReadonlyMap<string, ConnectorEntry>;
+  /**
+   * Connectors by the hashes of their last few earlier tokens (rotated or revoked): never a key to
+   * anything, only a way to recognise (and report) a sidecar that still presents one.
+   */
+  readonly retiredTokens: ReadonlyMap<string, ConnectorEntry>;
 }
 
 /** `<tenant>/<bundle>`: the key of a bundle in change events and activity logs. */

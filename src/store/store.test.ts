@@ -27,6 +27,26 @@ describe('createStore', () => {
   });
 });
 
+describe('retired tokens', () => {
+  const entry = (hash: string | undefined) => ({ tenant: 'acme', name: 'c', active: true, tokenHash: hash });
+
+  it('remembers the last few tokens a connector had, never as keys, and forgets them with the connector', () => {
+    const store = createStore();
+    for (const h of ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']) { store.draft.setConnector('acme', 'c', entry(h)); store.publish(); }
+    const s = store.snapshot();
+    expect([...s.tokens.keys()]).toEqual(['h6']);
+    expect([...s.retiredTokens.keys()]).toEqual(['h5', 'h4', 'h3', 'h2']);
+    expect(s.retiredTokens.get('h2')).toMatchObject({ name: 'c', tokenHash: 'h6' });
+    // Revoked: the last token joins the retired ones.
+    store.draft.setConnector('acme', 'c', entry(undefined));
+    store.publish();
+    expect([...store.snapshot().retiredTokens.keys()]).toEqual(['h6', 'h5', 'h4', 'h3']);
+    store.draft.setConnector('acme', 'c', undefined);
+    store.publish();
+    expect(store.snapshot().retiredTokens.size).toBe(0);
+  });
+});
+
 describe('createActivityLog', () => {
   const time = (i: number): string => `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`;
   const record = (status: number, i: number) => ({ timeMs: Date.parse(time(i)), revision: 1, clientIp: '1.2.3.4', userAgent: 'opa', status });

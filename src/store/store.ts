@@ -15,7 +15,12 @@ interface TenantDraft {
   directory: EntityDirectory | undefined;
   /** Entity (`type NUL id`) → names of the Directories that list it, sorted. Kept as they change. */
   readonly listings: Map<string, string[]>;
+  /** Connector name → hashes of its earlier tokens (rotated or revoked), newest first. */
+  readonly retired: Map<string, string[]>;
 }
+
+/** Earlier tokens remembered per connector (memory only): enough to name the sidecars left behind. */
+export const RETIRED_TOKENS_KEPT = 4;
 
 function entityKey(type: string, id: string): string {
   return `${type}\u0000${id}`;
@@ -72,13 +77,13 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   const apiKeys = new Map<string, { hash: string; entry: ApiKeyEntry }>();
   const dirty = new Set<string>();
   let apiKeysChanged = false;
-  let current: Snapshot = { version: 0, tenants: new Map(), apiKeys: new Map(), tokens: new Map() };
+  let current: Snapshot = { version: 0, tenants: new Map(), apiKeys: new Map(), tokens: new Map(), retiredTokens: new Map() };
   const listeners = new Set<BundleListener>();
   const activity = createActivityLog(options.activityCapacity);
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, directory: undefined, listings: new Map() }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, directory: undefined, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -90,7 +95,16 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     rules: (t) => [...(tenants.get(t)?.rules.values() ?? EMPTY_INDEX_RULES)],
     setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; dirty.add(t); },
     connector: (t, n) => tenants.get(t)?.connectors.get(n),
-    setConnector(t, n, entry) { set(tenant(t).connectors, n, entry); dirty.add(t); },
+    setConnector(t, n, entry) {
+      const d = tenant(t);
+      const before = d.connectors.get(n)?.tokenHash;
+      if (entry === undefined) d.retired.delete(n);
+      else if (before !== undefined && before !== entry.tokenHash) {
+        d.retired.set(n, [before, ...(d.retired.get(n) ?? []).filter((h) => h !== before && h !== entry.tokenHash)].slice(0, RETIRED_TOKENS_KEPT));
+      }
+      set(d.connectors, n, entry);
+      dirty.add(t);
+    },
     bundle: (t, n) => tenants.get(t)?.bundles.get(n),
     bundles: (t) => [...(tenants.get(t)?.bundles.values() ?? [])],
     setBundle(t, n, entry) { set(tenant(t).bundles, n, entry); dirty.add(t); },
@@ -180,12 +194,16 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     }
     dirty.clear();
     const tokens = new Map<string, ConnectorEntry>();
+    const retiredTokens = new Map<string, ConnectorEntry>();
     for (const t of nextTenants.values()) {
-      for (const c of t.connectors.values()) if (c.tokenHash !== undefined) tokens.set(c.tokenHash, c);
+      for (const c of t.connectors.values()) {
+        if (c.tokenHash !== undefined) tokens.set(c.tokenHash, c);
+        for (const h of tenants.get(t.tenant)?.retired.get(c.name) ?? []) retiredTokens.set(h, c);
+      }
     }
     const keys = apiKeysChanged ? apiKeyMap() : current.apiKeys;
     apiKeysChanged = false;
-    current = { version: current.version + 1, tenants: nextTenants, apiKeys: keys, tokens };
+    current = { version: current.version + 1, tenants: nextTenants, apiKeys: keys, tokens, retiredTokens };
     for (const listener of listeners) listener(changed, current);
     return changed;
   }

@@ -161,9 +161,9 @@ describe('bundle and connector status', () => {
     const connectors = BASE_MANIFESTS['connectors.yaml'] as string;
     const withoutGateways = connectors.split('---').filter((d) => !d.includes('name: gateways,')).join('---');
     await t.write('connectors.yaml', withoutGateways);
-    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Pending', conditions: [{ reason: 'ConnectorNotFound' }] });
+    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Pending', conditions: [{ reason: 'ConnectorNotFound' }, { type: 'RolledOut', status: 'Unknown' }] });
     await t.write('connectors.yaml', connectors);
-    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Ready', revision: 1, conditions: [{ reason: 'Built' }] });
+    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Ready', revision: 1, conditions: [{ reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }] });
     expect(status('Connector', 'gateways')).toMatchObject({ phase: 'Active', bundles: ['docs'] });
   });
 

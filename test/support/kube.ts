@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiextensionsV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
+import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
 import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator, type OperatorOptions } from '../../src/operator.ts';
@@ -278,6 +278,7 @@ export function operatorConfig(namespace: string, identity: string, extra: Parti
     maxBodyBytes: 1024 * 1024,
     maxLongPollSeconds: 120,
     logLevel: 'silent',
+    ...DEFAULT_FLEET,
     kube: { ...DEFAULT_KUBE, namespaces: [namespace], operatorNamespace: namespace, identity },
     ...extra,
   };

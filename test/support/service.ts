@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
-import { DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
+import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
 import { startService, type Service, type ServiceOptions } from '../../src/main.ts';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
@@ -95,6 +95,8 @@ export interface TestServiceOptions {
   readonly dirs?: { manifests: string; stateDir: string };
   /** The temporary folder holding both, removed by stop(). */
   readonly root?: string;
+  /** Any other setting (--decision-log, --agent-expiry-seconds, ...). */
+  readonly config?: Partial<Config>;
 }
 
 const silent = pino({ level: 'silent' });
@@ -115,7 +117,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     publicUrl: options.publicUrl,
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
     maxLongPollSeconds: options.maxLongPollSeconds ?? 30,
-    logLevel: 'silent', kube: DEFAULT_KUBE,
+    logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
+    ...options.config,
   };
   // Deletions apply at once here (confirmDeleteMs 0) unless a test asks for the delay.
   const service = await startService(config, { log: silent, activityFlushMs: 3_600_000, debounceMs: 3_600_000, confirmDeleteMs: 0, ...options.serviceOptions });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DEFAULT_KUBE, type Config } from '../../../src/config.ts';
+import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../../src/config.ts';
 import { startService } from '../../../src/main.ts';
 import { serveCommands } from '../ipc.ts';
 import { CONNECTOR, generateRules, manifestFiles, ruleManifest, TENANT, tenantRules } from '../tenant.ts';
@@ -41,7 +41,7 @@ for (const [file, text] of Object.entries(manifestFiles(rules))) await writeFile
 const config: Config = {
   manifests, stateDir: join(root, 'state'),
   listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel: 'silent', kube: DEFAULT_KUBE,
+  tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
 };
 const started = performance.now();
 // The folder is re-read only on `change`, so the measured runs see no background rescans or flushes.

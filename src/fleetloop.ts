@@ -1,0 +1,117 @@
+// What both modes do with what the OPA fleet reports: remember agents (expired after a silence),
+// note when each bundle revision is published (for propagation times), keep the per-bundle agent
+// gauges, and ask the controller to refresh a Bundle's status when its agents changed, at most once
+// per bundle per `statusIntervalMs`, so a large fleet never turns into a flood of status writes.
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { ObjectKey } from './controller/index.ts';
+import {
+  createAgentRegistry, createDecisionSink, createRecentDecisions, type AgentRegistry, type AgentState, type DecisionSink, type Destination, type RecentDecisions,
+} from './fleet/index.ts';
+import type { FleetDeps } from './http/index.ts';
+import type { Metrics } from './metrics.ts';
+import { bundleKey, type Store } from './store/index.ts';
+
+/** Shortest time between two agent-driven status refreshes of one Bundle. */
+export const STATUS_INTERVAL_MS = 5000;
+const STATES: readonly AgentState[] = ['current', 'behind', 'failing'];
+
+export interface Fleet extends FleetDeps {
+  readonly agents: AgentRegistry;
+  readonly recent: RecentDecisions;
+  readonly sink: DecisionSink;
+  /** What a Bundle reconcile reads: the agents of a bundle against the revision it serves. */
+  readonly view: { readonly windowSeconds: number; summary: AgentRegistry['summary'] };
+  /** Stops the timers and closes the decision log (after writing what it holds). */
+  stop(): Promise<void>;
+}
+
+export interface FleetOptions {
+  readonly config: Pick<Config, 'decisionLog' | 'agentExpirySeconds' | 'maxAgents' | 'maxUploadBytes'>;
+  readonly store: Store;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  readonly now: () => number;
+  /** Asks for a Bundle's status to be computed again. */
+  readonly enqueue: (key: ObjectKey) => void;
+  readonly statusIntervalMs?: number;
+  /** Stdout shared with the log (--decision-log stdout), so their lines never interleave. */
+  readonly stdout?: Destination;
+}
+
+export function startFleet(o: FleetOptions): Fleet {
+  const { store, metrics, log, now } = o;
+  const intervalMs = o.statusIntervalMs ?? STATUS_INTERVAL_MS;
+  const windowMs = o.config.agentExpirySeconds * 1000;
+  const agents = createAgentRegistry({
+    windowMs, maxAgents: o.config.maxAgents,
+    onPropagated: (seconds) => metrics.propagationSeconds.observe(seconds),
+    onEvicted: () => metrics.agentsEvicted.inc(),
+  });
+  const recent = createRecentDecisions();
+  const target = o.config.decisionLog;
+  const sink = createDecisionSink(target, {
+    onDrop: (lines) => {
+      metrics.decisionLogDropped.inc(lines);
+      log.warn({ lines }, 'Dropped decision log lines: the decision log fell more than 16 MB behind');
+    },
+    onError: (err) => log.error({ err, decisionLog: target.kind === 'file' ? target.path : target.kind }, 'Failed to write the decision log'),
+    ...(target.kind === 'stdout' && o.stdout ? { stream: o.stdout } : {}),
+  });
+
+  const revisionOf = (tenant: string, bundle: string): number | undefined => store.snapshot().tenants.get(tenant)?.bundles.get(bundle)?.built.revision;
+  const gauges = (tenant: string, bundle: string): void => {
+    const summary = agents.summary(tenant, bundle, revisionOf(tenant, bundle), now());
+    for (const state of STATES) metrics.agents.set({ tenant, bundle, state }, summary[state]);
+  };
+
+  // Each bundle is refreshed at once when nothing was sent for it lately, else when its interval ends.
+  const last = new Map<string, number>();
+  const pending = new Map<string, NodeJS.Timeout>();
+  const refresh = (tenant: string, bundle: string): void => {
+    const key = bundleKey(tenant, bundle);
+    if (pending.has(key)) return;
+    const waitMs = Math.max(0, (last.get(key) ?? -Infinity) + intervalMs - now());
+    const timer = setTimeout(() => {
+      pending.delete(key);
+      last.set(key, now());
+      gauges(tenant, bundle);
+      o.enqueue({ kind: 'Bundle', namespace: tenant, name: bundle });
+    }, waitMs);
+    timer.unref();
+    pending.set(key, timer);
+  };
+  const unsubscribeAgents = agents.onChange(refresh);
+
+  const unsubscribeStore = store.onBundleChange((changed, snapshot) => {
+    const at = now();
+    for (const b of changed) {
+      const current = snapshot.tenants.get(b.tenant)?.bundles.get(b.name);
+      if (current) {
+        agents.published(b.tenant, b.name, current.built.revision, at);
+        gauges(b.tenant, b.name);
+      } else {
+        agents.forget(b.tenant, b.name);
+        recent.forget(bundleKey(b.tenant, b.name));
+        last.delete(bundleKey(b.tenant, b.name));
+        for (const state of STATES) metrics.agents.remove({ tenant: b.tenant, bundle: b.name, state });
+      }
+    }
+  });
+  // Silence is noticed by the clock: forgotten agents change their bundles' status too.
+  const expiry = setInterval(() => agents.expire(now()), Math.min(5000, Math.max(100, windowMs / 10)));
+  expiry.unref();
+
+  return {
+    agents, recent, sink, maxUploadBytes: o.config.maxUploadBytes,
+    view: { windowSeconds: o.config.agentExpirySeconds, summary: agents.summary },
+    async stop() {
+      unsubscribeAgents();
+      unsubscribeStore();
+      clearInterval(expiry);
+      for (const t of pending.values()) clearTimeout(t);
+      pending.clear();
+      await sink.close();
+    },
+  };
+}

@@ -1,0 +1,205 @@
+// OPA's own reports (docs/opa.md): status (POST /{tenant}/connectors/policyagent/{connector}/status)
+// and decision logs (POST .../logs), with the connector token checked exactly as the bundle route
+// checks it (connector.ts); and what they told us, per bundle, for the tenant's API key:
+// GET .../bundles/{bundle}/agents and .../decisions.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
+import type { Counter } from 'prom-client';
+import {
+  agentDecisionLine, agentsReport, parseDecisionUpload, parseStatusReport, type BundleReport, type DecisionResult, type StatusReport,
+} from '../fleet/index.ts';
+import type { UploadOutcome } from '../metrics.ts';
+import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
+import { tenantOf } from './authorization.ts';
+import { judgeConnector, type ConnectorPath } from './connector.ts';
+import type { ApiDeps } from './deps.ts';
+import { sendError, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
+import { readUpload } from './upload.ts';
+
+const OUTCOME: Partial<Record<FailureCode, UploadOutcome>> = {
+  bad_request: 'bad_request', unauthenticated: 'unauthenticated', forbidden: 'forbidden', not_found: 'not_found', too_large: 'too_large',
+};
+
+/** Agent ids already warned about for loading two of our bundles (bounded: a warning, not a record). */
+const WARNED_KEPT = 1000;
+
+function sendJson(res: ServerResponse, body: unknown): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store' });
+  res.end(payload);
+}
+
+/** A refusal; the body is not read, so the connection closes after it (a large upload is not drained). */
+function refuse(req: IncomingMessage, res: ServerResponse, code: FailureCode, message: string): void {
+  const headers: Record<string, string> = code === 'unauthenticated' ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {};
+  if (req.readableEnded) sendError(res, code, message, headers);
+  else { sendError(res, code, message, { ...headers, Connection: 'close' }); req.resume(); }
+}
+
+/** The report's (or upload's) bundles that are this connector's; a bundle of another connector refuses it. */
+function bundlesOf(snapshot: Snapshot, path: ConnectorPath, names: readonly string[]): { ok: true; ours: Set<string>; ignored: string[] } | { ok: false; message: string } {
+  const served = snapshot.tenants.get(path.tenant)?.bundles;
+  const ours = new Set<string>();
+  const ignored: string[] = [];
+  for (const name of names) {
+    const b = served?.get(name);
+    if (b === undefined) { if (!ignored.includes(name)) ignored.push(name); continue; }
+    if (b.connector !== path.connector) {
+      return { ok: false, message: `connector ${path.connector} has no bundle ${name}: a report may name only bundles of the connector its token belongs to` };
+    }
+    ours.add(name);
+  }
+  return { ok: true, ours, ignored };
+}
+
+export interface FleetHandlers {
+  status(req: IncomingMessage, res: ServerResponse, path: ConnectorPath): void;
+  logs(req: IncomingMessage, res: ServerResponse, path: ConnectorPath): void;
+  agents(req: Request, res: Response): void;
+  decisions(req: Request, res: Response): void;
+}
+
+export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
+  const { fleet } = deps;
+  const log = deps.log.child({ module: 'fleet' });
+  const warned = new Set<string>();
+  const decisionCounters = new Map<string, Counter.Internal>();
+  const countDecision = (tenant: string, bundle: string, result: DecisionResult): void => {
+    const key = `${tenant}\u0000${bundle}\u0000${result}`;
+    let c = decisionCounters.get(key);
+    if (!c) { c = deps.metrics.agentDecisions.labels(tenant, bundle, result); decisionCounters.set(key, c); }
+    c.inc();
+  };
+  const opaLines = deps.metrics.decisionLogLines.labels('opa');
+
+  function record(path: ConnectorPath, report: StatusReport, ours: Set<string>, req: IncomingMessage, refused?: { status: 401 | 403; message: string }): void {
+    const entries: BundleReport[] = report.bundles.filter((b) => ours.has(b.name));
+    if (entries.length === 0) return;
+    if (entries.length > 1) {
+      const id = `${path.tenant}/${path.connector}/${report.agentId}`;
+      if (!warned.has(id)) {
+        if (warned.size >= WARNED_KEPT) warned.clear();
+        warned.add(id);
+        log.warn({ tenant: path.tenant, connector: path.connector, agent: report.agentId, bundles: entries.map((b) => b.name) },
+          'An OPA is configured with several bundles of one connector: their roots overlap and only one can activate');
+      }
+    }
+    fleet.agents.record({
+      tenant: path.tenant, agentId: report.agentId, version: report.version, clientIp: req.socket.remoteAddress ?? '',
+      timeMs: deps.now(), bundles: entries, ...(refused ? { refused } : {}),
+    });
+  }
+
+  return {
+    status(req, res, path) {
+      const count = (o: UploadOutcome): void => { deps.metrics.agentReports.inc({ outcome: o }); };
+      const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
+      // Recognised but refused (a rotated or revoked token of this connector, or an Inactive
+      // connector): the report is read and the agent recorded as failing, then the answer is the
+      // bundle route's. Everything else refused is not read at all.
+      const refused = verdict.code === 'unauthenticated' && verdict.retired !== undefined ? { status: 401 as const, message: verdict.message }
+        : verdict.code === 'forbidden' ? { status: 403 as const, message: verdict.message } : undefined;
+      if (verdict.code !== 'ok' && refused === undefined) {
+        refuse(req, res, verdict.code, verdict.message);
+        count(OUTCOME[verdict.code] ?? 'bad_request');
+        return;
+      }
+      readUpload(req, fleet.maxUploadBytes, function statusBody(body) {
+        try {
+          const report = body.ok ? parseStatusReport(body.value) : undefined;
+          const bundles = report?.ok ? bundlesOf(deps.store.snapshot(), path, report.value.bundles.map((b) => b.name)) : undefined;
+          if (refused !== undefined && verdict.code !== 'ok') {
+            if (report?.ok && bundles?.ok) record(path, report.value, bundles.ours, req, refused);
+            refuse(req, res, verdict.code, verdict.message);
+            count(refused.status === 401 ? 'unauthenticated' : 'forbidden');
+            return;
+          }
+          if (!body.ok) { refuse(req, res, body.code, body.message); count(body.code); return; }
+          if (!report?.ok) { sendError(res, 'bad_request', report?.message ?? 'not an OPA status report'); count('bad_request'); return; }
+          if (!bundles?.ok) { sendError(res, 'not_found', bundles?.message ?? 'unknown bundle'); count('not_found'); return; }
+          record(path, report.value, bundles.ours, req);
+          sendJson(res, { agent: report.value.agentId, bundles: [...bundles.ours].sort(), ignored: bundles.ignored });
+          count('accepted');
+          if (log.isLevelEnabled('debug')) log.debug({ tenant: path.tenant, connector: path.connector, agent: report.value.agentId, bundles: [...bundles.ours] }, 'Received a status report');
+        } catch (err) {
+          log.error({ err, path: 'status' }, 'Failed to serve request');
+          sendError(res, 'internal', 'internal error');
+        }
+      });
+    },
+
+    logs(req, res, path) {
+      const count = (o: UploadOutcome): void => { deps.metrics.decisionLogUploads.inc({ outcome: o }); };
+      const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
+      // Decisions are audit data: only a valid token of an Active connector adds any.
+      if (verdict.code !== 'ok') { refuse(req, res, verdict.code, verdict.message); count(OUTCOME[verdict.code] ?? 'bad_request'); return; }
+      readUpload(req, fleet.maxUploadBytes, function logsBody(body) {
+        try {
+          if (!body.ok) { refuse(req, res, body.code, body.message); count(body.code); return; }
+          const upload = parseDecisionUpload(body.value);
+          if (!upload.ok) { sendError(res, 'bad_request', upload.message); count('bad_request'); return; }
+          const snapshot = deps.store.snapshot();
+          const names = new Set<string>();
+          for (const e of upload.value) for (const b of e.bundles) names.add(b.name);
+          const bundles = bundlesOf(snapshot, path, [...names]);
+          if (!bundles.ok) { sendError(res, 'not_found', bundles.message); count('not_found'); return; }
+          const receivedMs = deps.now();
+          const receivedAt = new Date(receivedMs).toISOString();
+          const clientIp = req.socket.remoteAddress ?? '';
+          for (const e of upload.value) {
+            const bundle = e.bundles.find((b) => bundles.ours.has(b.name));
+            countDecision(path.tenant, bundle?.name ?? '', e.decision);
+            if (bundle !== undefined) {
+              fleet.recent.add(bundleKey(path.tenant, bundle.name), {
+                time: e.timestamp ?? receivedAt, agent: e.agentId, decisionId: e.decisionId, revision: bundle.revision, path: e.path,
+                decision: e.decision, result: e.result, input: e.input,
+              });
+            }
+            if (fleet.sink.enabled) {
+              fleet.sink.write(agentDecisionLine({ receivedMs, tenant: path.tenant, connector: path.connector, bundle: bundle?.name, clientIp, event: e }));
+              opaLines.inc();
+            }
+          }
+          sendJson(res, { accepted: upload.value.length });
+          count('accepted');
+          if (log.isLevelEnabled('debug')) log.debug({ tenant: path.tenant, connector: path.connector, decisions: upload.value.length }, 'Received decision logs');
+        } catch (err) {
+          log.error({ err, path: 'logs' }, 'Failed to serve request');
+          sendError(res, 'internal', 'internal error');
+        }
+      });
+    },
+
+    agents: readWith(deps, (path, bundle) => {
+      const { tenant, connector, bundle: name, revision, ...rest } = agentsReport(fleet.agents, { ...path, bundle: bundle.name, revision: bundle.built.revision }, deps.now());
+      return rest;
+    }),
+
+    decisions: readWith(deps, (path, bundle) => ({ decisions: fleet.recent.list(bundleKey(path.tenant, bundle.name)) })),
+  };
+}
+
+/**
+ * GET .../bundles/{bundle}/<what> with the tenant's API key (not the connector token, which every
+ * OPA holds): 401 without a key, 404 for another tenant's bundle or one of another connector.
+ */
+function readWith(deps: ApiDeps, body: (path: ConnectorPath, bundle: BundleEntry) => Record<string, unknown>) {
+  return function read(req: Request, res: Response): void {
+    const tenant = String(req.params['tenant']);
+    const connector = String(req.params['connector']);
+    const name = String(req.params['bundle']);
+    const snapshot = deps.store.snapshot();
+    const keyTenant = tenantOf(snapshot, req.headers.authorization);
+    if (keyTenant === undefined) {
+      sendError(res, 'unauthenticated', 'an API key of the tenant is required: Authorization: Bearer <key>', { 'WWW-Authenticate': WWW_AUTHENTICATE });
+      return;
+    }
+    const bundle = snapshot.tenants.get(tenant)?.bundles.get(name);
+    if (keyTenant !== tenant || !bundle || bundle.connector !== connector) {
+      sendError(res, 'not_found', `connector ${connector} of tenant ${tenant} has no bundle ${name}`);
+      return;
+    }
+    sendJson(res, { tenant, connector, bundle: name, revision: bundle.built.revision, ...body({ tenant, connector }, bundle) });
+  };
+}
+

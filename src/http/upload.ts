@@ -1,0 +1,79 @@
+// Bodies OPA uploads: a status report (JSON) or a decision-log batch (JSON, gzip-compressed). The
+// limit holds for the bytes received and again for the bytes they decompress to, so a small gzip
+// bomb is a 413 like a large body; decompression runs on libuv's thread pool, off the event loop
+// that answers decisions. Numbers are kept exactly (fleet/json.ts).
+import type { IncomingMessage } from 'node:http';
+import { gunzip } from 'node:zlib';
+import { parseLosslessJson } from '../fleet/index.ts';
+import type { BodyResult } from './body.ts';
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json[ \t]*(?:;|$)/i;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+function tooLarge(limitBytes: number, what: string): BodyResult {
+  return { ok: false, code: 'too_large', message: `the ${what} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)` };
+}
+
+function parse(bytes: Buffer): BodyResult {
+  if (bytes.length === 0) return { ok: false, code: 'bad_request', message: 'the body is empty; expected JSON' };
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' };
+  }
+  try {
+    return { ok: true, value: parseLosslessJson(text) };
+  } catch (err) {
+    return { ok: false, code: 'bad_request', message: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/**
+ * Reads an upload of at most `limitBytes` (received and decompressed), then calls `done` once with
+ * the parsed JSON or the 400/413 to answer.
+ */
+export function readUpload(req: IncomingMessage, limitBytes: number, done: (result: BodyResult) => void): void {
+  const type = req.headers['content-type'];
+  if (type === undefined || !JSON_TYPE.test(type)) {
+    req.resume();
+    done({ ok: false, code: 'bad_request', message: `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type.slice(0, 100))}` });
+    return;
+  }
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'gzip' && encoding !== 'identity') {
+    req.resume();
+    done({ ok: false, code: 'bad_request', message: `Content-Encoding must be gzip or identity, got ${JSON.stringify(encoding.slice(0, 100))}` });
+    return;
+  }
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    done(tooLarge(limitBytes, `body (${declared} bytes)`));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (result: BodyResult): void => { if (!finished) { finished = true; done(result); } };
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > limitBytes) { finish(tooLarge(limitBytes, 'body')); return; }
+    chunks.push(chunk);
+  });
+  req.on('error', () => finish({ ok: false, code: 'bad_request', message: 'the request body could not be read' }));
+  req.on('end', () => {
+    if (finished) return;
+    const bytes = Buffer.concat(chunks, size);
+    if (encoding === 'identity') { finish(parse(bytes)); return; }
+    gunzip(bytes, { maxOutputLength: limitBytes }, (err, out) => {
+      if (err) {
+        finish((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+          ? tooLarge(limitBytes, 'decompressed body')
+          : { ok: false, code: 'bad_request', message: `the body is not valid gzip (Content-Encoding: gzip): ${err.message}` });
+        return;
+      }
+      finish(parse(out));
+    });
+  });
+}
