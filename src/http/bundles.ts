@@ -16,7 +16,8 @@ export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
 export interface BundlePath { readonly tenant: string; readonly connector: string; readonly bundle: string }
 
 type Verdict =
-  | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined }
+  /** `rotated`: the token was this connector's until a rotation (it now has another, and is Active). */
+  | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined; readonly rotated?: boolean }
   | { readonly code: 'ok'; readonly bundle: BundleEntry };
 
 /** Weak comparison (RFC 9110 13.1.2): `*`, or any listed tag equal to ours with W/ ignored. */
@@ -30,6 +31,10 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 function judge(snapshot: Snapshot, path: BundlePath, authorization: string | undefined): Verdict {
   const existing = snapshot.tenants.get(path.tenant)?.bundles.get(path.bundle);
   const verdict = judgeConnector(snapshot, path, authorization);
+  if (verdict.code === 'unauthenticated') {
+    const rotated = verdict.retired !== undefined && verdict.retired.tokenHash !== undefined && verdict.retired.active;
+    return { code: verdict.code, message: verdict.message, bundle: existing, rotated };
+  }
   if (verdict.code !== 'ok') return { code: verdict.code, message: verdict.message, bundle: existing };
   if (!existing || existing.connector !== path.connector) {
     return { code: 'not_found', message: `connector ${path.connector} has no bundle ${path.bundle}`, bundle: existing };
@@ -58,6 +63,17 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
 
     const respond = (mayHold: boolean): void => {
       const verdict = judge(deps.store.snapshot(), path, req.headers.authorization);
+      // A held request whose token was rotated meanwhile, for a bundle that did not change: 304, so
+      // OPA asks again at once with the token its token_path holds now (the new one is held again,
+      // the old one gets 401 at once). A 401 here would make every sidecar report failing until its
+      // next poll, up to long_polling_timeout_seconds later, even those already given the new token.
+      if (!mayHold && verdict.code === 'unauthenticated' && verdict.rotated && verdict.bundle?.connector === path.connector
+        && noneMatch(req.headers['if-none-match'], verdict.bundle.built.etag)) {
+        res.writeHead(304, { ETag: verdict.bundle.built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
+        res.end();
+        finish(304, verdict.bundle);
+        return;
+      }
       if (verdict.code !== 'ok') {
         sendError(res, verdict.code, verdict.message, verdict.code === 'unauthenticated' ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});
         finish(STATUS[verdict.code], verdict.bundle);

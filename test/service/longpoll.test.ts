@@ -1,5 +1,6 @@
 import { request as httpsRequest } from 'node:https';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
@@ -62,8 +63,35 @@ describe('long polling (Prefer: wait=N)', () => {
     expect(t.service.longPolls.size()).toBe(0);
   });
 
+  it('answers a held request 304 when its token is rotated meanwhile, so OPA asks again at once with its token file; the old token then gets 401', async () => {
+    t = await startTestService();
+    const token = await t.token('acme', 'gateways');
+    const etag = await currentEtag(token);
+    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'wait=20' });
+    await expect.poll(() => t.service.longPolls.size()).toBe(1);
+    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
+    const released = await held;
+    expect(released.status).toBe(304);
+    expect(released.headers.get('etag')).toBe(etag);
+    expect((await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'wait=20' })).status).toBe(401);
+    const renewed = t.bundle('acme', 'gateways', 'docs', { ...bearer(await t.token('acme', 'gateways')), 'If-None-Match': etag, Prefer: 'wait=20' });
+    await expect.poll(() => t.service.longPolls.size()).toBe(1);
+    await t.write('rules.yaml', (BASE_MANIFESTS['rules.yaml'] as string).replace('[read, write]', '[read]'));
+    expect((await renewed).status).toBe(200);
+  });
+
+  it('answers a held request 401 when its token is rotated and the bundle changed in the same moment', async () => {
+    t = await startTestService();
+    const token = await t.token('acme', 'gateways');
+    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': await currentEtag(token), Prefer: 'wait=20' });
+    await expect.poll(() => t.service.longPolls.size()).toBe(1);
+    await writeFile(join(t.manifests, 'connectors.yaml'), (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
+    await writeFile(join(t.manifests, 'rules.yaml'), (BASE_MANIFESTS['rules.yaml'] as string).replace('[read, write]', '[read]'));
+    await t.settle();
+    expect((await held).status).toBe(401);
+  });
+
   it.each([
-    ['401 when its token is rotated', '{ tokenRotation: 1 }', 401],
     ['401 when its token is revoked', '{ revoked: true }', 401],
     ['403 when its connector is made Inactive', '{ active: false }', 403],
   ])('answers a held request %s meanwhile, at once', async (_name, spec, code) => {
