@@ -41,6 +41,25 @@ describe('the fleet loop', () => {
     await fleet.stop();
   });
 
+  it('gives status a view of the agents that moves only when a refresh fires', async () => {
+    const fleet = startFleet({
+      config: DEFAULT_FLEET, store: createStore(), metrics: createMetrics({ defaultMetrics: false }), log: pino({ level: 'silent' }),
+      now: () => Date.now(), enqueue: () => undefined,
+    });
+    const seen = (id: string, revision: string): void => fleet.agents.record({ tenant: 'acme', agentId: id, version: '1.1.0', clientIp: '10.0.0.1', timeMs: Date.now(), bundles: [entry(revision)] });
+    seen('a', '1');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fleet.view.summary('acme', 'docs', 1, Date.now())).toMatchObject({ reporting: 1, current: 1 });
+    // Within the interval, what a reconcile reads (say, for the echo of its own status write) stays put.
+    seen('a', '2');
+    seen('b', '2');
+    await vi.advanceTimersByTimeAsync(STATUS_INTERVAL_MS - 100);
+    expect(fleet.view.summary('acme', 'docs', 2, Date.now())).toMatchObject({ reporting: 1, current: 0, behind: 1 });
+    await vi.advanceTimersByTimeAsync(200);
+    expect(fleet.view.summary('acme', 'docs', 2, Date.now())).toMatchObject({ reporting: 2, current: 2 });
+    await fleet.stop();
+  });
+
   it('notices silence by the clock: an expired agent refreshes its bundle', async () => {
     const enqueued: ObjectKey[] = [];
     const fleet = startFleet({

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { ObjectKey } from './controller/index.ts';
 import {
-  createAgentRegistry, createDecisionSink, createRecentDecisions, type AgentRegistry, type AgentState, type DecisionSink, type Destination, type RecentDecisions,
+  createAgentRegistry, createDecisionSink, createRecentDecisions, summarize,
+  type Agent, type AgentRegistry, type AgentState, type DecisionSink, type Destination, type RecentDecisions,
 } from './fleet/index.ts';
 import type { FleetDeps } from './http/index.ts';
 import type { Metrics } from './metrics.ts';
@@ -65,6 +66,10 @@ export function startFleet(o: FleetOptions): Fleet {
     for (const state of STATES) metrics.agents.set({ tenant, bundle, state }, summary[state]);
   };
 
+  // What Bundle status shows of a bundle's agents: taken only when a refresh fires. A reconcile for
+  // any other reason (the echo of our own status write, a resync) reads the same agents, so status
+  // moves at most once per interval however fast the reports come.
+  const shown = new Map<string, Agent[]>();
   // Each bundle is refreshed at once when nothing was sent for it lately, else when its interval ends.
   const last = new Map<string, number>();
   const pending = new Map<string, NodeJS.Timeout>();
@@ -75,6 +80,7 @@ export function startFleet(o: FleetOptions): Fleet {
     const timer = setTimeout(() => {
       pending.delete(key);
       last.set(key, now());
+      shown.set(key, agents.agents(tenant, bundle, now()));
       gauges(tenant, bundle);
       o.enqueue({ kind: 'Bundle', namespace: tenant, name: bundle });
     }, waitMs);
@@ -94,6 +100,7 @@ export function startFleet(o: FleetOptions): Fleet {
         agents.forget(b.tenant, b.name);
         recent.forget(bundleKey(b.tenant, b.name));
         last.delete(bundleKey(b.tenant, b.name));
+        shown.delete(bundleKey(b.tenant, b.name));
         for (const state of STATES) metrics.agents.remove({ tenant: b.tenant, bundle: b.name, state });
       }
     }
@@ -104,7 +111,11 @@ export function startFleet(o: FleetOptions): Fleet {
 
   return {
     agents, recent, sink, maxUploadBytes: o.config.maxUploadBytes,
-    view: { windowSeconds: o.config.agentExpirySeconds, summary: agents.summary },
+    view: {
+      windowSeconds: o.config.agentExpirySeconds,
+      // Against the revision served now: a new revision shows its agents behind at once.
+      summary: (tenant, bundle, revision) => summarize(shown.get(bundleKey(tenant, bundle)) ?? [], revision === undefined ? undefined : String(revision)),
+    },
     async stop() {
       unsubscribeAgents();
       unsubscribeStore();

@@ -9,6 +9,7 @@ import { kubePublicUrl, type Config, type Tls } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
 import type { Destination } from './fleet/index.ts';
 import { startFleet, type Fleet } from './fleetloop.ts';
+import { createAgentSharing, type AgentSharing } from './kube/agents.ts';
 import { createClients, type KubeClients } from './kube/client.ts';
 import { createLeaderElector, type LeaderElector } from './kube/leader.ts';
 import { createKubeSource, type KubeSource } from './kube/source.ts';
@@ -53,6 +54,10 @@ export interface OperatorOptions {
   readonly watchMaxRestartMs?: number;
   /** Shortest time between two agent-driven status refreshes of one Bundle (default 5 s). */
   readonly agentStatusIntervalMs?: number;
+  /** Shortest time between two publications of this replica's agents to its ConfigMap (default 2 s). */
+  readonly agentPublishIntervalMs?: number;
+  /** How often that ConfigMap is rewritten while it holds agents (default 30 s, at most a third of the expiry). */
+  readonly agentHeartbeatMs?: number;
   /** Stdout as the log writes it, for --decision-log stdout (lines never interleave). */
   readonly stdout?: Destination;
 }
@@ -130,6 +135,15 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     },
   });
 
+  // Every replica hears some of the OPAs: they share what they hear, so RolledOut counts them all.
+  const podName = process.env['POD_NAME'];
+  const podUid = process.env['POD_UID'];
+  const sharing: AgentSharing = createAgentSharing({
+    clients, namespace, identity, registry: fleet.agents, log: log.child({ module: 'agents' }), now: () => now().getTime(), leading,
+    ...(podName && podUid && podName === identity ? { pod: { name: podName, uid: podUid } } : {}),
+    ...(options.agentPublishIntervalMs !== undefined ? { publishIntervalMs: options.agentPublishIntervalMs } : {}),
+    ...(options.agentHeartbeatMs !== undefined ? { heartbeatMs: options.agentHeartbeatMs } : {}),
+  });
   const serving = await startServing({
     config, store, metrics, log, now, fleet,
     notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet'),
@@ -137,6 +151,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   });
   let api: Awaited<ReturnType<typeof serving.listenApi>> | undefined;
   try {
+    await sharing.start();
     await kubeSource.start();
     log.info({ objects: kubeSource.keys().length }, 'Listed every watched kind');
     await elector.start();
@@ -149,6 +164,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     await elector.stop().catch(() => undefined);
     await kubeSource.stop();
     tlsSecret?.stop();
+    await sharing.stop();
     await fleet.stop();
     await serving.closeOps();
     throw err;
@@ -184,6 +200,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
       await elector?.stop();
       await kubeSource.stop();
       tlsSecret?.stop();
+      await sharing.stop();
       await fleet.stop();
       await serving.closeOps();
       log.info('Stopped');

@@ -129,4 +129,53 @@ describe('the agent registry', () => {
     expect(r.size()).toBe(1);
     expect(r.agents('globex', 'docs', T0)).toHaveLength(1);
   });
+
+  describe('with peers (other replicas)', () => {
+    const agent = (id: string, lastReportMs: number, activeRevision: string) => ({
+      id, version: '1.1.0', clientIp: '10.0.0.2', lastReportMs, activeRevision, lastActivation: undefined, lastDownload: undefined, error: undefined, httpCode: undefined, alsoLoads: [],
+    });
+
+    it('counts every agent once, as the replica that heard from it last describes it', () => {
+      const { r } = registry();
+      r.record(seen('a', T0 + 100, [entry('docs', { activeRevision: '4' })]));
+      r.record(seen('b', T0 + 100, [entry('docs', { activeRevision: '3' })]));
+      r.setPeer('replica-2', { 'acme/docs': [agent('b', T0 + 200, '4'), agent('c', T0 + 50, '4'), agent('a', T0 + 10, '3')] }, T0 + 300);
+      expect(r.summary('acme', 'docs', 4, T0 + 300)).toMatchObject({ reporting: 3, current: 3 });
+      expect(r.agents('acme', 'docs', T0 + 300).map((a) => [a.id, a.activeRevision, a.clientIp])).toEqual([['a', '4', '10.0.0.1'], ['b', '4', '10.0.0.2'], ['c', '4', '10.0.0.2']]);
+      // Only this replica's own agents are what it shares.
+      expect(Object.keys(r.exportLocal(T0 + 300))).toEqual(['acme/docs']);
+      expect(r.exportLocal(T0 + 300)['acme/docs']?.map((a) => a.id)).toEqual(['a', 'b']);
+    });
+
+    it('announces a bundle only when what a peer says changes what status shows, and forgets a peer that is gone', () => {
+      const { r, changes } = registry();
+      r.setPeer('replica-2', { 'acme/docs': [agent('c', T0, '4')] }, T0);
+      expect(changes).toEqual(['acme/docs']);
+      r.setPeer('replica-2', { 'acme/docs': [agent('c', T0 + 10_000, '4')] }, T0 + 10_000);
+      expect(changes).toEqual(['acme/docs']);
+      r.setPeer('replica-2', undefined, T0 + 20_000);
+      expect(changes).toEqual(['acme/docs', 'acme/docs']);
+      expect(r.summary('acme', 'docs', 4, T0 + 20_000).reporting).toBe(0);
+    });
+
+    it('does not count a peer\'s agent past the window (a replica that died stops refreshing them)', () => {
+      const { r } = registry({ windowMs: 60_000 });
+      r.setPeer('replica-2', { 'acme/docs': [agent('c', T0, '4')] }, T0);
+      expect(r.summary('acme', 'docs', 4, T0 + 60_000).reporting).toBe(1);
+      expect(r.summary('acme', 'docs', 4, T0 + 60_001).reporting).toBe(0);
+    });
+
+    it('announces a bundle when a peer\'s agent ages out on this replica\'s clock, once', () => {
+      const { r, changes } = registry({ windowMs: 60_000 });
+      r.setPeer('replica-2', { 'acme/docs': [agent('c', T0, '4')] }, T0);
+      changes.length = 0;
+      r.expire(T0 + 30_000);
+      expect(changes).toEqual([]);
+      r.expire(T0 + 61_000);
+      expect(changes).toEqual(['acme/docs']);
+      r.expire(T0 + 62_000);
+      expect(changes).toEqual(['acme/docs']);
+    });
+  });
 });
+

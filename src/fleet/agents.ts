@@ -124,8 +124,17 @@ export interface AgentRegistry {
   forget(tenant: string, bundle: string): void;
   /** Called with each bundle whose agents changed (arrived, left, changed revision or state). */
   onChange(listener: (tenant: string, bundle: string) => void): () => void;
-  /** Agents held over all bundles. */
+  /** Agents held over all bundles (this replica's own). */
   size(): number;
+  /** This replica's own agents heard within the window, by `<tenant>/<bundle>`: what it shares with its peers. */
+  exportLocal(nowMs: number): Record<string, Agent[]>;
+  /**
+   * What another replica hears (undefined: it is gone). Summaries count every agent once, as the
+   * replica that heard from it last describes it; bundles whose view changed are announced.
+   */
+  setPeer(replica: string, bundles: Readonly<Record<string, readonly Agent[]>> | undefined, nowMs: number): void;
+  /** Called when this replica's own agents changed in a way status shows (what it must share). */
+  onLocalChange(listener: () => void): () => void;
 }
 
 /** `<tenant>/<bundle>` */
@@ -151,11 +160,36 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   const order = new Map<string, { readonly key: string; readonly id: string; readonly atMs: number }>();
   const publishedAt = new Map<string, Map<string, number>>();
   const listeners = new Set<(tenant: string, bundle: string) => void>();
+  const localListeners = new Set<() => void>();
+  /** Replica → bundle key → its agents. */
+  const peers = new Map<string, ReadonlyMap<string, readonly Agent[]>>();
+  /** When expire() last ran: a peer's agent that crossed the window since then is announced. */
+  let lastExpireMs = -Infinity;
 
   const announce = (key: string): void => {
     const slash = key.indexOf('/');
     for (const l of listeners) l(key.slice(0, slash), key.slice(slash + 1));
   };
+
+  /** A bundle's agents heard within the window, each once: the newest report of any replica wins. */
+  const live = (key: string, nowMs: number): Agent[] => {
+    const own = bundles.get(key);
+    if (peers.size === 0) return [...(own?.values() ?? [])].filter((a) => nowMs - a.lastReportMs <= windowMs);
+    const merged = new Map<string, Agent>();
+    const take = (a: Agent): void => {
+      if (nowMs - a.lastReportMs > windowMs) return;
+      const had = merged.get(a.id);
+      if (had === undefined || had.lastReportMs < a.lastReportMs) merged.set(a.id, a);
+    };
+    for (const a of own?.values() ?? []) take(a);
+    for (const p of peers.values()) for (const a of p.get(key) ?? []) take(a);
+    return [...merged.values()];
+  };
+
+  /** What status could show of a bundle's agents: compared before and after a peer's update. */
+  const fingerprint = (key: string, nowMs: number): string => live(key, nowMs)
+    .map((a) => `${a.id}\u0000${a.activeRevision ?? ''}\u0000${a.error?.code ?? ''}\u0000${a.error?.message ?? ''}\u0000${a.httpCode ?? ''}\u0000${a.alsoLoads.join(',')}`)
+    .sort().join('\u0001');
 
   const drop = (key: string, id: string): void => {
     const agents = bundles.get(key);
@@ -222,14 +256,13 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
       }
       for (const key of evict()) changed.add(key);
       for (const key of changed) announce(key);
+      if (changed.size > 0) for (const l of localListeners) l();
     },
     agents(tenant, bundle, nowMs, revision) {
-      const all = [...(bundles.get(keyOf(tenant, bundle))?.values() ?? [])].filter((a) => nowMs - a.lastReportMs <= windowMs);
-      return all.sort(byState(revision));
+      return live(keyOf(tenant, bundle), nowMs).sort(byState(revision));
     },
     summary(tenant, bundle, revision, nowMs) {
-      const live = [...(bundles.get(keyOf(tenant, bundle))?.values() ?? [])].filter((a) => nowMs - a.lastReportMs <= windowMs);
-      return summarize(live, revision === undefined ? undefined : String(revision));
+      return summarize(live(keyOf(tenant, bundle), nowMs), revision === undefined ? undefined : String(revision));
     },
     published(tenant, bundle, revision, timeMs) {
       const key = keyOf(tenant, bundle);
@@ -247,7 +280,16 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
         drop(entry.key, entry.id);
         touched.add(entry.key);
       }
+      const local = touched.size > 0;
+      // A peer's agents age on this replica's clock too (a replica that died refreshes them no more).
+      for (const p of peers.values()) {
+        for (const [key, agents] of p) {
+          if (agents.some((a) => a.lastReportMs + windowMs < nowMs && a.lastReportMs + windowMs >= lastExpireMs)) touched.add(key);
+        }
+      }
+      lastExpireMs = nowMs;
       for (const key of touched) announce(key);
+      if (local) for (const l of localListeners) l();
     },
     forget(tenant, bundle) {
       const key = keyOf(tenant, bundle);
@@ -259,5 +301,25 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
       return () => { listeners.delete(listener); };
     },
     size: () => order.size,
+    exportLocal(nowMs) {
+      const out: Record<string, Agent[]> = {};
+      for (const [key, agents] of bundles) {
+        const fresh = [...agents.values()].filter((a) => nowMs - a.lastReportMs <= windowMs);
+        if (fresh.length > 0) out[key] = fresh;
+      }
+      return out;
+    },
+    setPeer(replica, data, nowMs) {
+      const before = peers.get(replica);
+      const keys = new Set([...(before?.keys() ?? []), ...Object.keys(data ?? {})]);
+      const was = new Map([...keys].map((k) => [k, fingerprint(k, nowMs)]));
+      if (data === undefined) peers.delete(replica);
+      else peers.set(replica, new Map(Object.entries(data)));
+      for (const k of keys) if (fingerprint(k, nowMs) !== was.get(k)) announce(k);
+    },
+    onLocalChange(listener) {
+      localListeners.add(listener);
+      return () => { localListeners.delete(listener); };
+    },
   };
 }

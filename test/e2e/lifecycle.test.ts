@@ -48,7 +48,10 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
     const { ns, api } = await setup('apply');
     const o = op as Operator;
     const first = await waitFor('bundle status revision 1', async () => ((await api.status('Bundle', 'docs'))['revision'] === 1 ? api.status('Bundle', 'docs') : undefined));
-    expect(first).toMatchObject({ phase: 'Ready', revision: 1, ruleCount: 1, observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Built' }] });
+    expect(first).toMatchObject({
+      phase: 'Ready', revision: 1, ruleCount: 1, observedGeneration: 1, agents: { reporting: 0, rollout: '0/0' },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }],
+    });
     expect(await api.status('Rule', 'team-documents')).toMatchObject({ phase: 'Enforced', observedGeneration: 1, translation: { status: 'Current', generation: 1 } });
     expect((await api.status('Rule', 'team-documents'))['translation']).toMatchObject({ rego: expect.stringContaining('input.principal.team == input.resource.team') });
 

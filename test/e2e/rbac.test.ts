@@ -11,6 +11,7 @@ import {
   adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, directoryYaml, customApi, deployRbac, E2E_KUBECONFIG, ensureCrds, loadConfig,
   rbacApi, ROOT, ruleYaml, startE2EOperator, TEAM_RULE, waitFor, yamlObjects,
 } from '../support/kube.ts';
+import { statusReport } from '../support/reports.ts';
 
 const API_KEY = 'e2e-rbac-api-key-0123456789';
 
@@ -35,6 +36,14 @@ async function serviceAccountConfig(ns: string): Promise<KubeConfig> {
   const kc = new KubeConfig();
   kc.loadFromOptions({ clusters: [cluster], users: [{ name: 'sa', token }], contexts: [{ name: 'sa', cluster: cluster.name, user: 'sa' }], currentContext: 'sa' });
   return kc;
+}
+
+function httpsPost(url: string, ca: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', ca, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 function httpsGet(url: string, ca: string, headers: Record<string, string>): Promise<number> {
@@ -84,6 +93,14 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
       return list.items.some((e) => e.reason === 'TokenIssued' && e.involvedObject.name === 'gateways') ? list : undefined;
     });
     expect(events.items.some((e) => e.reason === 'Built' && e.involvedObject.kind === 'Bundle')).toBe(true);
+    // An OPA's status report: the replica shares the agent through its ConfigMap (configmaps in its namespace).
+    const reported = await httpsPost(`${op.apiUrl}/${ns}/connectors/policyagent/gateways/status`, ca, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify(statusReport('opa-rbac', { docs: { revision: '1' } })));
+    expect(reported).toBe(200);
+    await waitFor('the agents ConfigMap', async () => {
+      const list = await core.listNamespacedConfigMap({ namespace: operatorNamespace, labelSelector: 'acl.policyagent.dev/agents=true' });
+      return list.items.length === 1;
+    });
+    await waitFor('RolledOut True', async () => ((await api.status('Bundle', 'docs'))['conditions'] as { type: string; status: string }[] | undefined)?.some((c) => c.type === 'RolledOut' && c.status === 'True'));
   }
 
   it('cluster-wide: ClusterRole acl-operator and the leader-election Role', async () => {
@@ -98,6 +115,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
     // The Lease lives in the test namespace here (acl-system in deploy/): the same rules, bound there.
     await rbac.createNamespacedRole({ namespace: n.name, body: { metadata: { name: 'leader-election' }, rules: rulesOf(objects, 'Role', 'acl-operator-leader-election') } });
     await rbac.createNamespacedRoleBinding({ namespace: n.name, body: { metadata: { name: 'leader-election' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' }, subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }] } });
+    await rbac.createNamespacedRole({ namespace: n.name, body: { metadata: { name: 'agents' }, rules: rulesOf(objects, 'Role', 'acl-operator-agents') } });
+    await rbac.createNamespacedRoleBinding({ namespace: n.name, body: { metadata: { name: 'agents' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'agents' }, subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }] } });
     await runAndCheck(n.name, await serviceAccountConfig(n.name));
   });
 
@@ -114,6 +133,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
       { ns: tenantNs.name, name: 'tenant', rules: rulesOf(tenant, 'Role', 'acl-operator') },
       { ns: opNs.name, name: 'tls', rules: rulesOf(operatorNs, 'Role', 'acl-operator-tls') },
       { ns: opNs.name, name: 'leader-election', rules: rulesOf(deployRbac(), 'Role', 'acl-operator-leader-election') },
+      { ns: opNs.name, name: 'agents', rules: rulesOf(deployRbac(), 'Role', 'acl-operator-agents') },
     ];
     for (const r of roles) {
       await rbac.createNamespacedRole({ namespace: r.ns, body: { metadata: { name: r.name }, rules: r.rules } });

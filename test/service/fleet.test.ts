@@ -2,45 +2,16 @@
 // token rules of the bundle route, what is recorded and what is refused, Bundle status (agents,
 // RolledOut), the recent decisions, and the decision log file with the service's own decisions.
 // Reports are built from real OPA uploads (test/fixtures/opa); test/opa/fleet.test.ts runs real OPAs.
-import { readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import { decisionEvent, statusReport } from '../support/reports.ts';
 import { API_KEY, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService, type TestServiceOptions } from '../support/service.ts';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'opa');
-const fixture = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
-const FULL_REPORT = fixture('status-1.1-ok.json');
-
-interface BundleState { revision?: string; code?: string; message?: string; httpCode?: number; stopping?: boolean }
-
-/** OPA 1.1's report (its 45 KB of metrics included) for agent `id` running `bundles`. */
-function report(id: string, bundles: Record<string, BundleState>): Record<string, unknown> {
-  return {
-    ...FULL_REPORT,
-    labels: { id, version: '1.1.0' },
-    bundles: Object.fromEntries(Object.entries(bundles).map(([name, b]) => [name, {
-      name,
-      ...(b.revision === undefined ? {} : { active_revision: b.revision }),
-      last_successful_activation: '2026-11-24T10:00:00.000000000Z',
-      last_successful_download: '2026-11-24T10:00:00.000000000Z',
-      last_request: '2026-11-24T10:00:01.000000000Z',
-      ...(b.code === undefined && !b.stopping ? {} : { code: b.code ?? 'bundle_error', message: b.stopping ? 'request failed: Get "https://x/bundles/docs": context canceled' : b.message ?? 'failed' }),
-      ...(b.httpCode === undefined ? {} : { http_code: b.httpCode }),
-    }])),
-  };
-}
-
-/** One decision-log event as OPA 1.1 writes it. */
-function event(i: number, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    labels: { id: 'opa-1', version: '1.1.0' }, decision_id: `decision-${i}`, bundles: { docs: { revision: '1' } }, path: 'acl/allow',
-    input: { principal: { type: 'user', id: `u${i}`, team: 'blue' }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } },
-    result: i % 2 === 0, requested_by: '127.0.0.1:5000', timestamp: `2026-11-24T10:00:${String(i % 60).padStart(2, '0')}.123456789Z`, req_id: i, ...over,
-  };
-}
+const report = statusReport;
+const event = (i: number, over: Record<string, unknown> = {}): Record<string, unknown> => decisionEvent(i, over);
 
 let t: TestService;
 afterEach(async () => { await t?.stop(); });

@@ -136,7 +136,33 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
     watchRestartMs: o.watchRestartMs ?? 50,
     watchMaxRestartMs: o.watchMaxRestartMs ?? 500,
     ...(o.activityFlushMs !== undefined ? { activityFlushMs: o.activityFlushMs } : {}),
+    ...(o.agentStatusIntervalMs !== undefined ? { agentStatusIntervalMs: o.agentStatusIntervalMs } : {}),
+    ...(o.agentPublishIntervalMs !== undefined ? { agentPublishIntervalMs: o.agentPublishIntervalMs } : {}),
+    ...(o.agentHeartbeatMs !== undefined ? { agentHeartbeatMs: o.agentHeartbeatMs } : {}),
   });
+}
+
+/**
+ * GET of a collection as the API server prints it for kubectl (a meta.k8s.io/v1 Table: the CRD's
+ * additionalPrinterColumns), as `{column name: cell}` per row.
+ */
+export async function tableOf(path: string): Promise<Record<string, unknown>[]> {
+  const kc = loadConfig();
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('E2E_KUBECONFIG has no current cluster');
+  const options: import('node:https').RequestOptions = { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } };
+  await kc.applyToHTTPSOptions(options);
+  const { request } = await import('node:https');
+  const body = await new Promise<string>((resolve, reject) => {
+    request(new URL(path, server), options, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { text += c; });
+      res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`GET ${path}: ${res.statusCode} ${text}`))));
+    }).on('error', reject).end();
+  });
+  const table = JSON.parse(body) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+  return table.rows.map((r) => Object.fromEntries(table.columnDefinitions.map((c, i) => [c.name, r.cells[i]])));
 }
 
 /** Custom objects of a test namespace. */
