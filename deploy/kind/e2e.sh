@@ -207,6 +207,15 @@ retry "OPA to allow write with revision ${edited}" opa_answers true blue write
 retry "the operator to allow write" expect_decision allow blue write
 ok "revision ${revision} -> ${edited}: operator and OPA both allow write"
 
+step "Waiting for the rollout as a pipeline would: kubectl wait --for=condition=RolledOut"
+# The sidecar's status reports say which revision it runs; the Bundle's RolledOut turns True once
+# every sidecar heard from runs the revision served, and AGENTS counts them.
+"${KUBECTL[@]}" -n "$NS" wait --for=condition=RolledOut "bundle/$BUNDLE" --timeout=120s >/dev/null \
+  || fail "RolledOut never turned True: $("${KUBECTL[@]}" -n "$NS" get "bundle/$BUNDLE" -o jsonpath='{.status.conditions[?(@.type=="RolledOut")].message}')"
+agents="$("${KUBECTL[@]}" -n "$NS" get "bundle/$BUNDLE" -o jsonpath='{.status.agents.rollout}')"
+[[ "$agents" == "1/1" ]] || fail "expected AGENTS 1/1 (the storefront sidecar), got '${agents}'"
+ok "RolledOut True, AGENTS ${agents}: the sidecar runs revision ${edited}"
+
 step "Restoring the Rule (actions [read])"
 "${KUBECTL[@]}" -n "$NS" patch "rule/$RULE" --type=merge -p '{"spec":{"actions":["read"]}}' >/dev/null \
   || fail "could not restore rule/$RULE"
@@ -218,5 +227,5 @@ ok "revision $(status_revision): write denied again"
 
 "${KUBECTL[@]}" -n "$NS" delete secret "$API_KEY_SECRET" --ignore-not-found >/dev/null || true
 
-printf '\nPASSED: operator decisions, token Secret with ca.crt, OPA sidecar on revision %s, rule edits reach OPA.\n' "$(status_revision)"
+printf '\nPASSED: operator decisions, token Secret with ca.crt, OPA sidecar on revision %s, rule edits reach OPA, RolledOut.\n' "$(status_revision)"
 printf 'The example stays in namespace %s; remove it with: kubectl delete -f deploy/examples/opa-sidecar.yaml\n' "$NS"
