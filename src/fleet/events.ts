@@ -2,7 +2,7 @@
 // parsed once at the edge, and what each decision was: allow, deny, an evaluation error, no result
 // (no policy loaded yet), or another result. Shape checked against real OPA 0.61 and 1.1 uploads.
 import { z } from 'zod';
-import { firstIssue, type Parsed } from './report.ts';
+import { MAX_BUNDLES_NAMED, tooManyKeys, type Parsed } from './report.ts';
 
 export type DecisionResult = 'allow' | 'deny' | 'error' | 'undefined' | 'other';
 export const DECISION_RESULTS: readonly DecisionResult[] = ['allow', 'deny', 'error', 'undefined', 'other'];
@@ -54,10 +54,22 @@ export function classify(path: string | undefined, result: unknown, error: unkno
   return 'other';
 }
 
-/** Parses a decision-log upload (already gunzipped and parsed); the message names the first problem. */
-export function parseDecisionUpload(body: unknown): Parsed<DecisionEvent[]> {
-  const parsed = Upload.safeParse(body);
-  if (!parsed.success) return { ok: false, message: `not an OPA decision log upload (a JSON array of decision events): ${firstIssue(parsed.error)}` };
+const NOT_AN_UPLOAD = 'not an OPA decision log upload (a JSON array of decision events)';
+
+/**
+ * Parses events `items` of an upload, the first being number `from` of the upload (so messages
+ * name the event): an upload is parsed a slice at a time, without holding the event loop.
+ */
+export function parseDecisionEvents(items: readonly unknown[], from = 0): Parsed<DecisionEvent[]> {
+  const crowded = items.findIndex((e) => typeof e === 'object' && e !== null && tooManyKeys((e as { bundles?: unknown }).bundles, MAX_BUNDLES_NAMED));
+  if (crowded !== -1) return { ok: false, message: `${NOT_AN_UPLOAD}: ${from + crowded}.bundles: names more than ${MAX_BUNDLES_NAMED} bundles` };
+  const parsed = Upload.safeParse(items);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const [index, ...rest] = issue?.path ?? [];
+    const where = typeof index === 'number' ? [from + index, ...rest].map(String).join('.') : '';
+    return { ok: false, message: `${NOT_AN_UPLOAD}: ${where === '' ? '' : `${where}: `}${issue?.message ?? 'invalid'}` };
+  }
   return {
     ok: true,
     value: parsed.data.map((e) => {
@@ -76,4 +88,10 @@ export function parseDecisionUpload(body: unknown): Parsed<DecisionEvent[]> {
       };
     }),
   };
+}
+
+/** Parses a whole decision-log upload (already gunzipped and parsed); the message names the first problem. */
+export function parseDecisionUpload(body: unknown): Parsed<DecisionEvent[]> {
+  if (!Array.isArray(body)) return { ok: false, message: `${NOT_AN_UPLOAD}: the body is ${body === null ? 'null' : typeof body === 'object' ? 'an object' : `a ${typeof body}`}` };
+  return parseDecisionEvents(body, 0);
 }

@@ -2,7 +2,7 @@ export {
   createAgentRegistry, EMPTY_SUMMARY, PROBLEMS_NAMED, stateOf, summarize,
   type Agent, type AgentError, type AgentRegistry, type AgentState, type AgentSummary, type ProblemAgent, type Sighting,
 } from './agents.ts';
-export { classify, DECISION_RESULTS, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
+export { classify, DECISION_RESULTS, parseDecisionEvents, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
 export { jsonSizeAtMost, parseLosslessJson, redact, REDACTED } from './json.ts';
 export { createRecentDecisions, MAX_KEPT_BYTES, RECENT_PER_BUNDLE, type RecentDecision, type RecentDecisions } from './recent.ts';
 export { parseStatusReport, type BundleReport, type Parsed, type StatusReport } from './report.ts';

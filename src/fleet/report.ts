@@ -80,8 +80,22 @@ export function firstIssue(error: z.ZodError): string {
   return path === '' ? issue.message : `${path}: ${issue.message}`;
 }
 
+/** Bundles one report (or one decision event) may name: a real OPA is configured with a handful. */
+export const MAX_BUNDLES_NAMED = 256;
+
+/** Whether a JSON value is an object with more than `max` keys (checked before the schema walks it). */
+export function tooManyKeys(v: unknown, max: number): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  let n = 0;
+  for (const _ in v) if (++n > max) return true;
+  return false;
+}
+
 /** Parses a status report; the message names the first problem. */
 export function parseStatusReport(body: unknown): Parsed<StatusReport> {
+  if (typeof body === 'object' && body !== null && tooManyKeys((body as { bundles?: unknown }).bundles, MAX_BUNDLES_NAMED)) {
+    return { ok: false, message: `not an OPA status report: bundles: names more than ${MAX_BUNDLES_NAMED} bundles` };
+  }
   const parsed = Report.safeParse(body);
   if (!parsed.success) return { ok: false, message: `not an OPA status report: ${firstIssue(parsed.error)}` };
   const { labels, bundles } = parsed.data;

@@ -208,6 +208,7 @@ describe('status and log uploads that are refused change nothing', () => {
     ['an unknown Content-Encoding', async () => postStatus(await gateways(), report('x', {}), undefined, { 'Content-Encoding': 'br' }), 400, /Content-Encoding must be gzip or identity/],
     ['gzip that is not', async () => postStatus(await gateways(), 'plain text', undefined, { 'Content-Encoding': 'gzip' }), 400, /not valid gzip/],
     ['a body over the limit', async () => postStatus(await gateways(), JSON.stringify({ ...report('x', {}), pad: 'x'.repeat(70 * 1024) })), 413, /larger than the limit of 65536 bytes \(--max-upload-bytes\)/],
+    ['a report naming thousands of bundles', async () => postStatus(await gateways(), { labels: { id: 'x' }, bundles: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`b${i}`, {}])) }), 400, /names more than 256 bundles/],
     ['a gzip bomb', async () => postStatus(await gateways(), gzipSync(JSON.stringify({ ...report('x', {}), pad: 'x'.repeat(10 * 1024 * 1024) })), undefined, { 'Content-Encoding': 'gzip' }), 413, /decompressed body is larger than the limit/],
   ];
 
@@ -248,6 +249,7 @@ describe('status and log uploads that are refused change nothing', () => {
     ['an object instead of an array', { labels: { id: 'x' } }, 400, /a JSON array/],
     ['an event without labels', [{ decision_id: 'x' }], 400, /0\.labels/],
     ['an event naming a bundle of another connector', [event(1), event(2, { bundles: { internal: { revision: '1' } } })], 404, /connector gateways has no bundle internal/],
+    ['an event naming thousands of bundles', [event(1), event(2, { bundles: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`b${i}`, {}])) })], 400, /1\.bundles: names more than 256 bundles/],
   ])('refuses decision logs with %s, recording none of them', async (_name, body, status, message) => {
     await start();
     const res = await postLogs(await t.token('acme', 'gateways'), body);
