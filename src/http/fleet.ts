@@ -76,17 +76,28 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
   };
   const opaLines = deps.metrics.decisionLogLines.labels('opa');
 
+  /** Logs once per agent and kind of problem (bounded: a warning, not a record). */
+  const warnOnce = (kind: string, path: ConnectorPath, agent: string, fields: Record<string, unknown>, message: string): void => {
+    const id = `${kind}/${path.tenant}/${path.connector}/${agent}`;
+    if (warned.has(id)) return;
+    if (warned.size >= WARNED_KEPT) warned.clear();
+    warned.add(id);
+    log.warn({ tenant: path.tenant, connector: path.connector, agent, ...fields }, message);
+  };
+
   function record(path: ConnectorPath, report: StatusReport, ours: Set<string>, req: IncomingMessage, refused?: { status: 401 | 403; message: string }): void {
     const entries: BundleReport[] = report.bundles.filter((b) => ours.has(b.name));
-    if (entries.length === 0) return;
-    if (entries.length > 1) {
-      const id = `${path.tenant}/${path.connector}/${report.agentId}`;
-      if (!warned.has(id)) {
-        if (warned.size >= WARNED_KEPT) warned.clear();
-        warned.add(id);
-        log.warn({ tenant: path.tenant, connector: path.connector, agent: report.agentId, bundles: entries.map((b) => b.name) },
-          'An OPA is configured with several bundles of one connector: their roots overlap and only one can activate');
+    if (entries.length === 0) {
+      // OPA names bundles by their key in its configuration: another key than the Bundle's name is never counted.
+      if (report.bundles.length > 0) {
+        warnOnce('unknown', path, report.agentId, { reported: report.bundles.map((b) => b.name).slice(0, 10) },
+          'An OPA reports no bundle of its connector: the key of each bundle in its configuration must be the Bundle\'s name');
       }
+      return;
+    }
+    if (entries.length > 1) {
+      warnOnce('several', path, report.agentId, { bundles: entries.map((b) => b.name) },
+        'An OPA is configured with several bundles of one connector: their roots overlap and only one can activate');
     }
     fleet.agents.record({
       tenant: path.tenant, agentId: report.agentId, version: report.version, clientIp: req.socket.remoteAddress ?? '',
@@ -148,7 +159,7 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
         count(OUTCOME[verdict.code] ?? 'bad_request');
         return;
       }
-      readUpload(req, fleet.maxUploadBytes, function statusBody(body) {
+      readUpload(req, fleet.maxUploadBytes, false, function statusBody(body) {
         try {
           const report = body.ok ? parseStatusReport(body.value) : undefined;
           const bundles = report?.ok ? bundlesOf(deps.store.snapshot(), path, report.value.bundles.map((b) => b.name)) : undefined;
@@ -177,7 +188,7 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
       const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
       // Decisions are audit data: only a valid token of an Active connector adds any.
       if (verdict.code !== 'ok') { refuse(req, res, verdict.code, verdict.message); count(OUTCOME[verdict.code] ?? 'bad_request'); return; }
-      readUpload(req, fleet.maxUploadBytes, function logsBody(body) {
+      readUpload(req, fleet.maxUploadBytes, true, function logsBody(body) {
         if (!body.ok) { refuse(req, res, body.code, body.message); count(body.code); return; }
         if (!Array.isArray(body.value)) {
           const whole = parseDecisionUpload(body.value);

@@ -1,7 +1,7 @@
 // Bodies OPA uploads: a status report (JSON) or a decision-log batch (JSON, gzip-compressed). The
 // limit holds for the bytes received and again for the bytes they decompress to, so a small gzip
 // bomb is a 413 like a large body; decompression runs on libuv's thread pool, off the event loop
-// that answers decisions. Numbers are kept exactly (fleet/json.ts).
+// that answers decisions. Decision logs keep every number exactly (fleet/json.ts).
 import type { IncomingMessage } from 'node:http';
 import { gunzip } from 'node:zlib';
 import { parseLosslessJson } from '../fleet/index.ts';
@@ -14,7 +14,7 @@ function tooLarge(limitBytes: number, what: string): BodyResult {
   return { ok: false, code: 'too_large', message: `the ${what} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)` };
 }
 
-function parse(bytes: Buffer): BodyResult {
+function parse(bytes: Buffer, exact: boolean): BodyResult {
   if (bytes.length === 0) return { ok: false, code: 'bad_request', message: 'the body is empty; expected JSON' };
   let text: string;
   try {
@@ -23,7 +23,7 @@ function parse(bytes: Buffer): BodyResult {
     return { ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' };
   }
   try {
-    return { ok: true, value: parseLosslessJson(text) };
+    return { ok: true, value: exact ? parseLosslessJson(text) : JSON.parse(text) as unknown };
   } catch (err) {
     return { ok: false, code: 'bad_request', message: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }
@@ -31,9 +31,11 @@ function parse(bytes: Buffer): BodyResult {
 
 /**
  * Reads an upload of at most `limitBytes` (received and decompressed), then calls `done` once with
- * the parsed JSON or the 400/413 to answer.
+ * the parsed JSON or the 400/413 to answer. `exact`: keep every number as written (decision logs,
+ * which record what OPA saw). Status reports need no exact number, and OPA's Prometheus metrics in
+ * them (`1.2e-7`) would send every 47 KB report down the slower exact path (540 µs, not 115 µs).
  */
-export function readUpload(req: IncomingMessage, limitBytes: number, done: (result: BodyResult) => void): void {
+export function readUpload(req: IncomingMessage, limitBytes: number, exact: boolean, done: (result: BodyResult) => void): void {
   const type = req.headers['content-type'];
   if (type === undefined || !JSON_TYPE.test(type)) {
     req.resume();
@@ -65,7 +67,7 @@ export function readUpload(req: IncomingMessage, limitBytes: number, done: (resu
   req.on('end', () => {
     if (finished) return;
     const bytes = Buffer.concat(chunks, size);
-    if (encoding === 'identity') { finish(parse(bytes)); return; }
+    if (encoding === 'identity') { finish(parse(bytes, exact)); return; }
     gunzip(bytes, { maxOutputLength: limitBytes }, (err, out) => {
       if (err) {
         finish((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
@@ -73,7 +75,7 @@ export function readUpload(req: IncomingMessage, limitBytes: number, done: (resu
           : { ok: false, code: 'bad_request', message: `the body is not valid gzip (Content-Encoding: gzip): ${err.message}` });
         return;
       }
-      finish(parse(out));
+      finish(parse(out, exact));
     });
   });
 }

@@ -5,7 +5,9 @@
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decisionEvent, statusReport } from '../support/reports.ts';
 import { API_KEY, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService, type TestServiceOptions } from '../support/service.ts';
@@ -177,6 +179,17 @@ describe('status reports', () => {
     const partition = await t.api(`${connectorUrl('acme', 'gateways')}/status/my-partition`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(report('q', { docs: { revision: '1' } })) });
     expect(partition.status).toBe(200);
     expect((await agentsOf()).list.map((a) => a.id)).toEqual(['a', 'q']);
+  });
+
+  it('warns once when an OPA names its bundle under another key than the Bundle\'s name, which is never counted', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const capture = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>); done(); } });
+    await start({ serviceOptions: { log: pino({ level: 'warn' }, capture) } });
+    const token = await t.token('acme', 'gateways');
+    for (let i = 0; i < 3; i++) expect(await (await postStatus(token, report('renamed', { authz: { revision: '1' } }))).json()).toEqual({ agent: 'renamed', bundles: [], ignored: ['authz'] });
+    const warnings = lines.filter((l) => String(l['msg']).startsWith('An OPA reports no bundle of its connector'));
+    expect(warnings).toMatchObject([{ tenant: 'acme', connector: 'gateways', agent: 'renamed', reported: ['authz'] }]);
+    expect((await agentsOf()).list).toEqual([]);
   });
 
   it('ages agents out after --agent-expiry-seconds of silence', async () => {
