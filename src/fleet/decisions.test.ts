@@ -55,6 +55,13 @@ describe('decision log JSON', () => {
     expect(parseLosslessJson('{"a":[1,2,"1e5"]}')).toEqual({ a: [1, 2, '1e5'] });
   });
 
+  it('says why it refuses a document nested too deeply to keep its numbers exact', () => {
+    const deep = `{"input":{"n":${'['.repeat(20_000)}${']'.repeat(20_000)},"x":1e5}}`;
+    expect(() => parseLosslessJson(deep)).toThrow(/nests too deeply \(thousands of levels\) to keep its numbers exactly as written/);
+    // Without a number to keep, the same nesting parses.
+    expect(parseLosslessJson(deep.replace('1e5', '1'))).toMatchObject({ input: { x: 1 } });
+  });
+
   it('redacts credentials under secret keys (any case) and connector tokens inside strings, without copying a clean value', () => {
     const clean = { principal: { id: 'alice' }, headers: { accept: '*/*' } };
     expect(redact(clean)).toBe(clean);

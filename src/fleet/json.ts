@@ -18,10 +18,17 @@ const RAW = JSON as JSON & { rawJSON(text: string): RawJson; isRawJSON(v: unknow
  */
 export function parseLosslessJson(text: string): unknown {
   if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
-  return JSON.parse(text, function keep(this: unknown, _key: string, v: unknown, context?: ReviverContext): unknown {
-    // Any text other than the double's own shortest form is kept as written ("1.0" too: harmless).
-    return typeof v === 'number' && context?.source !== undefined && String(v) !== context.source ? RAW.rawJSON(context.source) : v;
-  } as (this: unknown, key: string, value: unknown) => unknown);
+  try {
+    return JSON.parse(text, function keep(this: unknown, _key: string, v: unknown, context?: ReviverContext): unknown {
+      // Any text other than the double's own shortest form is kept as written ("1.0" too: harmless).
+      return typeof v === 'number' && context?.source !== undefined && String(v) !== context.source ? RAW.rawJSON(context.source) : v;
+    } as (this: unknown, key: string, value: unknown) => unknown);
+  } catch (err) {
+    // V8 applies a reviver recursively: thousands of levels exhaust the stack. Say so, rather than
+    // keep the upload with its numbers rounded.
+    if (err instanceof RangeError) throw new SyntaxError('it nests too deeply (thousands of levels) to keep its numbers exactly as written');
+    throw err;
+  }
 }
 
 /** Keys whose values are credentials wherever they appear (HTTP headers in Envoy and gateway inputs). */
