@@ -16,14 +16,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bytes, chooser, editBytes, isObject, judge, latin1, pool, randomJsonOf, rawBarrage, send, setAt, target,
   type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
+  encoded, plain, sent, type Segment,
 } from './support/fuzz.ts';
 import { decisionEvent, fixture, statusReport, type BundleState } from './support/reports.ts';
-import { API_KEY, apiKeySecret, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
+import { API_KEY, apiKeySecret, BASE_MANIFESTS, DORMANT_MANIFEST, FIXTURE, GLOBEX_KEY, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
 
 const IN_FLIGHT = 24;
 /** --max-upload-bytes here: small, so that the limit and gzip bombs are cheap to reach. */
 const LIMIT = 64 * 1024;
-const GLOBEX_KEY = 'globex-api-key-fedcba9876543210';
 /** Generated cases per generator. */
 const STATUS_CASES = 1200;
 const LOGS_CASES = 900;
@@ -32,17 +32,7 @@ const READ_CASES = 250;
 // Beside the base manifests: an Inactive connector with a bundle, and a second tenant whose
 // connector and bundle have the same names as acme's.
 const EXTRA_MANIFESTS: Record<string, string> = {
-  'dormant.yaml': `
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: dormant, namespace: acme }
-spec: { active: false }
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: quiet, namespace: acme }
-spec: { connector: dormant }
-`,
+  'dormant.yaml': DORMANT_MANIFEST,
   'globex.yaml': `${GLOBEX_MANIFEST}---\n${apiKeySecret('globex', 'key', GLOBEX_KEY)}`,
 };
 
@@ -51,12 +41,8 @@ const ROTATED = 'acme/gateways';
 const ROTATED_MANIFEST = (BASE_MANIFESTS['connectors.yaml'] as string)
   .replace('metadata: { name: gateways, namespace: acme }\nspec: {}', 'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }');
 
-/** `tenant/bundle` → the connector that owns it. */
-const OWNER = new Map([['acme/docs', 'gateways'], ['acme/internal', 'backends'], ['acme/quiet', 'dormant'], ['globex/docs', 'gateways']]);
-/** `tenant/connector` → Active (service spec 7.2: an Inactive connector answers 403). */
-const ACTIVE = new Map([['acme/gateways', true], ['acme/backends', true], ['acme/dormant', false], ['globex/gateways', true]]);
-/** API key → tenant. */
-const KEYS = new Map([[API_KEY, 'acme'], [GLOBEX_KEY, 'globex']]);
+/** `tenant/bundle` → the connector that owns it; `tenant/connector` → Active (service spec 7.2); API key → tenant. */
+const { owner: OWNER, active: ACTIVE, keys: KEYS } = FIXTURE;
 
 let t: TestService;
 let to: Target;
@@ -111,15 +97,6 @@ const PLACES: readonly Place[] = [
 ];
 const connectorPath = (p: Place): string => `/${p.tenant}/connectors/policyagent/${p.connector}`;
 
-/** A path segment as sent, and what it decodes to (undefined: malformed percent-encoding). */
-interface Segment { readonly raw: string; readonly decoded: string | undefined }
-const plain = (decoded: string): Segment => ({ raw: encodeURIComponent(decoded), decoded });
-const sent = (raw: string, decoded: string | undefined): Segment => ({ raw, decoded });
-/** Every byte percent-encoded, upper or lower case: still the same name. */
-const encoded = (name: string, lower: boolean): Segment => {
-  const hex = [...Buffer.from(name, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
-  return sent(lower ? hex : hex.toUpperCase(), name);
-};
 /** Segments that name nothing, or cannot be decoded. */
 const NOISE: readonly Segment[] = [
   plain('.'), sent('..', '..'), sent('%2e%2e', '..'), plain('/'), plain('a/b'), plain('äcme'), plain('🙂'), sent('%00', '\u0000'), plain(LONG(3000, 'a')),

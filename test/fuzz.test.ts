@@ -7,28 +7,18 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   barrage, bytes, chooser, editBytes, randomJsonOf, isObject, latin1, rawBarrage, setAt, target, type Header, type HttpCase, type Json, type JsonObject, type RawCase, type Reply, type Target,
+  encoded, plain, sent, type Segment,
 } from './support/fuzz.ts';
-import { API_KEY, apiKeySecret, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
+import { API_KEY, apiKeySecret, BASE_MANIFESTS, DORMANT_MANIFEST, FIXTURE, GLOBEX_KEY, GLOBEX_MANIFEST, startTestService, type TestService } from './support/service.ts';
 
 const IN_FLIGHT = 24;
 const LIMIT = 64 * 1024; // the harness's maxBodyBytes
-const GLOBEX_KEY = 'globex-api-key-fedcba9876543210';
 const ZEN_KEY = 'zen-api-key-00112233445566778899';
 
 // Beside the base manifests: an Inactive connector with a bundle, and a second tenant whose
 // connector and bundle have the same names as acme's.
 const EXTRA_MANIFESTS: Record<string, string> = {
-  'dormant.yaml': `
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: dormant, namespace: acme }
-spec: { active: false }
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: quiet, namespace: acme }
-spec: { connector: dormant }
-`,
+  'dormant.yaml': DORMANT_MANIFEST,
   'globex.yaml': `${GLOBEX_MANIFEST}---\n${apiKeySecret('globex', 'key', GLOBEX_KEY)}`,
   // The AuthZEN tenant: team members read and write their team's documents, anyone deletes softly;
   // users u-1..u-12 (odd: team blue, even: red) and documents d-1 (blue), d-2 (red) in its directory.
@@ -55,12 +45,8 @@ ${Array.from({ length: 12 }, (_, i) => `    - { type: user, id: u-${i + 1}, prop
 ${apiKeySecret('zen', 'key', ZEN_KEY)}`,
 };
 
-/** `tenant/bundle` → the connector that owns it. */
-const OWNER = new Map([['acme/docs', 'gateways'], ['acme/internal', 'backends'], ['acme/quiet', 'dormant'], ['globex/docs', 'gateways']]);
-/** `tenant/connector` → Active (service spec 7.2: an Inactive connector answers 403). */
-const ACTIVE = new Map([['acme/gateways', true], ['acme/backends', true], ['acme/dormant', false], ['globex/gateways', true]]);
-/** API key → tenant. */
-const KEYS = new Map([[API_KEY, 'acme'], [GLOBEX_KEY, 'globex']]);
+/** `tenant/bundle` → the connector that owns it; `tenant/connector` → Active (service spec 7.2); API key → tenant. */
+const { owner: OWNER, active: ACTIVE, keys: KEYS } = FIXTURE;
 
 let t: TestService;
 let to: Target;
@@ -424,15 +410,6 @@ function decisionCases(): HttpCase[] {
 // ---------------------------------------------------------------------------------------------
 // The bundle and activity endpoints
 
-/** A path segment as sent, and what it decodes to (undefined: malformed percent-encoding). */
-interface Segment { readonly raw: string; readonly decoded: string | undefined }
-const plain = (decoded: string): Segment => ({ raw: encodeURIComponent(decoded), decoded });
-const sent = (raw: string, decoded: string | undefined): Segment => ({ raw, decoded });
-/** Every character percent-encoded, upper or lower case: still the same name. */
-const encoded = (name: string, lower: boolean): Segment => {
-  const hex = [...Buffer.from(name, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
-  return sent(lower ? hex : hex.toUpperCase(), name);
-};
 
 /** Segments that name nothing, or cannot be decoded. */
 const NOISE: readonly Segment[] = [

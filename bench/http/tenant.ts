@@ -67,6 +67,21 @@ export function ruleManifest(rule: GeneratedRule): string {
   ].join('\n');
 }
 
+/** A Connector and one Bundle of it, as YAML documents. */
+export function connectorManifest(tenant: string, connector: string, bundle: string): string {
+  return `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: ${connector}, namespace: ${tenant} }
+spec: {}
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: ${bundle}, namespace: ${tenant} }
+spec: { connector: ${connector} }
+`;
+}
+
 /** The manifests folder: rules in one multi-document file, the rest in another. */
 export function manifestFiles(rules: readonly GeneratedRule[]): Record<string, string> {
   return {
@@ -75,17 +90,7 @@ apiVersion: v1
 kind: Secret
 metadata: { name: bench-key, namespace: ${TENANT}, labels: { acl.policyagent.dev/api-key: "true" } }
 stringData: { token: ${API_KEY} }
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: ${CONNECTOR}, namespace: ${TENANT} }
-spec: {}
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: ${BUNDLE}, namespace: ${TENANT} }
-spec: { connector: ${CONNECTOR} }
-`,
+---${connectorManifest(TENANT, CONNECTOR, BUNDLE)}`,
     'rules.yaml': `${rules.map(ruleManifest).join('\n---\n')}\n`,
   };
 }

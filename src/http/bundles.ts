@@ -5,10 +5,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
 import { judgeConnector } from './connector.ts';
+import { createBundleReadHandler } from './reads.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, STATUS, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
 import { preferWait } from './longpoll.ts';
-import { tenantOf } from './authorization.ts';
 
 /** OPA switches to long polling only when it sees exactly this type, on 200 and on 304. */
 export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
@@ -103,28 +103,8 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
 
 /** GET .../bundles/{bundle}/activity with the tenant's API key: the bundle's sync activity. */
 export function createActivityHandler(deps: ApiDeps): (req: Request, res: Response) => void {
-  return function bundleActivity(req, res) {
-    const tenant = String(req.params['tenant']);
-    const connector = String(req.params['connector']);
-    const name = String(req.params['bundle']);
-    const snapshot = deps.store.snapshot();
-    const keyTenant = tenantOf(snapshot, req.headers.authorization);
-    if (keyTenant === undefined) {
-      sendError(res, 'unauthenticated', 'an API key of the tenant is required: Authorization: Bearer <key>', { 'WWW-Authenticate': WWW_AUTHENTICATE });
-      return;
-    }
-    const bundle = snapshot.tenants.get(tenant)?.bundles.get(name);
-    if (keyTenant !== tenant || !bundle || bundle.connector !== connector) {
-      sendError(res, 'not_found', `connector ${connector} of tenant ${tenant} has no bundle ${name}`);
-      return;
-    }
-    const key = bundleKey(tenant, name);
-    const body = JSON.stringify({
-      tenant, connector, bundle: name, revision: bundle.built.revision, etag: bundle.built.etag,
-      lastSync: deps.store.activity.lastSync(key) ?? null,
-      records: deps.store.activity.list(key),
-    });
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
-    res.end(body);
-  };
+  return createBundleReadHandler(deps, (path, bundle) => {
+    const key = bundleKey(path.tenant, bundle.name);
+    return { etag: bundle.built.etag, lastSync: deps.store.activity.lastSync(key) ?? null, records: deps.store.activity.list(key) };
+  });
 }

@@ -10,11 +10,11 @@ import {
   type BundleReport, type DecisionEvent, type DecisionResult, type StatusReport,
 } from '../fleet/index.ts';
 import type { UploadOutcome } from '../metrics.ts';
-import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
-import { tenantOf } from './authorization.ts';
+import { bundleKey, type Snapshot } from '../store/index.ts';
 import { judgeConnector, type ConnectorPath } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
+import { createBundleReadHandler, sendJson } from './reads.ts';
 import { readUpload } from './upload.ts';
 
 const OUTCOME: Partial<Record<FailureCode, UploadOutcome>> = {
@@ -26,12 +26,6 @@ const WARNED_KEPT = 1000;
 /** Decision events validated or applied between two turns of the event loop. */
 const SLICE = 500;
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-function sendJson(res: ServerResponse, body: unknown): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store' });
-  res.end(payload);
-}
 
 /** A refusal; the body is not read, so the connection closes after it (a large upload is not drained). */
 function refuse(req: IncomingMessage, res: ServerResponse, code: FailureCode, message: string): void {
@@ -208,36 +202,11 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
       });
     },
 
-    agents: readWith(deps, (path, bundle) => {
+    agents: createBundleReadHandler(deps, (path, bundle) => {
       const { tenant, connector, bundle: name, revision, ...rest } = agentsReport(fleet.agents, { ...path, bundle: bundle.name, revision: bundle.built.revision }, deps.now());
       return rest;
     }),
 
-    decisions: readWith(deps, (path, bundle) => ({ decisions: fleet.recent.list(bundleKey(path.tenant, bundle.name)) })),
+    decisions: createBundleReadHandler(deps, (path, bundle) => ({ decisions: fleet.recent.list(bundleKey(path.tenant, bundle.name)) })),
   };
 }
-
-/**
- * GET .../bundles/{bundle}/<what> with the tenant's API key (not the connector token, which every
- * OPA holds): 401 without a key, 404 for another tenant's bundle or one of another connector.
- */
-function readWith(deps: ApiDeps, body: (path: ConnectorPath, bundle: BundleEntry) => Record<string, unknown>) {
-  return function read(req: Request, res: Response): void {
-    const tenant = String(req.params['tenant']);
-    const connector = String(req.params['connector']);
-    const name = String(req.params['bundle']);
-    const snapshot = deps.store.snapshot();
-    const keyTenant = tenantOf(snapshot, req.headers.authorization);
-    if (keyTenant === undefined) {
-      sendError(res, 'unauthenticated', 'an API key of the tenant is required: Authorization: Bearer <key>', { 'WWW-Authenticate': WWW_AUTHENTICATE });
-      return;
-    }
-    const bundle = snapshot.tenants.get(tenant)?.bundles.get(name);
-    if (keyTenant !== tenant || !bundle || bundle.connector !== connector) {
-      sendError(res, 'not_found', `connector ${connector} of tenant ${tenant} has no bundle ${name}`);
-      return;
-    }
-    sendJson(res, { tenant, connector, bundle: name, revision: bundle.built.revision, ...body({ tenant, connector }, bundle) });
-  };
-}
-

@@ -5,12 +5,9 @@
 import type { IncomingMessage } from 'node:http';
 import { gunzip } from 'node:zlib';
 import { parseLosslessJson } from '../fleet/index.ts';
-import type { BodyResult } from './body.ts';
+import { collectBody, notJson, utf8, type BodyFailure, type BodyResult } from './body.ts';
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json[ \t]*(?:;|$)/i;
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
-function tooLarge(limitBytes: number, what: string): BodyResult {
+function tooLarge(limitBytes: number, what: string): BodyFailure {
   return { ok: false, code: 'too_large', message: `the ${what} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)` };
 }
 
@@ -36,46 +33,25 @@ function parse(bytes: Buffer, exact: boolean): BodyResult {
  * them (`1.2e-7`) would send every 47 KB report down the slower exact path (540 µs, not 115 µs).
  */
 export function readUpload(req: IncomingMessage, limitBytes: number, exact: boolean, done: (result: BodyResult) => void): void {
-  const type = req.headers['content-type'];
-  if (type === undefined || !JSON_TYPE.test(type)) {
-    req.resume();
-    done({ ok: false, code: 'bad_request', message: `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type.slice(0, 100))}` });
-    return;
-  }
+  const wrongType = notJson(req);
+  if (wrongType) { done(wrongType); return; }
   const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'gzip' && encoding !== 'identity') {
     req.resume();
     done({ ok: false, code: 'bad_request', message: `Content-Encoding must be gzip or identity, got ${JSON.stringify(encoding.slice(0, 100))}` });
     return;
   }
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limitBytes) {
-    done(tooLarge(limitBytes, `body (${declared} bytes)`));
-    return;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  const finish = (result: BodyResult): void => { if (!finished) { finished = true; done(result); } };
-  req.on('data', (chunk: Buffer) => {
-    if (finished) return;
-    size += chunk.length;
-    if (size > limitBytes) { finish(tooLarge(limitBytes, 'body')); return; }
-    chunks.push(chunk);
-  });
-  req.on('error', () => finish({ ok: false, code: 'bad_request', message: 'the request body could not be read' }));
-  req.on('end', () => {
-    if (finished) return;
-    const bytes = Buffer.concat(chunks, size);
-    if (encoding === 'identity') { finish(parse(bytes, exact)); return; }
+  collectBody(req, limitBytes, (declared) => tooLarge(limitBytes, declared === undefined ? 'body' : `body (${declared} bytes)`), (bytes) => {
+    if (!Buffer.isBuffer(bytes)) { done(bytes); return; }
+    if (encoding === 'identity') { done(parse(bytes, exact)); return; }
     gunzip(bytes, { maxOutputLength: limitBytes }, (err, out) => {
       if (err) {
-        finish((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+        done((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
           ? tooLarge(limitBytes, 'decompressed body')
           : { ok: false, code: 'bad_request', message: `the body is not valid gzip (Content-Encoding: gzip): ${err.message}` });
         return;
       }
-      finish(parse(out, exact));
+      done(parse(out, exact));
     });
   });
 }

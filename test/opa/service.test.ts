@@ -12,11 +12,10 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { opaConfig } from '../../src/standalone/index.ts';
 import { bundleKey, type SyncRecord } from '../../src/store/index.ts';
-import { OUTPUT_LINES, opaVersion, runOpa, type RunningOpa } from '../support/opa.ts';
+import { OUTPUT_LINES, opaJson, opaVersion, runOpa, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
@@ -219,42 +218,21 @@ function activity(r: Running): readonly SyncRecord[] {
   return r.t.service.store.activity.list(bundleKey(TENANT, BUNDLE));
 }
 
-function diagnostics(r: Running): string {
+/** What the service saw: its bundle and the newest bundle requests. */
+function serviceSide(r: Running): string {
   const records = activity(r).slice(0, 15).map((a) => `  ${a.time} ${a.status} revision ${a.revision} ${a.userAgent}`);
   let bundle: string;
   try { const s = served(r.t); bundle = `revision ${s.revision}, ETag ${s.etag}`; } catch (err) { bundle = String(err); }
-  return [
-    `service (${r.mode}) at ${r.t.service.apiUrl}: ${bundle}, held long polls ${r.t.service.longPolls.size()}`,
-    'bundle requests, newest first:', ...records,
-    `OPA at ${r.opa.url}${r.opa.ended() ? ` (${r.opa.ended()})` : ''}, last ${OUTPUT_LINES} lines:`, r.opa.output(),
-  ].join('\n');
+  return [`service (${r.mode}) at ${r.t.service.apiUrl}: ${bundle}, held long polls ${r.t.service.longPolls.size()}`, 'bundle requests, newest first:', ...records].join('\n');
+}
+
+function diagnostics(r: Running): string {
+  return [serviceSide(r), `OPA at ${r.opa.url}${r.opa.ended() ? ` (${r.opa.ended()})` : ''}, last ${OUTPUT_LINES} lines:`, r.opa.output()].join('\n');
 }
 
 /** Polls `probe` until it returns a value; fails with everything we know if the deadline passes or OPA dies. */
-async function waitFor<T>(r: Running, what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    const ended = r.opa.ended();
-    if (ended) throw new Error(`OPA ${ended} while we waited for ${what}\n${diagnostics(r)}`);
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-      lastError = undefined;
-    } catch (err) {
-      lastError = err;
-    }
-    if (performance.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}\n${diagnostics(r)}`);
-    }
-    await sleep(20);
-  }
-}
-
-async function opaJson(r: Running, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${r.opa.url}${path}`, body === undefined ? {} : { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+function waitFor<T>(r: Running, what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  return waitForOpa(r.opa, what, timeoutMs, probe, () => serviceSide(r));
 }
 
 function field(value: unknown, ...path: string[]): unknown {
@@ -265,7 +243,7 @@ function field(value: unknown, ...path: string[]): unknown {
 
 /** data.acl.allow for an input; an undefined result means no policy is loaded, which is a failure. */
 async function opaAllow(r: Running, input: unknown): Promise<boolean> {
-  const res = await opaJson(r, '/v1/data/acl/allow', { input });
+  const res = await opaJson(r.opa, '/v1/data/acl/allow', { input });
   const result = field(res.body, 'result');
   if (res.status !== 200 || typeof result !== 'boolean') throw new Error(`OPA answered ${res.status} ${JSON.stringify(res.body)} for data.acl.allow: is the bundle activated?`);
   return result;
@@ -277,7 +255,7 @@ async function opaAllow(r: Running, input: unknown): Promise<boolean> {
  * the status plugin.
  */
 async function opaBundle(r: Running): Promise<{ revision: unknown; etag: unknown }> {
-  const res = await opaJson(r, `/v1/data/system/bundles/${BUNDLE}`);
+  const res = await opaJson(r.opa, `/v1/data/system/bundles/${BUNDLE}`);
   if (res.status !== 200) throw new Error(`OPA answered ${res.status} ${JSON.stringify(res.body)} for data.system.bundles`);
   return { revision: field(res.body, 'result', 'manifest', 'revision'), etag: field(res.body, 'result', 'etag') };
 }
@@ -329,7 +307,7 @@ async function start(bin: string, mode: Mode, target: Target = ACME): Promise<Ru
   cleanups.push(() => opa.stop());
   const r: Running = { mode, t, opa, tokenFile };
   onTestFailed(() => { console.error(`--- ${mode}: what the service and OPA saw\n${diagnostics(r)}`); });
-  await waitFor(r, 'GET /health?bundles to answer 200 (every bundle activated)', 30_000, async () => ((await opaJson(r, '/health?bundles')).status === 200 ? true : undefined));
+  await waitFor(r, 'GET /health?bundles to answer 200 (every bundle activated)', 30_000, async () => ((await opaJson(r.opa, '/health?bundles')).status === 200 ? true : undefined));
   return r;
 }
 

@@ -255,3 +255,13 @@ export function setAt(doc: Json, path: readonly string[], value: Json | undefine
   }
   return root;
 }
+
+/** A path segment as sent, and what it decodes to (undefined: malformed percent-encoding). */
+export interface Segment { readonly raw: string; readonly decoded: string | undefined }
+export const plain = (decoded: string): Segment => ({ raw: encodeURIComponent(decoded), decoded });
+export const sent = (raw: string, decoded: string | undefined): Segment => ({ raw, decoded });
+/** Every byte percent-encoded, upper or lower case: still the same name. */
+export const encoded = (name: string, lower: boolean): Segment => {
+  const hex = [...Buffer.from(name, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+  return sent(lower ? hex : hex.toUpperCase(), name);
+};

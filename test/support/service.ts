@@ -27,6 +27,32 @@ metadata: { name: docs, namespace: globex }
 spec: { connector: gateways }
 `;
 
+/** An Inactive connector of acme with a bundle (service spec 7.2: a valid token gets 403). */
+export const DORMANT_MANIFEST = `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: dormant, namespace: acme }
+spec: { active: false }
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: quiet, namespace: acme }
+spec: { connector: dormant }
+`;
+
+/** The API key of tenant globex, for fixtures that add one (apiKeySecret('globex', 'key', GLOBEX_KEY)). */
+export const GLOBEX_KEY = 'globex-api-key-fedcba9876543210';
+
+/**
+ * The fixture of BASE_MANIFESTS + DORMANT_MANIFEST + GLOBEX_MANIFEST (and globex's key), as the
+ * contract sees it: `tenant/bundle` → its connector, `tenant/connector` → Active, API key → tenant.
+ */
+export const FIXTURE = {
+  owner: new Map([['acme/docs', 'gateways'], ['acme/internal', 'backends'], ['acme/quiet', 'dormant'], ['globex/docs', 'gateways']]),
+  active: new Map([['acme/gateways', true], ['acme/backends', true], ['acme/dormant', false], ['globex/gateways', true]]),
+  keys: new Map([[API_KEY, 'acme'], [GLOBEX_KEY, 'globex']]),
+} as const;
+
 export const BASE_MANIFESTS: Record<string, string> = {
   'connectors.yaml': `
 apiVersion: acl.policyagent.dev/v1alpha1
