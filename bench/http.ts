@@ -118,6 +118,7 @@ const decideVsRaw = vsRaw(saturated, 'decide');
 const decideVsOpa = saturated.has('opa') ? ratio(of(saturated, 'decide'), of(saturated, 'opa'), rpsOf) : undefined;
 const pollVsRaw = vsRaw(saturated, 'poll304');
 const authzenVsDecide = ratio(of(saturated, 'authzen'), of(saturated, 'decide'), rpsOf);
+const loggedVsDecide = ratio(of(saturated, 'decideLog'), of(saturated, 'decide'), rpsOf);
 const cpu10kVs10 = ratio(of(pacedSamples, 'decide10k'), of(pacedSamples, 'decide'), cpuOf);
 const allReleased = polls.answered === polls.held && polls.statusCodes['200'] === polls.held;
 const targets: Target[] = [
@@ -127,6 +128,7 @@ const targets: Target[] = [
     : { what: 'decisions req/s, × OPA', measured: fmt(decideVsOpa, 2), target: '≥ 1.5', met: decideVsOpa >= 1.5 },
   { what: '304 path req/s, × raw', measured: fmt(pollVsRaw, 2), target: '≥ 0.70', met: pollVsRaw >= 0.7 },
   { what: 'AuthZEN evaluation req/s, × POST /authorization', measured: fmt(authzenVsDecide, 2), target: '≥ 0.90', met: authzenVsDecide >= 0.9 },
+  { what: 'decisions req/s with --decision-log to a file, × without', measured: fmt(loggedVsDecide, 2), target: '≥ 0.85', met: loggedVsDecide >= 0.85 },
   ...(['decide', 'poll304'] as const).map((key) => ({
     what: `${key === 'decide' ? 'decisions' : '304 path'} p99 at ${fmt(rate)} req/s`,
     measured: `${fmt(pacedP99(key), 2)} ms (raw ${fmt(pacedP99('raw'), 2)} ms)`,

@@ -1,5 +1,6 @@
 // The processes of the throughput runs (servers on core 0, the load generator on core 1) and the
 // variants measured against them, with a check that each answers what we think it answers.
+import { stat, truncate } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { LOADGEN_CORE, SERVER_CORE } from './cores.ts';
 import { spawnPinned, type Pinned } from './ipc.ts';
@@ -8,6 +9,7 @@ import type { LoadCommands } from './loadgen.ts';
 import { startOpa, type OpaServer } from './opa.ts';
 import type { Variant } from './rounds.ts';
 import type { EchoReady } from './servers/echo.ts';
+import type { FleetServiceCommands, FleetServiceReady } from './servers/fleet-service.ts';
 import type { ServiceCommands, ServiceReady } from './servers/service.ts';
 import type { ServerCommands } from './servers/stats.ts';
 import { API_KEY, BUNDLE_PATH, decisionBodies, opaInput, tenantRules, type DecisionBody } from './tenant.ts';
@@ -34,18 +36,26 @@ export interface Fleet {
   readonly echo: Pinned<ServerCommands, EchoReady>;
   readonly small: Service;
   readonly large: Service;
+  /** The service with 10 rules and `--decision-log` to a file; otherwise configured as `small`. */
+  readonly logged: Pinned<FleetServiceCommands, FleetServiceReady>;
   readonly opa: OpaServer | undefined;
   readonly bundle: { readonly etag: string; readonly bytes: Uint8Array };
   readonly bodies: { readonly small: readonly DecisionBody[]; readonly large: readonly DecisionBody[] };
   stop(): Promise<void>;
 }
 
-/** Starts the echo baseline, the service with 10 and with 10,000 rules, and OPA when `opaBin` is set. */
+/**
+ * Starts the echo baseline, the service with 10 and with 10,000 rules, the service with 10 rules
+ * writing the decision log to a file, and OPA when `opaBin` is set.
+ */
 export async function startFleet(opaBin: string | undefined): Promise<Fleet> {
-  const [echo, small, large] = await Promise.all([
+  const [echo, small, large, logged] = await Promise.all([
     spawnPinned<ServerCommands, EchoReady>(SERVER_CORE, script('./servers/echo.ts'), [], SERVER_FLAGS),
     startService(10),
     startService(10_000),
+    // --timers off --log-level silent: what service.ts sets, so only the decision log differs from `small`.
+    spawnPinned<FleetServiceCommands, FleetServiceReady>(SERVER_CORE, script('./servers/fleet-service.ts'),
+      ['--rules', '10', '--decision-log', 'file', '--timers', 'off', '--log-level', 'silent'], SERVER_FLAGS),
   ]);
   const res = await fetch(`http://127.0.0.1:${small.ready.port}${BUNDLE_PATH}`, { headers: { Authorization: `Bearer ${small.ready.token}` } });
   const etag = res.headers.get('etag');
@@ -53,9 +63,9 @@ export async function startFleet(opaBin: string | undefined): Promise<Fleet> {
   const bytes = new Uint8Array(await res.arrayBuffer());
   const opa = opaBin ? await startOpa(opaBin, bytes, SERVER_CORE) : undefined;
   return {
-    echo, small, large, opa, bundle: { etag, bytes },
+    echo, small, large, logged, opa, bundle: { etag, bytes },
     bodies: { small: decisionBodies(tenantRules(10), BODIES, 1), large: decisionBodies(tenantRules(10_000), BODIES, 2) },
-    async stop() { await Promise.all([echo.stop(), small.stop(), large.stop(), opa?.stop()]); },
+    async stop() { await Promise.all([echo.stop(), small.stop(), large.stop(), logged.stop(), opa?.stop()]); },
   };
 }
 
@@ -72,12 +82,29 @@ const evaluationRequest = (body: DecisionBody): HttpRequest => ({
 
 const cpuOf = (p: Pinned<ServerCommands, unknown>) => async (): Promise<number> => (await p.call('stats', null)).cpuUs;
 
+/**
+ * The logged service's CPU, read after emptying its decision log: at saturation it grows by about
+ * 20 MB/s, a gigabyte over a run. Each reading follows a run on that server (the settle run, then the
+ * measured one), so an empty file means no line was written. The truncation is done here, on the load
+ * core, before the run's figures are read, so none of its kernel work is counted against a run.
+ */
+const loggedCpuOf = (p: Fleet['logged']) => async (): Promise<number> => {
+  const file = p.ready.decisionLog as string;
+  if ((await stat(file)).size === 0) throw new Error(`the decision log ${file} stayed empty over a run of decisions`);
+  await truncate(file, 0);
+  return (await p.call('stats', null)).cpuUs;
+};
+
 /** The variants, baseline first. The echo server gets the very bytes the decision endpoint gets. */
 export function variantsOf(fleet: Fleet): Variant[] {
   const small = fleet.bodies.small.map(decisionRequest);
   const variants: Variant[] = [
     { key: 'raw', label: 'raw node:http JSON echo', port: fleet.echo.ready.port, pid: fleet.echo.pid, requests: small, expect: 200, cpuUs: cpuOf(fleet.echo) },
     { key: 'decide', label: 'POST /authorization, 10 rules', port: fleet.small.ready.port, pid: fleet.small.pid, requests: small, expect: 200, cpuUs: cpuOf(fleet.small) },
+    {
+      key: 'decideLog', label: 'POST /authorization, --decision-log file', port: fleet.logged.ready.port, pid: fleet.logged.pid,
+      requests: small, expect: 200, cpuUs: loggedCpuOf(fleet.logged),
+    },
     { key: 'authzen', label: 'POST /access/v1/evaluation, 10 rules', port: fleet.small.ready.port, pid: fleet.small.pid, requests: fleet.bodies.small.map(evaluationRequest), expect: 200, cpuUs: cpuOf(fleet.small) },
     { key: 'decide10k', label: 'POST /authorization, 10,000 rules', port: fleet.large.ready.port, pid: fleet.large.pid, requests: fleet.bodies.large.map(decisionRequest), expect: 200, cpuUs: cpuOf(fleet.large) },
     {
