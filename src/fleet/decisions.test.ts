@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   agentDecisionLine, classify, createDecisionSink, createRecentDecisions, jsonSizeAtMost, parseDecisionUpload, parseLosslessJson,
-  redact, serviceDecisionLine, MAX_KEPT_BYTES, REDACTED,
+  redact, serviceDecisionLine, MAX_KEPT_BYTES, REDACTED, TOO_DEEP,
 } from './index.ts';
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'opa', name), 'utf8'));
@@ -40,7 +40,7 @@ describe('decision-log uploads', () => {
   it.each([
     [{}, 'a JSON array'],
     [[{}], '0.labels'],
-    [[{ labels: { id: 'a' } }, 5], '1: Invalid input'],
+    [[{ labels: { id: 'a' } }, 5], '1: must be an object'],
     [[{ labels: { id: 'a' }, bundles: { b: { revision: 7 } } }], '0.bundles.b.revision'],
   ])('refuses %j, naming the problem', (body, message) => {
     const r = parseDecisionUpload(body);
@@ -60,6 +60,13 @@ describe('decision log JSON', () => {
     expect(() => parseLosslessJson(deep)).toThrow(/nests too deeply \(thousands of levels\) to keep its numbers exactly as written/);
     // Without a number to keep, the same nesting parses.
     expect(parseLosslessJson(deep.replace('1e5', '1'))).toMatchObject({ input: { x: 1 } });
+  });
+
+  it('writes no subtree deeper than 256 levels: it is not searched for secrets', () => {
+    let deep: unknown = { authorization: 'Bearer secret' };
+    for (let i = 0; i < 300; i++) deep = { next: deep };
+    expect(JSON.stringify(redact(deep))).not.toContain('secret');
+    expect(JSON.stringify(redact(deep))).toContain(TOO_DEEP);
   });
 
   it('redacts credentials under secret keys (any case) and connector tokens inside strings, without copying a clean value', () => {
@@ -105,6 +112,22 @@ describe('decision lines', () => {
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { i: number }).i);
     expect(lines).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('drops whole lines past its backlog, counts every one, and writes the rest intact', async () => {
+    const file = join(tmp, 'flooded.log');
+    let dropped = 0;
+    const sink = createDecisionSink({ kind: 'file', path: file }, { onDrop: (n) => { dropped += n; } });
+    // 40 MB in one turn of the event loop, more than the 16 MB backlog: the disk cannot have kept up.
+    const pad = 'x'.repeat(1000);
+    const total = 40_000;
+    for (let i = 0; i < total; i++) sink.write(JSON.stringify({ i, pad }));
+    await sink.close();
+    const kept = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { i: number }).i);
+    expect(dropped).toBeGreaterThan(0);
+    expect(kept.length + dropped).toBe(total);
+    // In order, none twice.
+    expect(kept.every((v, k) => k === 0 || v > (kept[k - 1] as number))).toBe(true);
   });
 
   it('is a no-op when off', async () => {

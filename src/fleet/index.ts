@@ -3,7 +3,7 @@ export {
   type Agent, type AgentError, type AgentRegistry, type AgentState, type AgentSummary, type ProblemAgent, type Sighting,
 } from './agents.ts';
 export { classify, DECISION_RESULTS, parseDecisionEvents, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
-export { jsonSizeAtMost, parseLosslessJson, redact, REDACTED } from './json.ts';
+export { jsonSizeAtMost, parseLosslessJson, redact, REDACTED, TOO_DEEP } from './json.ts';
 export { createRecentDecisions, MAX_KEPT_BYTES, RECENT_PER_BUNDLE, type RecentDecision, type RecentDecisions } from './recent.ts';
 export { parseStatusReport, type BundleReport, type Parsed, type StatusReport } from './report.ts';
 export {

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import type { Counter } from 'prom-client';
 import {
-  agentDecisionLine, agentsReport, parseDecisionEvents, parseDecisionUpload, parseStatusReport,
+  agentDecisionLine, agentsReport, parseDecisionEvents, parseDecisionUpload, parseLosslessJson, parseStatusReport,
   type BundleReport, type DecisionEvent, type DecisionResult, type StatusReport,
 } from '../fleet/index.ts';
 import type { UploadOutcome } from '../metrics.ts';
@@ -15,7 +15,7 @@ import { judgeConnector, type ConnectorPath } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
 import { createBundleReadHandler, sendJson } from './reads.ts';
-import { readUpload } from './upload.ts';
+import { parseUpload, readUpload } from './upload.ts';
 
 const OUTCOME: Partial<Record<FailureCode, UploadOutcome>> = {
   bad_request: 'bad_request', unauthenticated: 'unauthenticated', forbidden: 'forbidden', not_found: 'not_found', too_large: 'too_large',
@@ -62,11 +62,11 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
   const log = deps.log.child({ module: 'fleet' });
   const warned = new Set<string>();
   const decisionCounters = new Map<string, Counter.Internal>();
-  const countDecision = (tenant: string, bundle: string, result: DecisionResult): void => {
+  const countDecision = (tenant: string, bundle: string, result: DecisionResult, n: number): void => {
     const key = `${tenant}\u0000${bundle}\u0000${result}`;
     let c = decisionCounters.get(key);
     if (!c) { c = deps.metrics.agentDecisions.labels(tenant, bundle, result); decisionCounters.set(key, c); }
-    c.inc();
+    c.inc(n);
   };
   const opaLines = deps.metrics.decisionLogLines.labels('opa');
 
@@ -108,9 +108,9 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
     const events: DecisionEvent[] = [];
     for (let from = 0; from < items.length; from += SLICE) {
       if (from > 0) await yieldToLoop();
-      const parsed = parseDecisionEvents(items.slice(from, from + SLICE), from);
-      if (!parsed.ok) return { ok: false, code: 'bad_request', message: parsed.message };
-      for (const e of parsed.value) events.push(e);
+      const slice = parseDecisionEvents(items.slice(from, from + SLICE), from);
+      if (!slice.ok) return { ok: false, code: 'bad_request', message: slice.message };
+      for (const e of slice.value) events.push(e);
     }
     const names = new Set<string>();
     for (const e of events) for (const b of e.bundles) names.add(b.name);
@@ -118,11 +118,14 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
     if (!bundles.ok) return { ok: false, code: 'not_found', message: bundles.message };
     const receivedMs = deps.now();
     const receivedAt = new Date(receivedMs).toISOString();
+    const counts = new Map<string, { bundle: string; result: DecisionResult; n: number }>();
     for (let from = 0; from < events.length; from += SLICE) {
       if (from > 0) await yieldToLoop();
       for (const e of events.slice(from, from + SLICE)) {
         const bundle = e.bundles.find((b) => bundles.ours.has(b.name));
-        countDecision(path.tenant, bundle?.name ?? '', e.decision);
+        const slot = `${bundle?.name ?? ''}\u0000${e.decision}`;
+        const c = counts.get(slot);
+        if (c) c.n++; else counts.set(slot, { bundle: bundle?.name ?? '', result: e.decision, n: 1 });
         if (bundle !== undefined) {
           fleet.recent.add(bundleKey(path.tenant, bundle.name), {
             time: e.timestamp ?? receivedAt, agent: e.agentId, decisionId: e.decisionId, revision: bundle.revision, path: e.path,
@@ -135,6 +138,7 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
         }
       }
     }
+    for (const c of counts.values()) countDecision(path.tenant, c.bundle, c.result, c.n);
     if (log.isLevelEnabled('debug')) log.debug({ tenant: path.tenant, connector: path.connector, decisions: events.length }, 'Received decision logs');
     return { ok: true, accepted: events.length };
   }
@@ -153,8 +157,10 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
         count(OUTCOME[verdict.code] ?? 'bad_request');
         return;
       }
-      readUpload(req, fleet.maxUploadBytes, false, function statusBody(body) {
+      readUpload(req, fleet.maxUploadBytes, function statusBody(text) {
         try {
+          // No exact numbers needed here (OPA's own metrics are most of a report).
+          const body = text.ok ? parseUpload(text.text) : text;
           const report = body.ok ? parseStatusReport(body.value) : undefined;
           const bundles = report?.ok ? bundlesOf(deps.store.snapshot(), path, report.value.bundles.map((b) => b.name)) : undefined;
           if (refused !== undefined && verdict.code !== 'ok') {
@@ -182,16 +188,19 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
       const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
       // Decisions are audit data: only a valid token of an Active connector adds any.
       if (verdict.code !== 'ok') { refuse(req, res, verdict.code, verdict.message); count(OUTCOME[verdict.code] ?? 'bad_request'); return; }
-      readUpload(req, fleet.maxUploadBytes, true, function logsBody(body) {
-        if (!body.ok) { refuse(req, res, body.code, body.message); count(body.code); return; }
+      readUpload(req, fleet.maxUploadBytes, function logsBody(text) {
+        if (!text.ok) { refuse(req, res, text.code, text.message); count(text.code); return; }
+        // Decisions are audit data: every number is kept as OPA sent it (a cheap scan finds the rare
+        // upload with a number a double would change; only then is it parsed the slower, exact way).
+        const body = parseUpload(text.text, parseLosslessJson);
+        if (!body.ok) { sendError(res, body.code, body.message); count(body.code); return; }
         if (!Array.isArray(body.value)) {
           const whole = parseDecisionUpload(body.value);
           sendError(res, 'bad_request', whole.ok ? 'not an upload' : whole.message);
           count('bad_request');
           return;
         }
-        const items: readonly unknown[] = body.value;
-        accept(path, items, req.socket.remoteAddress ?? '').then((outcome) => {
+        accept(path, body.value, req.socket.remoteAddress ?? '').then((outcome) => {
           if (outcome.ok) { sendJson(res, { accepted: outcome.accepted }); count('accepted'); return; }
           sendError(res, outcome.code, outcome.message);
           count(outcome.code);

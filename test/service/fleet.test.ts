@@ -308,7 +308,8 @@ describe('decision logs', () => {
     const token = await t.token('acme', 'gateways');
     await postLogs(token, [event(1, { input: { principal: { type: 'user', id: 'u' }, headers: { authorization: `Bearer ${token}` } } })]);
     // The number as OPA sent it, not as a double would hold it.
-    const raw = `[${JSON.stringify(event(2)).replace('"id":"u2"', '"id":"u2","n":9007199254740993')}]`;
+    // Each rounds to a double whose shortest form is another number (…992, 1e16, 0.1).
+    const raw = `[${JSON.stringify(event(2)).replace('"id":"u2"', '"id":"u2","n":9007199254740993,"m":10000000000000001,"f":0.10000000000000001')}]`;
     await postLogs(token, raw);
     const decide = await t.decide({ subject: { type: 'user', id: 'alice', properties: { team: 'blue' } }, action: 'read', resource: { type: 'document', id: 'd1', properties: { team: 'blue' } } }, { 'X-Request-ID': 'req-7' });
     expect((await decide.json() as { decision: string }).decision).toBe('allow');
@@ -326,7 +327,7 @@ describe('decision logs', () => {
     expect(lines[2]).toMatchObject({ stream: 'decisions', tenant: 'acme', requestId: 'req-7', policyId: 'acme/team-documents', input: { principal: { type: 'user', id: 'alice', team: 'blue' }, action: 'read' } });
     const text = await readFile(file, 'utf8');
     expect(text).not.toContain(token);
-    expect(text.split('\n')[1]).toContain('"id":"u2","n":9007199254740993');
+    expect(text.split('\n')[1]).toContain('"id":"u2","n":9007199254740993,"m":10000000000000001,"f":0.10000000000000001');
     await rm(file, { force: true });
   });
 });
