@@ -1,8 +1,9 @@
 // The decision log: one JSON line per decision, from OPA's uploads and from the service's own
 // POST /authorization and AuthZEN evaluations, in one shape, to stdout or a file (--decision-log).
-// Lines are appended to SonicBoom's buffer (pino.destination, asynchronous) and written in the
-// background: a decision never waits for the disk. Past MAX_BACKLOG_BYTES of unwritten lines, new
-// lines are dropped and counted rather than holding memory without bound.
+// Lines are collected for up to 20 ms, then appended to SonicBoom's buffer (pino.destination,
+// asynchronous) in one piece and written in the background: a decision never waits for the disk.
+// Past MAX_BACKLOG_BYTES of unwritten lines, new lines are dropped and counted rather than holding
+// memory without bound.
 import { pino } from 'pino';
 import type { DecisionEvent } from './events.ts';
 import { redact } from './json.ts';
@@ -11,6 +12,10 @@ export type SinkTarget = { readonly kind: 'off' } | { readonly kind: 'stdout' } 
 
 /** Unwritten lines kept at most (bytes) before new ones are dropped. */
 export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
+/** Lines are written at most this long after they were made... */
+const BATCH_MS = 20;
+/** ...or as soon as this many are waiting. */
+const MAX_BATCH_LINES = 1024;
 
 /** The stream SonicBoom gives (pino.destination): what the sink writes to. */
 export type Destination = ReturnType<typeof pino.destination>;
@@ -46,21 +51,44 @@ export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}
   const dest = options.stream ?? pino.destination(target.kind === 'stdout'
     ? { dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES }
     // No mkdir: the folder must exist (Node's recursive mkdir never returns on some paths, e.g. under /proc).
-    : { dest: target.path, sync: false, append: true, mode: 0o600, maxLength: MAX_BACKLOG_BYTES });
+    // Buffers, not strings: SonicBoom encodes a string twice (to write it, then again to account for
+    // what was written), two large allocations a flush that cost a decision about 1 µs in page faults.
+    : { dest: target.path, sync: false, append: true, mode: 0o600, maxLength: MAX_BACKLOG_BYTES, contentMode: 'buffer' });
+  const ownFile = !shared && target.kind === 'file';
   // An unhandled 'error' would end the process: a decision log must never take the decisions down.
   dest.on('error', (err: Error) => options.onError?.(err));
   dest.on('drop', (data: unknown) => {
-    const text = typeof data === 'string' ? data : String(data);
+    const text = typeof data === 'string' || Buffer.isBuffer(data) ? data : String(data);
     let lines = 0;
     for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
     options.onDrop?.(Math.max(1, lines));
   });
+  // Lines go to SonicBoom in batches, every BATCH_MS or MAX_BATCH_LINES lines: a write per line cost
+  // a decision about 2.5 µs (SonicBoom measures and appends its buffer on every call), and a write per
+  // turn of the event loop still about 20 µs at 13,000 decisions/s (a file write for a few lines).
+  let batch: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    if (timer !== undefined) { clearTimeout(timer); timer = undefined; }
+    if (batch.length === 0) return;
+    const lines = batch;
+    batch = [];
+    lines.push('');
+    const text = lines.join('\n');
+    // contentMode 'buffer' (SonicBoom's types know only strings).
+    if (ownFile) dest.write(Buffer.from(text) as unknown as string); else dest.write(text);
+  };
   return {
     enabled: true,
-    write(line) { dest.write(`${line}\n`); },
-    reopen() { if (target.kind === 'file' && !shared) dest.reopen(); },
-    flushSync() { try { dest.flushSync(); } catch { /* not open yet, or already closed */ } },
+    write(line) {
+      batch.push(line);
+      if (batch.length >= MAX_BATCH_LINES) flush();
+      else if (timer === undefined) { timer = setTimeout(flush, BATCH_MS); timer.unref(); }
+    },
+    reopen() { flush(); if (target.kind === 'file' && !shared) dest.reopen(); },
+    flushSync() { flush(); try { dest.flushSync(); } catch { /* not open yet, or already closed */ } },
     async close() {
+      flush();
       if (shared) { await new Promise<void>((resolve) => dest.flush(() => resolve())); return; }
       await new Promise<void>((resolve) => { dest.once('close', () => resolve()); dest.end(); });
     },
