@@ -6,7 +6,9 @@
 // agents are one process pinned to core 1. Server CPU comes from /proc over a measured window, for
 // four processes: idle (the baseline: the same service with no agent, over windows of the same
 // length, in the same run), reports only, reports and uploads with the decision log off, and with
-// `--decision-log` to a file. While one is measured the others are paused (SIGSTOP), as in
+// `--decision-log` to a file; and two floors in the same run: raw node:http taking the same
+// uploads and only reading them, or also gunzipping and parsing them (bench/http/servers/fleet-floor.ts),
+// which no receiver can do without. While one is measured the others are paused (SIGSTOP), as in
 // bench/http.ts. Rounds rotate the order; figures are medians of the rounds and costs above idle
 // are medians of the per-round differences. Not a test: a missed target prints MISS, exit code 0.
 //   node bench/fleet.ts                    3 rounds × 60 s windows per row (about 16 minutes)
@@ -36,6 +38,8 @@ const EVENTS = 100;
 /** Agents' requests per second of each kind. */
 const RATE = AGENTS / PERIOD_S;
 const TARGET_ABOVE_IDLE = 0.05;
+/** Our own: the service's work on top of receiving and parsing what OPA sends stays under half the floor. */
+const FLOOR_RATIO_TARGET = 1.5;
 /** Above this, another process took a noticeable share of a core during a window. */
 const OTHER_LOAD_WARN = 0.05;
 
@@ -58,15 +62,20 @@ execFileSync('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)]
 const startServer = (decisionLog: 'off' | 'file'): Promise<Server> => spawnPinned<FleetServiceCommands, FleetServiceReady>(
   SERVER_CORE, script('./http/servers/fleet-service.ts'), ['--rules', '10', '--decision-log', decisionLog, '--log-level', 'info'],
 );
-const [agents, idle, reports, fleet, fleetLog] = await Promise.all([
+const startFloor = (work: 'read' | 'parse'): Promise<Server> => spawnPinned<FleetServiceCommands, FleetServiceReady>(
+  SERVER_CORE, script('./http/servers/fleet-floor.ts'), ['--work', work],
+);
+const [agents, idle, reports, fleet, fleetLog, floorRead, floorParse] = await Promise.all([
   spawnPinned<AgentCommands, unknown>(LOADGEN_CORE, script('./fleet/agents.ts')),
-  startServer('off'), startServer('off'), startServer('off'), startServer('file'),
+  startServer('off'), startServer('off'), startServer('off'), startServer('file'), startFloor('read'), startFloor('parse'),
 ]);
 const rows: Row[] = [
   { key: 'idle', label: 'idle (no agent)', server: idle, load: 'none' },
   { key: 'reports', label: 'status reports only', server: reports, load: 'reports' },
   { key: 'fleet', label: 'reports + uploads, decision log off', server: fleet, load: 'uploads' },
   { key: 'fleetLog', label: 'reports + uploads, --decision-log file', server: fleetLog, load: 'uploads' },
+  { key: 'floorRead', label: 'floor: node:http reading them', server: floorRead, load: 'uploads' },
+  { key: 'floorParse', label: 'floor: node:http + gunzip + JSON.parse', server: floorParse, load: 'uploads' },
 ];
 const loadedRows = rows.filter((r) => r.load !== 'none');
 
@@ -169,7 +178,7 @@ const logged = of('fleetLog').map((s) => {
 });
 console.log(`Decision log file, per run: ${logged.join('; ')}`);
 const last = (key: string): FleetCounters | undefined => of(key).at(-1)?.after;
-console.log(`Agents the service counts for the bundle after the last run: ${loadedRows.map((r) => {
+console.log(`Agents the service counts for the bundle after the last run: ${loadedRows.filter((r) => !r.key.startsWith('floor')).map((r) => {
   const a = last(r.key)?.agents;
   return `${r.key} ${a ? `${fmt(a.current)} current, ${fmt(a.behind)} behind, ${fmt(a.failing)} failing` : '-'}`;
 }).join('; ')}`);
@@ -193,12 +202,23 @@ if (warned > 0) {
 }
 
 const aboveIdle = diff('fleet', 'idle', cpuOf);
+// The floors' own idle cost is nil (no timers, no metrics): their CPU under load is their cost.
+const floorCpu = med('floorParse', cpuOf);
+const floorRatio = aboveIdle / floorCpu;
+console.log('');
+console.log(`The floor (the same requests in the same run): node:http reading them costs ${pct(med('floorRead', cpuOf), 2)} of a core; `
+  + `reading, gunzipping and parsing them ${pct(floorCpu, 2)}. The service, decision log off, costs ${fmt(floorRatio, 2)} × that floor `
+  + `(with the decision log to a file ${fmt(diff('fleetLog', 'idle', cpuOf) / floorCpu, 2)} ×).`);
 const sentAll = loadedRows.reduce((n, r) => n + allSent(r.key), 0);
 const okAll = loadedRows.reduce((n, r) => n + all200(r.key), 0);
 const targets: Target[] = [
   {
     what: 'reports + uploads (decision log off), server CPU above idle', measured: `${pct(aboveIdle, 2)} of a core`,
     target: `< ${pct(TARGET_ABOVE_IDLE, 0)}`, met: aboveIdle < TARGET_ABOVE_IDLE,
+  },
+  {
+    what: 'the same, × the floor (node:http + gunzip + JSON.parse)', measured: fmt(floorRatio, 2),
+    target: `≤ ${fmt(FLOOR_RATIO_TARGET, 2)}`, met: floorRatio <= FLOOR_RATIO_TARGET,
   },
   { what: 'agents\' requests answered 200', measured: `${fmt(okAll)} of ${fmt(sentAll)}`, target: 'all', met: sentAll > 0 && okAll === sentAll },
 ];

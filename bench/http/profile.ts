@@ -1,6 +1,6 @@
 // Where a variant's server time goes: the server and the load generator pinned as in bench/http.ts,
 // a warm-up, then a CPU profile of the server over a saturated run, summarised.
-//   node bench/http/profile.ts decide [seconds]      also: raw, decide10k, poll304
+//   node bench/http/profile.ts decide [seconds]      also: raw, decideLog, decide10k, poll304
 //   node bench/http/profile.ts --summarise <file.cpuprofile>
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,11 +20,11 @@ const loadgen = await startLoadgen();
 const fleet = await startFleet(undefined);
 const variant = variantsOf(fleet).find((v) => v.key === what);
 if (!variant) {
-  console.error(`usage: node bench/http/profile.ts <raw|decide|decide10k|poll304> [seconds]`);
+  console.error(`usage: node bench/http/profile.ts <raw|decide|decideLog|decide10k|poll304> [seconds]`);
   await fleet.stop();
   process.exit(2);
 }
-const server: Pinned<ServerCommands, unknown> = variant.key === 'raw' ? fleet.echo : variant.key === 'decide10k' ? fleet.large : fleet.small;
+const server: Pinned<ServerCommands, unknown> = variant.key === 'raw' ? fleet.echo : variant.key === 'decide10k' ? fleet.large : variant.key === 'decideLog' ? fleet.logged : fleet.small;
 const spec = { port: variant.port, requests: variant.requests, connections: 50, durationS: 3 };
 await loadgen.call('saturate', spec);
 await server.call('startProfile', null);

@@ -69,7 +69,7 @@ export async function startFleet(opaBin: string | undefined): Promise<Fleet> {
   };
 }
 
-const decisionRequest = (body: DecisionBody): HttpRequest => ({
+export const decisionRequest = (body: DecisionBody): HttpRequest => ({
   method: 'POST', path: '/authorization', body: JSON.stringify(body),
   headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
 });
@@ -88,7 +88,7 @@ const cpuOf = (p: Pinned<ServerCommands, unknown>) => async (): Promise<number> 
  * measured one), so an empty file means no line was written. The truncation is done here, on the load
  * core, before the run's figures are read, so none of its kernel work is counted against a run.
  */
-const loggedCpuOf = (p: Fleet['logged']) => async (): Promise<number> => {
+export const loggedCpuOf = (p: Fleet['logged']) => async (): Promise<number> => {
   const file = p.ready.decisionLog as string;
   if ((await stat(file)).size === 0) throw new Error(`the decision log ${file} stayed empty over a run of decisions`);
   await truncate(file, 0);

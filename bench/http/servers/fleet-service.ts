@@ -3,7 +3,8 @@
 // the log level. bench/fleet.ts measures what a fleet costs with it; bench/http.ts measures
 // decisions with `--decision-log file` against the `decide` variant, whose process differs only there.
 //   node bench/http/servers/fleet-service.ts --rules 10 --decision-log file --timers off --log-level silent
-//   --decision-log off|file   file: <temp folder>/decisions.log, named in the ready message
+//   --decision-log off|file|null   file: <temp folder>/decisions.log, named in the ready message;
+//                             null: /dev/null (every line made and written, none stored)
 //   --timers default|off      off: as service.ts, no activity flush or folder re-read during a run;
 //                             default: as `acl-operator serve` runs (agents and recent decisions
 //                             written out every 5 s, the folder watched)
@@ -67,7 +68,7 @@ const choice = <T extends string>(flag: string, value: string | undefined, allow
   if (!allowed.includes(value as T)) throw new Error(`--${flag} must be one of ${allowed.join(', ')}, got ${value}`);
   return value as T;
 };
-const logTo = choice('decision-log', values['decision-log'], ['off', 'file'] as const);
+const logTo = choice('decision-log', values['decision-log'], ['off', 'file', 'null'] as const);
 const timers = choice('timers', values.timers, ['default', 'off'] as const);
 const logLevel = choice('log-level', values['log-level'], ['silent', 'info'] as const);
 
@@ -75,7 +76,7 @@ const root = await mkdtemp(join(tmpdir(), 'acl-bench-fleet-'));
 const manifests = join(root, 'manifests');
 await mkdir(manifests, { recursive: true });
 for (const [file, text] of Object.entries(manifestFiles(tenantRules(Number(values.rules))))) await writeFile(join(manifests, file), text);
-const decisionLog = logTo === 'file' ? join(root, 'decisions.log') : undefined;
+const decisionLog = logTo === 'file' ? join(root, 'decisions.log') : logTo === 'null' ? '/dev/null' : undefined;
 const serviceLog = logLevel === 'info' ? join(root, 'service.log') : undefined;
 
 const config: Config = {
