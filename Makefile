@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck test test-opa run render crds bench bench-http bench-kube clean node-version
+.PHONY: help install build typecheck test test-opa run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -83,6 +83,20 @@ bench: $(INSTALL_STAMP) ## Run every benchmark: bench/run.ts, then bench/http.ts
 # bundle; BENCH_QUICK=1 is a one-minute smoke check for CI (its figures are not for quoting).
 bench-http: $(INSTALL_STAMP) ## Run the HTTP benchmark (OPA_BIN adds OPA; BENCH_QUICK=1: one-minute smoke check)
 	node bench/http.ts
+
+# The same service with --decision-log off, to a file and to /dev/null, on core 0; about 2 minutes.
+bench-decision-log: $(INSTALL_STAMP) ## What the decision log costs POST /authorization (BENCH_QUICK=1: smoke check)
+	node bench/decision-log.ts
+
+# 1,000 simulated OPAs (status every 10 s, a 100-decision upload every 10 s) against the service and
+# against raw node:http floors; about 16 minutes (BENCH_QUICK=1: about 3).
+bench-fleet: $(INSTALL_STAMP) ## What an OPA fleet's status reports and decision logs cost the service
+	node bench/fleet.ts
+
+# Real OPAs on long polling: a rule edit until every OPA reports it active, against OPA's plain polling.
+bench-propagation: $(INSTALL_STAMP) ## Edit → every real OPA active (needs OPA_BIN, e.g. $$(../shared/tools/opa-bin 1.1))
+	@test -n "$${OPA_BIN:-}" || { echo "make bench-propagation needs a real OPA: OPA_BIN=/path/to/opa (../shared/tools/opa-bin 1.1 prints one)" >&2; exit 2; }
+	node bench/propagation.ts
 
 # Against a real API server with the CRDs of crds/ installed (E2E_KUBECONFIG, else KUBECONFIG; e.g. local-kube),
 # about 4-5 minutes. Creates namespaces bench-kube-* (10,200 objects) and deletes them at the end unless
