@@ -11,26 +11,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { opaConfigFile } from '../../src/standalone/index.ts';
-import { opaJson, opaVersion, runOpa, waitForOpa, type RunningOpa } from '../support/opa.ts';
+import { opaJson, opaVersion, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
-const TENANT = 'acme';
-const CONNECTOR = 'sidecars';
-const BUNDLE = 'everything';
+const { tenant: TENANT, connector: CONNECTOR, bundle: BUNDLE } = SIDECARS;
 const FLEET = 3;
-
-const CONNECTORS = (spec: string): string => `
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: ${CONNECTOR}, namespace: ${TENANT} }
-spec: ${spec}
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: ${BUNDLE}, namespace: ${TENANT} }
-spec: { connector: ${CONNECTOR} }
-`;
 const RULE = (actions: string): string => `
 apiVersion: acl.policyagent.dev/v1alpha1
 kind: Rule
@@ -89,7 +75,7 @@ if (OPA_BIN) describe(`a fleet of real OPAs reporting status and decisions (OPA_
 
   async function startFleet(extra: { decisionLog?: string } = {}): Promise<{ service: TestService; fleet: (RunningOpa & { tokenFile: string })[] }> {
     const service = await startTestService({
-      manifests: { 'connectors.yaml': CONNECTORS('{}'), 'rules.yaml': RULE('read'), 'keys.yaml': BASE_MANIFESTS['keys.yaml'] as string },
+      manifests: { 'connectors.yaml': sidecarsManifest('{}'), 'rules.yaml': RULE('read'), 'keys.yaml': BASE_MANIFESTS['keys.yaml'] as string },
       config: extra.decisionLog === undefined ? {} : { decisionLog: { kind: 'file', path: extra.decisionLog } },
       serviceOptions: { agentStatusIntervalMs: 200 },
     });
@@ -143,7 +129,7 @@ if (OPA_BIN) describe(`a fleet of real OPAs reporting status and decisions (OPA_
     const withStale = await waitAgents(service, stale, `${FLEET + 1} agents current`, (a) => a.agents.current === FLEET + 1);
     expect(new Set(withStale.list.map((a) => a.id)).size).toBe(FLEET + 1);
 
-    await service.write('connectors.yaml', CONNECTORS('{ tokenRotation: 1 }'));
+    await service.write('connectors.yaml', sidecarsManifest('{ tokenRotation: 1 }'));
     expect(await service.token(TENANT, CONNECTOR)).not.toBe(old);
     const rotated = await waitAgents(service, stale, 'one agent failing 401, the others current', (a) => a.agents.failing === 1 && a.agents.current === FLEET);
     const failing = rotated.list[0];

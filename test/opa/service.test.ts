@@ -1,6 +1,6 @@
 // A real OPA polling the running service: the path every sidecar takes. Runs only when OPA_BIN points
-// at an opa binary (there is none in CI here); without it the suite reports itself skipped, and with
-// an OPA_BIN that does not run, every test fails.
+// at an opa binary (CI runs it with OPA 1.1 and 0.61); without it the suite reports itself skipped,
+// and with an OPA_BIN that does not run, every test fails.
 //
 // Each test starts the standalone service (over http, then over https with its self-signed
 // certificate as `ca_cert`) and `opa run --server` with the configuration `acl-operator serve`
@@ -15,28 +15,16 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { opaConfig } from '../../src/standalone/index.ts';
 import { bundleKey, type SyncRecord } from '../../src/store/index.ts';
-import { OUTPUT_LINES, opaJson, opaVersion, runOpa, waitForOpa, type RunningOpa } from '../support/opa.ts';
+import { OUTPUT_LINES, opaJson, opaVersion, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
 
-const TENANT = 'acme';
-const CONNECTOR = 'sidecars';
-const BUNDLE = 'everything';
+const { tenant: TENANT, connector: CONNECTOR, bundle: BUNDLE } = SIDECARS;
 /** The issue's promise: with long polling, a rule edit is enforced by OPA within this. */
 const EDIT_TO_OPA_MS = 2000;
 
-const connectors = (tokenRotation: number): string => `
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: ${CONNECTOR}, namespace: ${TENANT} }
-spec: { tokenRotation: ${tokenRotation} }
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: ${BUNDLE}, namespace: ${TENANT} }
-spec: { connector: ${CONNECTOR} }
-`;
+const connectors = (tokenRotation: number): string => sidecarsManifest(`{ tokenRotation: ${tokenRotation} }`);
 
 // The bundle carries every Enforced rule of the tenant, so OPA and POST /authorization decide over
 // the same rules.

@@ -100,3 +100,22 @@ export async function waitForOpa<T>(opa: RunningOpa, what: string, timeoutMs: nu
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** The tenant, connector and bundle the real-OPA tests serve: one Bundle of every Enforced rule of the tenant. */
+export const SIDECARS = { tenant: 'acme', connector: 'sidecars', bundle: 'everything' } as const;
+
+/** connectors.yaml for them: the Connector with `spec` (YAML flow text, e.g. `{ tokenRotation: 1 }`) and its Bundle. */
+export function sidecarsManifest(spec: string): string {
+  const { tenant, connector, bundle } = SIDECARS;
+  return `
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: ${connector}, namespace: ${tenant} }
+spec: ${spec}
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: ${bundle}, namespace: ${tenant} }
+spec: { connector: ${connector} }
+`;
+}
