@@ -14,13 +14,23 @@ async function currentEtag(token: string): Promise<string> {
   return (await t.bundle('acme', 'gateways', 'docs', bearer(token))).headers.get('etag') ?? '';
 }
 
+/** A long poll with `token` and the current ETag, once the service holds it. */
+async function heldPoll(token: string, waitS = 20): Promise<{ etag: string; held: Promise<Response> }> {
+  const etag = await currentEtag(token);
+  const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: `wait=${waitS}` });
+  await expect.poll(() => t.service.longPolls.size()).toBe(1);
+  return { etag, held };
+}
+
+/** connectors.yaml with acme/gateways's spec replaced (YAML flow text). */
+const gatewaysSpec = (spec: string): string =>
+  (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', `name: gateways, namespace: acme }\nspec: ${spec}`);
+
 describe('long polling (Prefer: wait=N)', () => {
   it('holds a request whose ETag is current and answers 200 within 100 ms of a change', async () => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
-    const etag = await currentEtag(token);
-    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'wait=20' });
-    await expect.poll(() => t.service.longPolls.size()).toBe(1);
+    const { etag, held } = await heldPoll(token);
     let changedAt = 0;
     t.service.store.onBundleChange(() => { changedAt = performance.now(); });
     await t.write('rules.yaml', RULES.replace('[read, write]', '[read]'));
@@ -66,27 +76,22 @@ describe('long polling (Prefer: wait=N)', () => {
   it('answers a held request 304 when its token is rotated meanwhile, so OPA asks again at once with its token file; the old token then gets 401', async () => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
-    const etag = await currentEtag(token);
-    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'wait=20' });
-    await expect.poll(() => t.service.longPolls.size()).toBe(1);
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
+    const { etag, held } = await heldPoll(token);
+    await t.write('connectors.yaml', gatewaysSpec('{ tokenRotation: 1 }'));
     const released = await held;
     expect(released.status).toBe(304);
     expect(released.headers.get('etag')).toBe(etag);
     expect((await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'wait=20' })).status).toBe(401);
-    const renewed = t.bundle('acme', 'gateways', 'docs', { ...bearer(await t.token('acme', 'gateways')), 'If-None-Match': etag, Prefer: 'wait=20' });
-    await expect.poll(() => t.service.longPolls.size()).toBe(1);
-    await t.write('rules.yaml', (BASE_MANIFESTS['rules.yaml'] as string).replace('[read, write]', '[read]'));
+    const { held: renewed } = await heldPoll(await t.token('acme', 'gateways'));
+    await t.write('rules.yaml', RULES.replace('[read, write]', '[read]'));
     expect((await renewed).status).toBe(200);
   });
 
   it('answers a held request 401 when its token is rotated and the bundle changed in the same moment', async () => {
     t = await startTestService();
-    const token = await t.token('acme', 'gateways');
-    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': await currentEtag(token), Prefer: 'wait=20' });
-    await expect.poll(() => t.service.longPolls.size()).toBe(1);
-    await writeFile(join(t.manifests, 'connectors.yaml'), (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
-    await writeFile(join(t.manifests, 'rules.yaml'), (BASE_MANIFESTS['rules.yaml'] as string).replace('[read, write]', '[read]'));
+    const { held } = await heldPoll(await t.token('acme', 'gateways'));
+    await writeFile(join(t.manifests, 'connectors.yaml'), gatewaysSpec('{ tokenRotation: 1 }'));
+    await writeFile(join(t.manifests, 'rules.yaml'), RULES.replace('[read, write]', '[read]'));
     await t.settle();
     expect((await held).status).toBe(401);
   });
@@ -96,10 +101,8 @@ describe('long polling (Prefer: wait=N)', () => {
     ['403 when its connector is made Inactive', '{ active: false }', 403],
   ])('answers a held request %s meanwhile, at once', async (_name, spec, code) => {
     t = await startTestService();
-    const token = await t.token('acme', 'gateways');
-    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': await currentEtag(token), Prefer: 'wait=20' });
-    await expect.poll(() => t.service.longPolls.size()).toBe(1);
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', `name: gateways, namespace: acme }\nspec: ${spec}`));
+    const { held } = await heldPoll(await t.token('acme', 'gateways'));
+    await t.write('connectors.yaml', gatewaysSpec(spec));
     expect((await held).status).toBe(code);
     expect(t.service.longPolls.size()).toBe(0);
   });
@@ -118,9 +121,7 @@ describe('long polling (Prefer: wait=N)', () => {
 
   it('answers held requests with 304 on shutdown', async () => {
     t = await startTestService();
-    const token = await t.token('acme', 'gateways');
-    const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': await currentEtag(token), Prefer: 'wait=60' });
-    await expect.poll(() => t.service.longPolls.size()).toBe(1);
+    const { held } = await heldPoll(await t.token('acme', 'gateways'), 60);
     const stopped = t.stop();
     expect((await held).status).toBe(304);
     await stopped;
