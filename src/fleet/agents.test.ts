@@ -78,6 +78,17 @@ describe('the agent registry', () => {
     expect(evicted()).toBe(1);
   });
 
+  it('when full, takes from the tenant holding the most: a flood of agent ids from one tenant evicts its own agents', () => {
+    const { r } = registry({ maxAgents: 10 });
+    for (const id of ['a', 'b', 'c']) r.record(seen(id, T0, [entry('docs')], { tenant: 'globex' }));
+    for (let i = 0; i < 100; i++) r.record(seen(`flood-${i}`, T0 + 1 + i, [entry('docs')]));
+    expect(r.size()).toBe(10);
+    // globex's agents were heard first, yet are kept: acme holds the most, so acme's oldest go.
+    expect(r.agents('globex', 'docs', T0 + 200).map((a) => a.id).sort()).toEqual(['a', 'b', 'c']);
+    expect(r.agents('acme', 'docs', T0 + 200).map((a) => a.id)).toHaveLength(7);
+    expect(r.agents('acme', 'docs', T0 + 200).map((a) => a.id)).toContain('flood-99');
+  });
+
   it('drops an agent whose last report says it is stopping, instead of counting it as failing', () => {
     const { r, changes } = registry();
     r.record(seen('a', T0, [entry('docs')]));

@@ -100,7 +100,11 @@ export function summarize(agents: readonly Agent[], revision: string | undefined
 export interface AgentRegistryOptions {
   /** An agent not heard from for this long is forgotten. */
   readonly windowMs: number;
-  /** At most this many agents over all bundles; the least recently heard goes first. */
+  /**
+   * At most this many agents over all bundles. When full, the least recently heard agent of the
+   * tenant holding the most goes first: one tenant's flood of agent ids evicts its own agents, not
+   * another tenant's.
+   */
   readonly maxAgents: number;
   /** An agent reported a revision active that was published `seconds` earlier (a change, not a start). */
   readonly onPropagated?: (seconds: number) => void;
@@ -158,6 +162,14 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   const bundles = new Map<string, Map<string, Agent>>();
   /** `<bundle key> NUL <agent id>` in order of last report, oldest first (a Map keeps insertion order). */
   const order = new Map<string, { readonly key: string; readonly id: string; readonly atMs: number }>();
+  /** Tenant → agents held (slots of `order`): whom eviction takes from. */
+  const perTenant = new Map<string, number>();
+  const tenantOfKey = (key: string): string => key.slice(0, key.indexOf('/'));
+  const countSlot = (key: string, by: 1 | -1): void => {
+    const tenant = tenantOfKey(key);
+    const n = (perTenant.get(tenant) ?? 0) + by;
+    if (n <= 0) perTenant.delete(tenant); else perTenant.set(tenant, n);
+  };
   const publishedAt = new Map<string, Map<string, number>>();
   const listeners = new Set<(tenant: string, bundle: string) => void>();
   const localListeners = new Set<() => void>();
@@ -195,7 +207,7 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     const agents = bundles.get(key);
     agents?.delete(id);
     if (agents?.size === 0) bundles.delete(key);
-    order.delete(`${key}\u0000${id}`);
+    if (order.delete(`${key}\u0000${id}`)) countSlot(key, -1);
   };
 
   function put(key: string, agent: Agent): boolean {
@@ -204,7 +216,7 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     const prev = agents.get(agent.id);
     agents.set(agent.id, agent);
     const slot = `${key}\u0000${agent.id}`;
-    order.delete(slot);
+    if (!order.delete(slot)) countSlot(key, 1);
     order.set(slot, { key, id: agent.id, atMs: agent.lastReportMs });
     // A change of the active revision, on an agent we knew, is a change propagating.
     if (prev !== undefined && agent.activeRevision !== undefined && prev.activeRevision !== agent.activeRevision) {
@@ -214,13 +226,24 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     return relevant(prev, agent);
   }
 
+  /** The tenant holding the most agents (the first of equals in `perTenant`'s order). */
+  const largestTenant = (): string | undefined => {
+    let best: string | undefined;
+    let most = 0;
+    for (const [tenant, n] of perTenant) if (n > most) { best = tenant; most = n; }
+    return best;
+  };
+
   function evict(): Set<string> {
     const touched = new Set<string>();
-    for (const [slot, entry] of order) {
-      if (order.size <= maxAgents) break;
-      order.delete(slot);
-      drop(entry.key, entry.id);
-      touched.add(entry.key);
+    while (order.size > maxAgents) {
+      const tenant = largestTenant();
+      let victim: { readonly key: string; readonly id: string } | undefined;
+      // Its least recently heard agent: the first of its slots in order (it holds the most, so soon met).
+      for (const entry of order.values()) if (tenantOfKey(entry.key) === tenant) { victim = entry; break; }
+      if (victim === undefined) break;
+      drop(victim.key, victim.id);
+      touched.add(victim.key);
       options.onEvicted?.();
     }
     return touched;
@@ -274,9 +297,8 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     },
     expire(nowMs) {
       const touched = new Set<string>();
-      for (const [slot, entry] of order) {
+      for (const entry of order.values()) {
         if (nowMs - entry.atMs <= windowMs) break;
-        order.delete(slot);
         drop(entry.key, entry.id);
         touched.add(entry.key);
       }
