@@ -188,26 +188,32 @@ export function createFleetHandlers(deps: ApiDeps): FleetHandlers {
       const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
       // Decisions are audit data: only a valid token of an Active connector adds any.
       if (verdict.code !== 'ok') { refuse(req, res, verdict.code, verdict.message); count(OUTCOME[verdict.code] ?? 'bad_request'); return; }
+      // Whatever throws (here, or in the answer to an accepted upload) is a 500, never a crash.
+      const fail = (err: unknown): void => {
+        log.error({ err, path: 'logs' }, 'Failed to serve request');
+        sendError(res, 'internal', 'internal error');
+      };
       readUpload(req, fleet.maxUploadBytes, function logsBody(text) {
-        if (!text.ok) { refuse(req, res, text.code, text.message); count(text.code); return; }
-        // Decisions are audit data: every number is kept as OPA sent it (a cheap scan finds the rare
-        // upload with a number a double would change; only then is it parsed the slower, exact way).
-        const body = parseUpload(text.text, parseLosslessJson);
-        if (!body.ok) { sendError(res, body.code, body.message); count(body.code); return; }
-        if (!Array.isArray(body.value)) {
-          const whole = parseDecisionUpload(body.value);
-          sendError(res, 'bad_request', whole.ok ? 'not an upload' : whole.message);
-          count('bad_request');
-          return;
+        try {
+          if (!text.ok) { refuse(req, res, text.code, text.message); count(text.code); return; }
+          // Decisions are audit data: every number is kept as OPA sent it (a cheap scan finds the rare
+          // upload with a number a double would change; only then is it parsed the slower, exact way).
+          const body = parseUpload(text.text, parseLosslessJson);
+          if (!body.ok) { sendError(res, body.code, body.message); count(body.code); return; }
+          if (!Array.isArray(body.value)) {
+            const whole = parseDecisionUpload(body.value);
+            sendError(res, 'bad_request', whole.ok ? 'not an upload' : whole.message);
+            count('bad_request');
+            return;
+          }
+          accept(path, body.value, req.socket.remoteAddress ?? '').then((outcome) => {
+            if (outcome.ok) { sendJson(res, { accepted: outcome.accepted }); count('accepted'); return; }
+            sendError(res, outcome.code, outcome.message);
+            count(outcome.code);
+          }).catch(fail);
+        } catch (err) {
+          fail(err);
         }
-        accept(path, body.value, req.socket.remoteAddress ?? '').then((outcome) => {
-          if (outcome.ok) { sendJson(res, { accepted: outcome.accepted }); count('accepted'); return; }
-          sendError(res, outcome.code, outcome.message);
-          count(outcome.code);
-        }, (err: unknown) => {
-          log.error({ err, path: 'logs' }, 'Failed to serve request');
-          sendError(res, 'internal', 'internal error');
-        });
       });
     },
 

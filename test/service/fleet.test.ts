@@ -295,6 +295,18 @@ describe('decision logs', () => {
     expect((await t.api(`${connectorUrl('acme', 'backends')}/bundles/docs/decisions`, { headers: { Authorization: `Bearer ${API_KEY}` } })).status).toBe(404);
   });
 
+  it('answers 500 and keeps serving when applying an upload throws', async () => {
+    await start();
+    const token = await t.token('acme', 'gateways');
+    const add = t.service.fleet.recent.add;
+    t.service.fleet.recent.add = () => { throw new Error('boom'); };
+    const res = await postLogs(token, [event(1)]);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: { status: 500, message: 'internal error' } });
+    t.service.fleet.recent.add = add;
+    expect((await postLogs(token, [event(2)])).status).toBe(200);
+  });
+
   it('accepts an upload that is not compressed too, and counts decisions of no bundle under an empty bundle label', async () => {
     await start();
     const res = await postLogs(await t.token('acme', 'gateways'), [event(1, { bundles: undefined, result: undefined })], undefined, { gzip: false });
