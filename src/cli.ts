@@ -10,7 +10,7 @@ import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
 import { pino, type Logger } from 'pino';
 import { readConfig, SERVE_USAGE, type Config } from './config.ts';
-import type { Destination } from './fleet/index.ts';
+import { MAX_BACKLOG_BYTES, type Destination } from './fleet/index.ts';
 import { createLogger } from './log.ts';
 import { startService, type Service } from './main.ts';
 import { startOperator, type Operator } from './operator.ts';
@@ -46,7 +46,8 @@ Exit status: 0 when every manifest was used, 1 when some were reported as proble
  */
 function logStream(config: Config): Destination | undefined {
   if (config.decisionLog.kind !== 'stdout') return undefined;
-  const stream = pino.destination({ dest: 1, sync: false });
+  // Bounded like a decision log file: a stdout nobody reads drops lines (counted) rather than grow.
+  const stream = pino.destination({ dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES });
   process.once('exit', () => { try { stream.flushSync(); } catch { /* already closed */ } });
   return stream;
 }
@@ -63,9 +64,13 @@ function checkDecisionLog(config: Config): string | undefined {
   }
 }
 
-/** SIGHUP reopens the decision log file (after logrotate moved it). */
-function reopenOnHangup(service: { fleet: { sink: { reopen(): void } } }, log: Logger): void {
+/**
+ * SIGHUP reopens the decision log file (after logrotate moved it). At exit, the lines still batched
+ * (up to 20 ms of them) are written, also on an exit that skipped stop().
+ */
+function reopenOnHangup(service: { fleet: { sink: { reopen(): void; flushSync(): void } } }, log: Logger): void {
   process.on('SIGHUP', () => { service.fleet.sink.reopen(); log.info('Reopened the decision log'); });
+  process.once('exit', () => { service.fleet.sink.flushSync(); });
 }
 
 async function serve(argv: string[]): Promise<number> {

@@ -130,6 +130,27 @@ describe('decision lines', () => {
     expect(kept.every((v, k) => k === 0 || v > (kept[k - 1] as number))).toBe(true);
   });
 
+  it('after close, counts late lines as dropped and ignores a reopen, rather than throw', async () => {
+    const file = join(tmp, 'closed.log');
+    let dropped = 0;
+    const sink = createDecisionSink({ kind: 'file', path: file }, { onDrop: (n) => { dropped += n; } });
+    sink.write('{"i":1}');
+    await sink.close();
+    sink.write('{"i":2}');
+    sink.reopen();
+    await sink.close();
+    expect(dropped).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe('{"i":1}\n');
+  });
+
+  it('closes even when the file cannot be written (a full disk), saying so', async () => {
+    const errors: Error[] = [];
+    const sink = createDecisionSink({ kind: 'file', path: '/dev/full' }, { onError: (err) => { errors.push(err); } });
+    sink.write('{"i":1}');
+    await sink.close();
+    expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).toContain('ENOSPC');
+  });
+
   it('is a no-op when off', async () => {
     const sink = createDecisionSink({ kind: 'off' });
     expect(sink.enabled).toBe(false);

@@ -16,6 +16,8 @@ export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 const BATCH_MS = 20;
 /** ...or as soon as this many are waiting. */
 const MAX_BATCH_LINES = 1024;
+/** close() waits this long at most for the file to be written and closed. */
+const CLOSE_TIMEOUT_MS = 5_000;
 
 /** The stream SonicBoom gives (pino.destination): what the sink writes to. */
 export type Destination = ReturnType<typeof pino.destination>;
@@ -68,6 +70,8 @@ export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}
   // turn of the event loop still about 20 µs at 13,000 decisions/s (a file write for a few lines).
   let batch: string[] = [];
   let timer: NodeJS.Timeout | undefined;
+  /** After close(): a late decision (an upload still being applied) is counted as dropped, never written to a destroyed stream. */
+  let closed = false;
   const flush = (): void => {
     if (timer !== undefined) { clearTimeout(timer); timer = undefined; }
     if (batch.length === 0) return;
@@ -75,22 +79,44 @@ export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}
     batch = [];
     lines.push('');
     const text = lines.join('\n');
-    // contentMode 'buffer' (SonicBoom's types know only strings).
-    if (ownFile) dest.write(Buffer.from(text) as unknown as string); else dest.write(text);
+    try {
+      // contentMode 'buffer' (SonicBoom's types know only strings).
+      if (ownFile) dest.write(Buffer.from(text) as unknown as string); else dest.write(text);
+    } catch (err) {
+      // The stream is gone (destroyed after an error): the lines are lost, and said to be.
+      options.onDrop?.(lines.length - 1);
+      options.onError?.(err instanceof Error ? err : new Error(String(err)));
+    }
   };
   return {
     enabled: true,
     write(line) {
+      if (closed) { options.onDrop?.(1); return; }
       batch.push(line);
       if (batch.length >= MAX_BATCH_LINES) flush();
       else if (timer === undefined) { timer = setTimeout(flush, BATCH_MS); timer.unref(); }
     },
-    reopen() { flush(); if (target.kind === 'file' && !shared) dest.reopen(); },
+    reopen() {
+      if (closed) return;
+      flush();
+      if (target.kind === 'file' && !shared) dest.reopen();
+    },
     flushSync() { flush(); try { dest.flushSync(); } catch { /* not open yet, or already closed */ } },
     async close() {
+      if (closed) return;
       flush();
+      closed = true;
       if (shared) { await new Promise<void>((resolve) => dest.flush(() => resolve())); return; }
-      await new Promise<void>((resolve) => { dest.once('close', () => resolve()); dest.end(); });
+      // Settles on close, or on an error (a full disk, a file that never opened), or after
+      // CLOSE_TIMEOUT_MS: a stuck decision log never holds the shutdown.
+      await new Promise<void>((resolve) => {
+        const done = (): void => { clearTimeout(giveUp); resolve(); };
+        const giveUp = setTimeout(() => { dest.destroy(); resolve(); }, CLOSE_TIMEOUT_MS);
+        giveUp.unref();
+        dest.once('close', done);
+        dest.once('error', done);
+        dest.end();
+      });
     },
   };
 }
