@@ -98,6 +98,9 @@ export function startFleet(o: FleetOptions): Fleet {
         gauges(b.tenant, b.name);
       } else {
         agents.forget(b.tenant, b.name);
+        // A refresh armed before the delete would bring back its gauges and view.
+        clearTimeout(pending.get(bundleKey(b.tenant, b.name)));
+        pending.delete(bundleKey(b.tenant, b.name));
         recent.forget(bundleKey(b.tenant, b.name));
         last.delete(bundleKey(b.tenant, b.name));
         shown.delete(bundleKey(b.tenant, b.name));
