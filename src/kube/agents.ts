@@ -10,7 +10,7 @@ import { gunzip, gzip } from 'node:zlib';
 import { makeInformer, type Informer, type KubernetesListObject, type ObjectCache, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Agent, AgentRegistry } from '../fleet/index.ts';
+import { MAX_BUNDLES_NAMED, type Agent, type AgentRegistry } from '../fleet/index.ts';
 import { describeError, statusOf, type KubeClients } from './client.ts';
 
 const gzipAsync = promisify(gzip);
@@ -29,9 +29,32 @@ const PeerAgent = z.object({
   id: z.string().max(128), version: z.string().max(64).optional(), clientIp: z.string().max(128), lastReportMs: z.number(),
   activeRevision: z.string().max(1024).optional(), lastActivation: z.string().max(64).optional(), lastDownload: z.string().max(64).optional(),
   error: z.object({ code: z.string().max(256), message: z.string().max(1024) }).optional(), httpCode: z.number().int().optional(),
-  alsoLoads: z.array(z.string().max(253)).max(64),
+  // As many as a report may name (one OPA listing 65 bundles must not make peers refuse the whole ConfigMap).
+  alsoLoads: z.array(z.string().max(253)).max(MAX_BUNDLES_NAMED),
 });
 const PeerData = z.object({ v: z.literal(1), replica: z.string(), updatedMs: z.number(), bundles: z.record(z.string(), z.array(PeerAgent)) });
+
+/**
+ * A replica's agents as its ConfigMap carries them (gzip JSON), at most `maxBytes`: when all of
+ * them do not fit, the most recently heard half, quarter, ... of all of them.
+ */
+export async function encodeAgents(
+  local: Readonly<Record<string, readonly Agent[]>>, replica: string, nowMs: number, maxBytes: number,
+): Promise<{ zipped: Buffer; total: number; kept: number }> {
+  const encode = (bundles: Readonly<Record<string, readonly Agent[]>>): Promise<Buffer> => gzipAsync(JSON.stringify({ v: 1, replica, updatedMs: nowMs, bundles }));
+  const all = Object.entries(local).flatMap(([k, agents]) => agents.map((a) => [k, a] as const));
+  let zipped = await encode(local);
+  let kept = all.length;
+  if (zipped.length <= maxBytes) return { zipped, total: all.length, kept };
+  all.sort((a, b) => b[1].lastReportMs - a[1].lastReportMs);
+  for (let keep = 0.5; zipped.length > maxBytes && keep > 0.001; keep /= 2) {
+    kept = Math.floor(all.length * keep);
+    const bundles: Record<string, Agent[]> = {};
+    for (const [k, a] of all.slice(0, kept)) (bundles[k] ??= []).push(a);
+    zipped = await encode(bundles);
+  }
+  return { zipped, total: all.length, kept };
+}
 
 /** `acl-operator-agents-<hash of the identity>`: one per replica, a valid name whatever the identity. */
 export function agentsConfigMapName(identity: string): string {
@@ -81,17 +104,12 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
 
   async function body(): Promise<{ cm: V1ConfigMap; empty: boolean }> {
     const nowMs = o.now();
-    let bundles = registry.exportLocal(nowMs);
-    const empty = Object.keys(bundles).length === 0;
-    let zipped = await gzipAsync(JSON.stringify({ v: 1, replica: identity, updatedMs: nowMs, bundles }));
-    // Too many agents for one ConfigMap: keep the most recently heard (RolledOut then speaks for those).
-    for (let keep = 0.5; zipped.length > MAX_PUBLISHED_BYTES && keep > 0.001; keep /= 2) {
-      const all = Object.entries(bundles).flatMap(([k, agents]) => agents.map((a) => [k, a] as const)).sort((a, b) => b[1].lastReportMs - a[1].lastReportMs);
-      const kept = all.slice(0, Math.floor(all.length * keep));
-      bundles = {};
-      for (const [k, a] of kept) (bundles[k] ??= []).push(a);
-      zipped = await gzipAsync(JSON.stringify({ v: 1, replica: identity, updatedMs: nowMs, bundles }));
-      if (!warnedSize) { warnedSize = true; log.warn({ configMap: name, agents: all.length, kept: kept.length }, 'Shared only the most recently heard agents: too many for one ConfigMap'); }
+    const local = registry.exportLocal(nowMs);
+    const empty = Object.keys(local).length === 0;
+    const { zipped, total, kept } = await encodeAgents(local, identity, nowMs, MAX_PUBLISHED_BYTES);
+    if (kept < total && !warnedSize) {
+      warnedSize = true;
+      log.warn({ configMap: name, agents: total, kept }, 'Shared only the most recently heard agents: too many for one ConfigMap');
     }
     const cm: V1ConfigMap = {
       apiVersion: 'v1', kind: 'ConfigMap',
