@@ -10,8 +10,10 @@ function tooLarge(limitBytes: number, what: string): BodyFailure {
   return { ok: false, code: 'too_large', message: `the ${what} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)` };
 }
 
-/** Compressed bodies up to this size are inflated at once: the thread pool's round trip costs more (bench/fleet.ts). */
+/** Compressed bodies up to this size are inflated at once: the thread pool's round trip costs more (bench/fleet.ts)... */
 const INFLATE_AT_ONCE_BYTES = 64 * 1024;
+/** ...when what they may inflate to is bounded by this too: a bomb stopped at 4 MiB costs a few ms, at 256 MiB far more. */
+const INFLATE_AT_ONCE_MAX_OUTPUT = 4 * 1024 * 1024;
 
 export type UploadText = { readonly ok: true; readonly text: string } | BodyFailure;
 
@@ -59,7 +61,7 @@ export function readUpload(req: IncomingMessage, limitBytes: number, done: (resu
   collectBody(req, limitBytes, (declared) => tooLarge(limitBytes, declared === undefined ? 'body' : `body (${declared} bytes)`), (bytes) => {
     if (!Buffer.isBuffer(bytes)) { done(bytes); return; }
     if (encoding === 'identity') { done(decode(bytes)); return; }
-    if (bytes.length <= INFLATE_AT_ONCE_BYTES) {
+    if (bytes.length <= INFLATE_AT_ONCE_BYTES && limitBytes <= INFLATE_AT_ONCE_MAX_OUTPUT) {
       // Bounded by maxOutputLength: at worst a few milliseconds for a bomb that stops at the limit.
       let out: Buffer | undefined;
       let error: Error | null = null;
