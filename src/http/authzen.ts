@@ -14,7 +14,7 @@ export interface TenantView {
   readonly index: RuleIndex;
   readonly directory: EntityDirectory;
   /** Told of every decision an evaluation makes (the decision log); searches are not decisions. */
-  readonly onDecision?: (input: DecisionInput, decision: Decision) => void;
+  readonly onDecision?: ((input: DecisionInput, decision: Decision) => void) | undefined;
 }
 
 /** A 200 with a JSON body, or a 400 with a message. */

@@ -81,14 +81,15 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
         }
         const snapshot = deps.store.snapshot();
         const logged = sink.enabled && (endpoint === 'evaluation' || endpoint === 'evaluations');
+        // One object shape whether the decision log is on or off (no spread on the decision path).
         const view: TenantView = {
           tenant, index: indexOf(snapshot, tenant), directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
-          ...(logged ? {
-            onDecision: (input: DecisionInput, d: Decision) => {
-              sink.write(serviceDecisionLine({ time: new Date(deps.now()).toISOString(), tenant, endpoint, requestId: id, allow: d.allow, policyId: d.policyId, input }));
+          onDecision: logged
+            ? (input: DecisionInput, d: Decision) => {
+              sink.write(serviceDecisionLine({ time: timestamp(), tenant, endpoint, requestId: id, allow: d.allow, policyId: d.policyId, input }));
               lines.inc();
-            },
-          } : {}),
+            }
+            : undefined,
         };
         const reply = run[endpoint](body.value, view);
         if (!reply.ok) { sendError(res, 'bad_request', reply.message, headers); count(400); return; }
