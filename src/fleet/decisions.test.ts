@@ -77,6 +77,23 @@ describe('decision log JSON', () => {
     expect(dirty.attributes.request.http.headers.Authorization).toBe('Bearer abc');
   });
 
+  it('redacts token, key and password fields, tokens used as keys, and bearer credentials inside other strings', () => {
+    const dirty = {
+      body: { token: 'eyJhbGciOi', Password: 'hunter2', api_key: 'k1', client_secret: 's' },
+      seen: { [TOKEN]: true },
+      headers: [['Authorization', 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc']],
+      clean: 'a bearer of good news',
+    };
+    expect(redact(dirty)).toEqual({
+      body: { token: REDACTED, Password: REDACTED, api_key: REDACTED, client_secret: REDACTED },
+      seen: { [REDACTED]: true },
+      headers: [['Authorization', `Bearer ${REDACTED}`]],
+      clean: 'a bearer of good news',
+    });
+    const ok = { tokens: 3, passwords_set: true, note: 'no bearer here' };
+    expect(redact(ok)).toBe(ok);
+  });
+
   it('bounds the size it measures', () => {
     expect(jsonSizeAtMost({ a: 'x'.repeat(100) }, 4096)).toBeGreaterThan(100);
     expect(jsonSizeAtMost({ a: 'x'.repeat(100) }, 4096)).toBeLessThan(120);

@@ -1,5 +1,6 @@
 // JSON for the decision log: uploads parsed without losing a number, credentials redacted before a
 // line is written, and a cheap size bound for what the recent-decisions buffer keeps.
+import { TOKEN_PREFIX } from '../auth/index.ts';
 
 /** A number token (after a JSON delimiter) that a double may not hold as written: 16+ digits, or an exponent. */
 const MAYBE_INEXACT = /[:,[]\s*-?[0-9][0-9.]{15,}|[:,[]\s*-?[0-9][0-9.]*[eE]/;
@@ -34,23 +35,36 @@ export function parseLosslessJson(text: string): unknown {
 /** Deepest level a decision line is read (and written) to. */
 const DEPTH = 256;
 
-/** Keys whose values are credentials wherever they appear (HTTP headers in Envoy and gateway inputs). */
-const SECRET_KEYS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-auth-token']);
+/**
+ * Keys whose values are credentials wherever they appear, in any case: HTTP headers in Envoy and
+ * gateway inputs, and the usual names of tokens, keys and passwords in JSON bodies.
+ */
+const SECRET_KEYS = new Set([
+  'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-auth-token', 'x-amz-security-token',
+  'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'api-key', 'apikey', 'password', 'passwd', 'secret', 'client_secret',
+]);
 /** By length, whether a secret key has it: an array index, cheaper than a second Set lookup per key. */
 const SECRET_LENGTH: boolean[] = [];
 for (const k of SECRET_KEYS) SECRET_LENGTH[k.length] = true;
 /** Whether a key names a credential, in any case (the length first: most keys are never lower-cased). */
 const isSecretKey = (k: string): boolean => SECRET_LENGTH[k.length] === true && SECRET_KEYS.has(k.toLowerCase());
-/** Our connector tokens, wherever they appear in a string. */
-const AGENT_TOKEN = /agent_[A-Za-z0-9_-]{43}/;
-const AGENT_TOKENS = /agent_[A-Za-z0-9_-]{43}/g;
+/** Our connector tokens, wherever they appear in a string (a key too). */
+const AGENT_TOKEN = new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{43}`);
+const AGENT_TOKENS = new RegExp(AGENT_TOKEN.source, 'g');
+const hasAgentToken = (text: string): boolean => text.includes(TOKEN_PREFIX) && AGENT_TOKEN.test(text);
+/** An HTTP bearer credential inside a string (`Bearer eyJ…`, 8 characters or more), in any case. */
+const BEARER = /\bbearer[ \t]+[A-Za-z0-9._~+/-]{8,}=*/i;
+const BEARERS = new RegExp(BEARER.source, 'gi');
+/** Whether a string holds a credential we recognise: a connector token or a bearer credential. */
+const secretIn = (text: string): boolean => hasAgentToken(text) || (text.length > 7 && BEARER.test(text));
+const withoutSecrets = (text: string): string => text.replace(AGENT_TOKENS, REDACTED).replace(BEARERS, `Bearer ${REDACTED}`);
 export const REDACTED = '[redacted]';
 
 /** What stands for a subtree deeper than DEPTH in a decision line: it is not read for secrets, so not written. */
 export const TOO_DEEP = `[not logged: nested deeper than ${DEPTH} levels]`;
 
 function needsRedaction(v: unknown, depth: number): boolean {
-  if (typeof v === 'string') return v.includes('agent_') && AGENT_TOKEN.test(v);
+  if (typeof v === 'string') return secretIn(v);
   if (typeof v !== 'object' || v === null) return false;
   if (depth > DEPTH) return true;
   if (Array.isArray(v)) {
@@ -59,22 +73,24 @@ function needsRedaction(v: unknown, depth: number): boolean {
   }
   if (RAW.isRawJSON(v)) return false;
   for (const k in v) {
-    if (isSecretKey(k)) return true;
+    if (isSecretKey(k) || hasAgentToken(k)) return true;
     if (needsRedaction((v as Record<string, unknown>)[k], depth + 1)) return true;
   }
   return false;
 }
 
 function redactCopy(v: unknown, depth: number): unknown {
-  if (typeof v === 'string') return v.replace(AGENT_TOKENS, REDACTED);
+  if (typeof v === 'string') return withoutSecrets(v);
   if (typeof v !== 'object' || v === null || RAW.isRawJSON(v)) return v;
   if (depth > DEPTH) return TOO_DEEP;
   if (Array.isArray(v)) return v.map((x) => redactCopy(x, depth + 1));
   const out: Record<string, unknown> = {};
   for (const k in v) {
     const value = isSecretKey(k) ? REDACTED : redactCopy((v as Record<string, unknown>)[k], depth + 1);
-    if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
-    else out[k] = value;
+    // A key that is a token is renamed (two such keys of one object become one).
+    const key = hasAgentToken(k) ? k.replace(AGENT_TOKENS, REDACTED) : k;
+    if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    else out[key] = value;
   }
   return out;
 }
