@@ -80,7 +80,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
 
   for (const a of await state.activity().catch(() => [])) store.activity.restore(bundleKey(a.namespace, a.bundle), a.records);
-  for (const d of await state.decisions().catch(() => [])) fleet.recent.restore(bundleKey(d.namespace, d.bundle), d.decisions);
+  const unreadable = (file: string, message: string): void => { log.warn({ file, error: message }, 'Skipped an unreadable recent-decisions file'); };
+  for (const d of await state.decisions(unreadable).catch((err: unknown) => { log.warn({ err }, 'Could not read the recent decisions'); return []; })) {
+    fleet.recent.restore(bundleKey(d.namespace, d.bundle), d.decisions);
+  }
   await state.clearAgents();
   await source.start();
   await controller.idle();

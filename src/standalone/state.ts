@@ -15,7 +15,7 @@ import {
   ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_CONNECTOR, secretToken, tokenSecretName,
   type Kind, type SourceObject, type TokenSecret,
 } from '../controller/index.ts';
-import type { RecentDecision } from '../fleet/index.ts';
+import { parseLosslessJson, type RecentDecision } from '../fleet/index.ts';
 import type { SyncRecord } from '../store/index.ts';
 import { writeAtomic } from './files.ts';
 import type { DocumentProblem } from './objects.ts';
@@ -86,7 +86,8 @@ export interface StateFolder {
   /** Removes every agents file: agents live in memory, and a restarted service has heard from none yet. */
   clearAgents(): Promise<void>;
   writeDecisions(namespace: string, bundle: string, decisions: readonly RecentDecision[] | undefined): Promise<void>;
-  decisions(): Promise<{ namespace: string; bundle: string; decisions: RecentDecision[] }[]>;
+  /** The recent decisions kept per bundle; a file that cannot be read is passed to `onUnreadable` and skipped, the others still read. */
+  decisions(onUnreadable?: (file: string, message: string) => void): Promise<{ namespace: string; bundle: string; decisions: RecentDecision[] }[]>;
 }
 
 export function openStateFolder(dir: string): StateFolder {
@@ -244,7 +245,7 @@ export function openStateFolder(dir: string): StateFolder {
       const file = join(dir, 'decisions', namespace, `${bundle}.json`);
       await serial(file, () => (decisions === undefined ? rm(file, { force: true }) : writeAtomic(file, `${JSON.stringify({ namespace, bundle, decisions }, null, 1)}\n`, 0o600)));
     },
-    async decisions() {
+    async decisions(onUnreadable) {
       let names: string[];
       try {
         names = (await readdir(join(dir, 'decisions'), { recursive: true })).filter((n) => n.endsWith('.json')).sort();
@@ -254,8 +255,17 @@ export function openStateFolder(dir: string): StateFolder {
       }
       const out: { namespace: string; bundle: string; decisions: RecentDecision[] }[] = [];
       for (const n of names) {
-        const doc: unknown = JSON.parse(await readFile(join(dir, 'decisions', n), 'utf8'));
+        const file = join(dir, 'decisions', n);
+        let doc: unknown;
+        try {
+          // Exactly as written: an input's numbers survive a restart unrounded.
+          doc = parseLosslessJson(await readFile(file, 'utf8'));
+        } catch (err) {
+          onUnreadable?.(file, err instanceof Error ? err.message : String(err));
+          continue;
+        }
         if (isRecord(doc) && Array.isArray(doc['decisions'])) out.push({ namespace: String(doc['namespace']), bundle: String(doc['bundle']), decisions: doc['decisions'] as RecentDecision[] });
+        else onUnreadable?.(file, 'not a recent-decisions document');
       }
       return out;
     },

@@ -1,0 +1,35 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseLosslessJson, type RecentDecision } from '../fleet/index.ts';
+import { openStateFolder } from './state.ts';
+
+let dir: string;
+beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'acl-state-')); });
+afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+
+const decision = (input: unknown): RecentDecision => ({
+  time: '2026-11-24T10:00:00Z', agent: 'opa-1', decisionId: 'd-1', revision: '1', path: 'acl/allow', decision: 'allow', result: true, input,
+});
+
+describe('recent decisions in the state folder', () => {
+  it('come back after a restart with every number as it was written', async () => {
+    const exact = parseLosslessJson('{"n":12345678901234567890,"f":0.10000000000000001}');
+    await openStateFolder(dir).writeDecisions('acme', 'docs', [decision(exact)]);
+    const [restored] = await openStateFolder(dir).decisions();
+    expect(restored?.bundle).toBe('docs');
+    expect(JSON.stringify(restored?.decisions[0]?.input)).toBe('{"n":12345678901234567890,"f":0.10000000000000001}');
+  });
+
+  it('skip a file that cannot be read, saying which, and still read the others', async () => {
+    const state = openStateFolder(dir);
+    await state.writeDecisions('acme', 'docs', [decision({ a: 1 })]);
+    await state.writeDecisions('acme', 'broken', [decision({ a: 2 })]);
+    await writeFile(join(dir, 'decisions', 'acme', 'broken.json'), '{"namespace":"acme","bundle":"bro');
+    const unreadable: string[] = [];
+    const restored = await openStateFolder(dir).decisions((file) => unreadable.push(file));
+    expect(restored.map((d) => d.bundle)).toEqual(['docs']);
+    expect(unreadable).toEqual([join(dir, 'decisions', 'acme', 'broken.json')]);
+  });
+});
