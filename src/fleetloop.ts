@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { ObjectKey } from './controller/index.ts';
 import {
-  createAgentRegistry, createDecisionSink, createRecentDecisions, summarize,
+  createAgentRegistry, createDecisionSink, createRecentDecisions, MAX_BACKLOG_BYTES, summarize,
   type Agent, type AgentRegistry, type AgentState, type DecisionSink, type Destination, type RecentDecisions,
 } from './fleet/index.ts';
 import type { FleetDeps } from './http/index.ts';
@@ -54,7 +54,7 @@ export function startFleet(o: FleetOptions): Fleet {
   const sink = createDecisionSink(target, {
     onDrop: (lines) => {
       metrics.decisionLogDropped.inc(lines);
-      log.warn({ lines }, 'Dropped decision log lines: the decision log fell more than 16 MB behind');
+      log.warn({ lines }, `Dropped decision log lines: the decision log fell more than ${MAX_BACKLOG_BYTES / (1024 * 1024)} MB behind`);
     },
     onError: (err) => log.error({ err, decisionLog: target.kind === 'file' ? target.path : target.kind }, 'Failed to write the decision log'),
     ...(target.kind === 'stdout' && o.stdout ? { stream: o.stdout } : {}),

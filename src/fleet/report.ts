@@ -10,7 +10,9 @@ const NEVER = /^0001-01-01T/;
 export const MAX_MESSAGE_CHARS = 512;
 
 /** labels.id: OPA sets a UUID per process; any printable text up to 128 characters is accepted. */
-const AgentId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1 to 128 printable ASCII characters');
+/** OPA's labels.id: 1 to 128 printable ASCII characters (a UUID from OPA itself). */
+export const AGENT_ID = /^[\x21-\x7e]{1,128}$/;
+const AgentId = z.string().regex(AGENT_ID, 'must be 1 to 128 printable ASCII characters');
 
 const Timestamp = z.string().max(64);
 const BundleStatus = z.looseObject({

@@ -36,5 +36,3 @@ export interface FleetDeps {
 /** 1 MiB: a decision request with a large context fits many times over. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_WAIT_SECONDS = 120;
-/** 4 MiB: OPA 1.x's status reports are about 50 KB; its decision-log batches are 32 KB gzipped by default. */
-export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 * 1024;
