@@ -8,6 +8,8 @@ export interface Metrics {
   readonly decisions: Counter<'decision'>;
   readonly decisionSeconds: Histogram;
   readonly bundleRequests: Counter<'code'>;
+  /** Bundle requests left out of sync activity: they did not authenticate as the bundle's connector. */
+  readonly bundleRequestsUnrecorded: Counter<'code'>;
   /** AuthZEN requests by endpoint (evaluation, evaluations, search_subject, ..., metadata) and status code. */
   readonly authzenRequests: Counter<'endpoint' | 'code'>;
   readonly bundleRevision: Gauge<'tenant' | 'bundle'>;
@@ -62,6 +64,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
     }),
     bundleRequests: new Counter({ name: 'acl_bundle_requests_total', help: 'Bundle requests by HTTP status code', labelNames: ['code'] as const, registers }),
+    bundleRequestsUnrecorded: new Counter({ name: 'acl_bundle_requests_unrecorded_total', help: 'Bundle requests not recorded in sync activity (not authenticated as the bundle\'s connector), by HTTP status code', labelNames: ['code'] as const, registers }),
     authzenRequests: new Counter({ name: 'acl_authzen_requests_total', help: 'AuthZEN API requests by endpoint and HTTP status code', labelNames: ['endpoint', 'code'] as const, registers }),
     bundleRevision: new Gauge({ name: 'acl_bundle_revision', help: 'Revision served per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),
     bundleBytes: new Gauge({ name: 'acl_bundle_size_bytes', help: 'Size of the served tar.gz per bundle', labelNames: ['tenant', 'bundle'] as const, registers }),

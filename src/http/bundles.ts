@@ -16,8 +16,11 @@ export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
 export interface BundlePath { readonly tenant: string; readonly connector: string; readonly bundle: string }
 
 type Verdict =
-  /** `rotated`: the token was this connector's until a rotation (it now has another, and is Active). */
-  | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined; readonly rotated?: boolean }
+  /**
+   * `rotated`: the token was this connector's until a rotation (it now has another, and is Active).
+   * `own`: the token is the current one of the bundle's connector (an Inactive connector's 403).
+   */
+  | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined; readonly rotated?: boolean; readonly own?: boolean }
   | { readonly code: 'ok'; readonly bundle: BundleEntry };
 
 /** Weak comparison (RFC 9110 13.1.2): `*`, or any listed tag equal to ours with W/ ignored. */
@@ -35,6 +38,7 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
     const rotated = verdict.retired !== undefined && verdict.retired.tokenHash !== undefined && verdict.retired.active;
     return { code: verdict.code, message: verdict.message, bundle: existing, rotated };
   }
+  if (verdict.code === 'forbidden') return { code: verdict.code, message: verdict.message, bundle: existing, own: existing?.connector === path.connector };
   if (verdict.code !== 'ok') return { code: verdict.code, message: verdict.message, bundle: existing };
   if (!existing || existing.connector !== path.connector) {
     return { code: 'not_found', message: `connector ${path.connector} has no bundle ${path.bundle}`, bundle: existing };
@@ -43,21 +47,39 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
 }
 
 /** Serves one bundle request; the path's names are already decoded. */
+/** At most one debug line per this interval about requests left out of sync activity. */
+const UNRECORDED_LOG_MS = 10_000;
+
 export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, path: BundlePath) => void {
+  // Requests that did not authenticate as the bundle's connector stay out of its sync activity
+  // (anyone who reaches the port could otherwise push the real OPAs out of the bounded view): they
+  // are counted by status and described at debug level, one line per interval with a count.
+  let unrecordedLoggedMs = -Infinity;
+  let unrecordedSince = 0;
+  const unrecorded = (status: number, path: BundlePath, req: IncomingMessage): void => {
+    deps.metrics.bundleRequestsUnrecorded.labels(String(status)).inc();
+    unrecordedSince++;
+    const now = deps.now();
+    if (now - unrecordedLoggedMs < UNRECORDED_LOG_MS || !deps.log.isLevelEnabled('debug')) return;
+    deps.log.debug({ tenant: path.tenant, connector: path.connector, bundle: path.bundle, status, clientIp: req.socket.remoteAddress ?? '', requests: unrecordedSince }, 'Refused bundle requests (not recorded in sync activity)');
+    unrecordedLoggedMs = now;
+    unrecordedSince = 0;
+  };
+
   return function serveBundle(req, res, path) {
     const key = bundleKey(path.tenant, path.bundle);
 
-    const finish = (status: number, bundle: BundleEntry | undefined): void => {
+    /** `own`: the request authenticated as the bundle's connector, so it enters the sync activity. */
+    const finish = (status: number, bundle: BundleEntry | undefined, own: boolean): void => {
       deps.metrics.bundleRequests.labels(String(status)).inc();
-      if (bundle) {
-        deps.store.activity.record(key, {
-          timeMs: deps.now(),
-          revision: bundle.built.revision,
-          clientIp: req.socket.remoteAddress ?? '',
-          userAgent: (req.headers['user-agent'] ?? '').slice(0, 256),
-          status,
-        });
-      }
+      if (!own || !bundle) { unrecorded(status, path, req); return; }
+      deps.store.activity.record(key, {
+        timeMs: deps.now(),
+        revision: bundle.built.revision,
+        clientIp: req.socket.remoteAddress ?? '',
+        userAgent: (req.headers['user-agent'] ?? '').slice(0, 256),
+        status,
+      });
       if (deps.log.isLevelEnabled('debug')) deps.log.debug({ tenant: path.tenant, connector: path.connector, bundle: path.bundle, status }, 'Served bundle request');
     };
 
@@ -71,12 +93,12 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         && noneMatch(req.headers['if-none-match'], verdict.bundle.built.etag)) {
         res.writeHead(304, { ETag: verdict.bundle.built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
         res.end();
-        finish(304, verdict.bundle);
+        finish(304, verdict.bundle, true);
         return;
       }
       if (verdict.code !== 'ok') {
         sendError(res, verdict.code, verdict.message, verdict.code === 'unauthenticated' ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {});
-        finish(STATUS[verdict.code], verdict.bundle);
+        finish(STATUS[verdict.code], verdict.bundle, verdict.own === true);
         return;
       }
       const { built } = verdict.bundle;
@@ -90,12 +112,12 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         }
         res.writeHead(304, { ETag: built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
         res.end();
-        finish(304, verdict.bundle);
+        finish(304, verdict.bundle, true);
         return;
       }
       res.writeHead(200, { ETag: built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Content-Length': built.bytes.length, 'Cache-Control': 'no-cache' });
       res.end(built.bytes);
-      finish(200, verdict.bundle);
+      finish(200, verdict.bundle, true);
     };
     respond(true);
   };

@@ -97,18 +97,32 @@ describe('GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle}', ()
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('records every request in the sync activity and serves it to the tenant API key', async () => {
+  it('records the connector\'s requests in the sync activity and serves it to the tenant API key', async () => {
     const token = await t.token('acme', 'gateways');
     const first = await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'User-Agent': 'Open Policy Agent/0.61.0 (linux, amd64)' });
     await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': first.headers.get('etag') ?? '' });
-    await t.bundle('acme', 'gateways', 'docs', bearer('agent_wrong'));
     const res = await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: bearer(API_KEY) });
     expect(res.status).toBe(200);
     const body = await res.json() as { revision: number; lastSync: string; records: { status: number; revision: number; clientIp: string; userAgent: string; time: string }[] };
-    expect(body.records.map((r) => r.status)).toEqual([401, 304, 200]);
-    expect(body.records[2]).toMatchObject({ revision: 1, userAgent: 'Open Policy Agent/0.61.0 (linux, amd64)', clientIp: expect.stringMatching(/127\.0\.0\.1/) });
-    expect(body.lastSync).toBe(body.records[1]?.time);
+    expect(body.records.map((r) => r.status)).toEqual([304, 200]);
+    expect(body.records[1]).toMatchObject({ revision: 1, userAgent: 'Open Policy Agent/0.61.0 (linux, amd64)', clientIp: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(body.lastSync).toBe(body.records[0]?.time);
     expect((await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: bearer(token) })).status).toBe(401);
+  });
+
+  it('keeps requests that did not authenticate as the connector out of the sync activity, and counts them', async () => {
+    const token = await t.token('acme', 'gateways');
+    await t.bundle('acme', 'gateways', 'docs', bearer(token));
+    // A flood of anonymous, wrong-token and other-connector requests cannot push the OPA's record out.
+    for (let i = 0; i < 150; i++) {
+      const headers = i % 3 === 0 ? {} : i % 3 === 1 ? bearer(`agent_wrong${i}`) : bearer(API_KEY);
+      expect((await t.bundle('acme', 'gateways', 'docs', headers)).status).toBe(401);
+    }
+    const res = await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: bearer(API_KEY) });
+    const body = await res.json() as { records: { status: number }[] };
+    expect(body.records.map((r) => r.status)).toEqual([200]);
+    const metrics = await (await fetch(`${t.service.opsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/acl_bundle_requests_unrecorded_total\{code="401"\} 150/);
   });
 
   it('writes the sync activity to the state folder and the last sync into bundle status', async () => {
