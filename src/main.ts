@@ -1,4 +1,7 @@
 // Wiring and lifecycle only: config → logger → store → source → controller → HTTP → shutdown.
+import { watch, type FSWatcher } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
@@ -46,6 +49,24 @@ export interface ServiceOptions {
   readonly agentStatusIntervalMs?: number;
   /** Stdout as the log writes it, for --decision-log stdout (lines never interleave). */
   readonly stdout?: Destination;
+}
+
+/** Calls `changed` (debounced) when anything under the folders changes; the folders are created first. */
+async function watchFolders(dirs: readonly string[], changed: () => void, log: Logger): Promise<{ close(): void }> {
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = (): void => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = undefined; changed(); }, 50);
+    timer.unref();
+  };
+  const watchers: FSWatcher[] = [];
+  for (const dir of dirs) {
+    await mkdir(dir, { recursive: true });
+    const w = watch(dir, { recursive: true }, schedule);
+    w.on('error', (err) => log.warn({ err, dir }, 'Stopped watching the token files (they are still checked every flush)'));
+    watchers.push(w);
+  }
+  return { close() { for (const w of watchers) w.close(); if (timer) clearTimeout(timer); } };
 }
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. */
@@ -122,8 +143,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
     }
     await controller?.idle();
   };
+  // A token file (OPA's token_path) or token Secret deleted while running is written again from
+  // memory at once, and checked again at every flush in case a watch event was missed.
+  const repairTokens = (): void => {
+    state.repairTokens().then(
+      (files) => { for (const file of files) log.warn({ file }, 'Rewrote a token file that was deleted or changed'); },
+      (err: unknown) => log.error({ err }, 'Failed to rewrite token files'),
+    );
+  };
+  const tokenWatch = await watchFolders([join(config.stateDir, 'tokens'), join(config.stateDir, 'secrets')], repairTokens, log);
   const flushTimer = setInterval(() => {
     flushActivity().catch((err: unknown) => log.error({ err }, 'Failed to write sync activity'));
+    repairTokens();
   }, options.activityFlushMs ?? 5000);
   flushTimer.unref();
 
@@ -144,6 +175,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     stopping ??= (async () => {
       ready = false;
       source.stop();
+      tokenWatch.close();
       unsubscribeOpa();
       clearInterval(flushTimer);
       await serving.closeApi();

@@ -76,6 +76,11 @@ export interface StateFolder {
   writeTokenSecret(owner: SourceObject, secret: TokenSecret): Promise<void>;
   deleteTokenSecret(namespace: string, connector: string): Promise<void>;
   tokenFile(namespace: string, connector: string): string;
+  /**
+   * Puts back, from memory, a token file or token Secret file that disappeared (or changed) while
+   * running, so OPA's token_path and the next start keep the issued token. Returns the files written.
+   */
+  repairTokens(): Promise<string[]>;
   writeProblems(problems: readonly DocumentProblem[]): Promise<void>;
   problems(): Promise<DocumentProblem[]>;
   writeActivity(namespace: string, bundle: string, records: readonly SyncRecord[]): Promise<void>;
@@ -93,6 +98,8 @@ export interface StateFolder {
 export function openStateFolder(dir: string): StateFolder {
   const objects = new Map<string, ObjectState>();
   const secrets = new Map<string, TokenSecret>();
+  /** The Secret file's text as last written this run, by `<ns>/<connector>` (for repairTokens). */
+  const secretTexts = new Map<string, string>();
   // Writes to one file are chained so a slow write never lands after a newer one.
   const chains = new Map<string, Promise<void>>();
   const serial = (file: string, write: () => Promise<void>): Promise<void> => {
@@ -150,6 +157,7 @@ export function openStateFolder(dir: string): StateFolder {
         if (typeof connector !== 'string') continue;
         const token = secretToken(doc);
         const namespace = String(m['namespace']);
+        secretTexts.set(`${namespace}/${connector}`, stringify(doc));
         secrets.set(`${namespace}/${connector}`, {
           token: token === '' ? undefined : token,
           rotation: Number(annotations[ANNOTATION_ROTATION] ?? 0),
@@ -194,12 +202,15 @@ export function openStateFolder(dir: string): StateFolder {
         data: secret.token === undefined ? {} : { token: Buffer.from(secret.token, 'utf8').toString('base64') },
       };
       const file = secretFile(namespace, connector);
-      await serial(file, () => writeAtomic(file, stringify(doc), 0o600));
+      const text = stringify(doc);
+      await serial(file, () => writeAtomic(file, text, 0o600));
+      secretTexts.set(`${namespace}/${connector}`, text);
       await syncTokenFile(namespace, connector, secret.token);
       // Only once both files hold it: a failed write is retried with a fresh token, never half-issued.
       secrets.set(`${namespace}/${connector}`, secret);
     },
     async deleteTokenSecret(namespace, connector) {
+      secretTexts.delete(`${namespace}/${connector}`);
       if (!secrets.delete(`${namespace}/${connector}`)) return;
       const file = secretFile(namespace, connector);
       const tf = tokenFile(namespace, connector);
@@ -207,6 +218,24 @@ export function openStateFolder(dir: string): StateFolder {
       await serial(tf, () => rm(tf, { force: true }));
     },
     tokenFile,
+    async repairTokens() {
+      const written: string[] = [];
+      for (const [key, secret] of secrets) {
+        const [namespace, connector] = key.split('/') as [string, string];
+        const file = secretFile(namespace, connector);
+        const text = secretTexts.get(key);
+        if (text !== undefined && await readFile(file, 'utf8').catch(() => undefined) === undefined) {
+          await serial(file, () => writeAtomic(file, text, 0o600));
+          written.push(file);
+        }
+        const tf = tokenFile(namespace, connector);
+        if (secret.token !== undefined && await readFile(tf, 'utf8').catch(() => undefined) !== secret.token) {
+          await syncTokenFile(namespace, connector, secret.token);
+          written.push(tf);
+        }
+      }
+      return written;
+    },
     async writeProblems(problems) {
       const file = join(dir, 'problems.yaml');
       await serial(file, () => writeAtomic(file, stringify({ problems: problems.map((p) => ({ ...p })) })));

@@ -1,8 +1,8 @@
 // What must survive typos, half-written files, invalid edits, restarts and failed writes: tokens,
 // revision numbers and the rules in force.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_KEY, apiKeySecret, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
@@ -68,6 +68,20 @@ describe('after a restart', () => {
     await restart();
     expect(state('Connector', 'gateways')).toMatchObject({ phase: 'Invalid' });
     expect((await docs()).status).toBe(200);
+    expect(await t.token('acme', 'gateways')).toBe(token);
+  });
+
+  it('a token file or token Secret deleted while running is written again from memory', async () => {
+    t = await startTestService();
+    const token = await t.token('acme', 'gateways');
+    const secretFile = join(t.stateDir, 'secrets', 'acme', 'gateways-token.yaml');
+    const secret = await readFile(secretFile, 'utf8');
+    await rm(t.service.state.tokenFile('acme', 'gateways'));
+    await rm(secretFile);
+    // The folder watch rewrites them; poll the files (no fixed sleep) with a generous deadline.
+    await vi.waitFor(async () => { expect(await t.token('acme', 'gateways')).toBe(token); }, { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => { expect(await readFile(secretFile, 'utf8')).toBe(secret); }, { timeout: 10_000, interval: 20 });
+    t = await t.restart();
     expect(await t.token('acme', 'gateways')).toBe(token);
   });
 
