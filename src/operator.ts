@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { kubePublicUrl, type Config, type Tls } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
+import { createThreadPacker } from './work/packer.ts';
+import { createWorkerThread } from './work/pool.ts';
 import type { Destination } from './fleet/index.ts';
 import { startFleet, type Fleet } from './fleetloop.ts';
 import { createAgentSharing, type AgentSharing } from './kube/agents.ts';
@@ -114,8 +116,12 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
+  // Hashing and packing bundles run in a background thread: the event loop answering decisions and
+  // bundle polls never holds a large bundle's gzip.
+  const packingThread = createWorkerThread('acl-bundles');
   controller = createController({
     objects: kubeSource, writer: kubeSource.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, leading, agents: fleet.view,
+    packer: createThreadPacker(packingThread),
     ...(options.random ? { random: options.random } : {}),
   });
   const ctl = controller;
@@ -166,6 +172,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     tlsSecret?.stop();
     await sharing.stop();
     await fleet.stop();
+    await packingThread.close();
     await serving.closeOps();
     throw err;
   }
@@ -202,6 +209,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
       tlsSecret?.stop();
       await sharing.stop();
       await fleet.stop();
+      await packingThread.close();
       await serving.closeOps();
       log.info('Stopped');
     })();

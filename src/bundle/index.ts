@@ -1,1 +1,4 @@
-export { buildBundle, bundleSource, canonicalJson, packTar, selectRules, type BuiltBundle, type BundleInput, type BundleSelection } from './bundle.ts';
+export {
+  buildBundle, bundleManifest, bundleRegoSteps, bundleSource, canonicalJson, IN_THREAD_PACKER, inputDigestOf, packBundleFiles, packTar, selectRules,
+  type BuiltBundle, type BundleInput, type BundlePacker, type BundleSelection,
+} from './bundle.ts';

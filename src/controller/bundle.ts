@@ -1,7 +1,8 @@
 // Bundle → deterministic archive in the store; the revision moves exactly when the bytes would.
 import { Bundle } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
-import { buildBundle, bundleSource, selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
+import { buildBundle, bundleRegoSteps, inputDigestOf, selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
+import { drive } from '../work/slice.ts';
 import type { RegoVersion } from '../policy/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
 import { agentsStatus, rolloutCondition } from '../fleet/index.ts';
@@ -36,30 +37,39 @@ function recordedRevision(recorded: RecordedStatus | undefined): number | undefi
  * a restart, or when another replica led before): equal bytes mean nothing changed, otherwise the
  * content is built again at revision + 1. Revision numbers are never reused for other bytes.
  */
-async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle> {
+async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined, deps: ReconcileDeps): Promise<BuiltBundle> {
   const revision = recordedRevision(recorded);
-  const source = bundleSource(input);
+  const source = await sourceOf(input, deps);
   if (entry && (revision === undefined || entry.built.revision >= revision)) {
     if (entry.built.inputDigest === source.inputDigest) return entry.built;
-    return buildBundle(input, entry.built.revision + 1, source);
+    return buildBundle(input, entry.built.revision + 1, source, deps.packer);
   }
-  if (revision === undefined) return buildBundle(input, 1, source);
-  const same = await buildBundle(input, revision, source);
-  return same.digest === recorded?.digest ? same : buildBundle(input, revision + 1, source);
+  if (revision === undefined) return buildBundle(input, 1, source, deps.packer);
+  const same = await buildBundle(input, revision, source, deps.packer);
+  return same.digest === recorded?.digest ? same : buildBundle(input, revision + 1, source, deps.packer);
+}
+
+/**
+ * The Rego (translated in slices, rules already translated taken as they are) and the digest of
+ * the inputs (hashed by the packer): no step holds the event loop for long.
+ */
+async function sourceOf(input: BundleInput, deps: ReconcileDeps): Promise<{ rego: string; inputDigest: string }> {
+  const rego = await drive(bundleRegoSteps(input), deps.slicer);
+  return { rego, inputDigest: inputDigestOf(input, await deps.packer.hash(rego)) };
 }
 
 /**
  * A follower builds only the revision the leader recorded in status, and serves it only when its
  * bytes are the recorded ones; until then it keeps serving what it served (perhaps nothing).
  */
-async function followBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined): Promise<BuiltBundle | undefined> {
+async function followBuild(input: BundleInput, entry: BundleEntry | undefined, recorded: RecordedStatus | undefined, deps: ReconcileDeps): Promise<BuiltBundle | undefined> {
   const revision = recordedRevision(recorded);
   if (revision === undefined) return undefined;
-  const source = bundleSource(input);
+  const source = await sourceOf(input, deps);
   if (entry && entry.built.revision === revision && entry.built.inputDigest === source.inputDigest) {
     return entry.built.digest === recorded?.digest ? entry.built : undefined;
   }
-  const built = await buildBundle(input, revision, source);
+  const built = await buildBundle(input, revision, source, deps.packer);
   return built.digest === recorded?.digest ? built : undefined;
 }
 
@@ -107,7 +117,7 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   if (!deps.leading()) {
     const recordedRev = recordedRevision(recorded);
     const isRecorded = served !== undefined && served.built.revision === recordedRev && served.built.digest === recorded?.digest;
-    const consistent = unchanged && isRecorded ? undefined : await followBuild(input, served, recorded);
+    const consistent = unchanged && isRecorded ? undefined : await followBuild(input, served, recorded, deps);
     if (consistent && consistent !== served?.built) {
       deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built: consistent, ruleCount: rules.length, source });
       deps.log.info({ kind: 'Bundle', key: keyText(key), revision: consistent.revision, digest: consistent.digest }, 'Serving the revision the leader recorded');
@@ -119,7 +129,7 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
     }
     return { phase: deps.draft.bundle(namespace, name) ? 'Ready' : 'Pending' };
   }
-  const built = unchanged ? served.built : await nextBuild(input, served, recorded);
+  const built = unchanged ? served.built : await nextBuild(input, served, recorded, deps);
   const enqueue: ObjectKey[] = [];
   if (!unchanged) {
     deps.draft.setBundle(namespace, name, { tenant: namespace, name, connector, built, ruleCount: rules.length, source });

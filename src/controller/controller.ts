@@ -2,7 +2,9 @@
 // publishes one snapshot, then writes the statuses that changed. One drain runs at a time.
 import type { Logger } from 'pino';
 import { EMPTY_SUMMARY } from '../fleet/index.ts';
+import { IN_THREAD_PACKER, type BundlePacker } from '../bundle/index.ts';
 import type { Store } from '../store/index.ts';
+import { createSlicer, drive, type Slicer } from '../work/slice.ts';
 import { reconcileBundle } from './bundle.ts';
 import { sameStatus } from './conditions.ts';
 import { reconcileConnector } from './connector.ts';
@@ -34,6 +36,10 @@ export interface ControllerOptions {
   readonly leading?: () => boolean;
   /** The OPA agents per bundle, for Bundle status (agents, RolledOut). */
   readonly agents?: AgentView;
+  /** Hashes and packs bundles (default: in this thread; the service passes a background thread's). */
+  readonly packer?: BundlePacker;
+  /** Gives the event loop back between slices of a drain (default: every SLICE_BUDGET_MS of work). */
+  readonly slicer?: Slicer;
 }
 
 export interface Controller {
@@ -77,6 +83,8 @@ export function createController(options: ControllerOptions): Controller {
     objects, writer, draft: store.draft, activity: store.activity, now, log, leading,
     ...(options.random ? { random: options.random } : {}),
     agents: options.agents ?? NO_AGENTS,
+    packer: options.packer ?? IN_THREAD_PACKER,
+    slicer: options.slicer ?? createSlicer(),
   };
 
   async function reconcile(key: ObjectKey): Promise<Outcome> {
@@ -140,6 +148,8 @@ export function createController(options: ControllerOptions): Controller {
           options.metrics?.reconciled(key.kind, 'error', (performance.now() - started) / 1000);
           retry(keyText(key), err);
         }
+        // Decisions and bundle polls are answered between reconciles, never after a whole drain.
+        await deps.slicer.pause();
       }
     }
     return follow;
@@ -160,6 +170,7 @@ export function createController(options: ControllerOptions): Controller {
       if (n >= MAX_ROUNDS) { for (const k of follow) queue.add(k); break; }
       batch = [...follow].map(parseKey);
     }
+    await store.prepare((steps) => drive(steps, deps.slicer));
     store.publish();
     const writes: { key: ObjectKey; status: Readonly<Record<string, unknown>> }[] = [];
     for (const { key, outcome } of outcomes.values()) {

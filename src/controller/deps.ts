@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { BundlePacker } from '../bundle/index.ts';
+import type { Slicer } from '../work/slice.ts';
 import type { AgentSummary } from '../fleet/index.ts';
 import type { ActivityLog, StoreDraft } from '../store/index.ts';
 import type { ClusterWriter, ObjectKey, ObjectReader } from './types.ts';
@@ -18,6 +20,10 @@ export interface ReconcileDeps {
   readonly leading: () => boolean;
   /** The OPA agents of each bundle. */
   readonly agents: AgentView;
+  /** Hashes and packs bundles (in a background thread when the service runs). */
+  readonly packer: BundlePacker;
+  /** Gives the event loop back between slices of long work (translation, index). */
+  readonly slicer: Slicer;
 }
 
 /** What the controller reads of the OPA agents: a bundle's agents against the revision it serves. */

@@ -124,16 +124,26 @@ export function neededProperties(rules: readonly RuleModel[]): Map<string, Set<s
  * nothing the directory has.
  */
 export function directoryExtract(rules: readonly RuleModel[], directory: EntityDirectory): Map<string, Map<string, Map<string, Json>>> {
+  const steps = directoryExtractSteps(neededProperties(rules), directory);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** directoryExtract as steps of a few hundred entities each (see translateSteps). */
+export function* directoryExtractSteps(needed: ReadonlyMap<string, Set<string> | 'all'>, directory: EntityDirectory): Generator<void, Map<string, Map<string, Map<string, Json>>>> {
   const out = new Map<string, Map<string, Map<string, Json>>>();
   if (directory.size === 0) return out;
-  const needed = neededProperties(rules);
   for (const type of sorted(needed.keys())) {
     const keys = needed.get(type) as Set<string> | 'all';
     const ids = new Map<string, Map<string, Json>>();
+    let n = 0;
     for (const id of directory.ids(type)) {
       const props = directory.get(type, id) as JsonMap;
       const names = sorted(keys === 'all' ? Object.keys(props) : [...keys].filter((k) => Object.hasOwn(props, k)));
       if (names.length > 0) ids.set(id, new Map(names.map((k) => [k, props[k] as Json])));
+      if (++n % 256 === 0) yield;
     }
     if (ids.size > 0) out.set(type, ids);
   }

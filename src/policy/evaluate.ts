@@ -71,7 +71,17 @@ const DIRECT_LIMIT = 1 << 20;
  * touches (so they stay in the CPU cache); the rules sit in one table keyed by the combined number.
  */
 export function buildIndex(tenant: string, rules: readonly CompiledRule[]): RuleIndex {
+  const steps = buildIndexSteps(tenant, rules);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** buildIndex as steps of a few hundred rules each, for a caller that spreads it over turns of the event loop. */
+export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[]): Generator<void, RuleIndex> {
   const sorted = [...rules].sort((a, b) => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0));
+  yield;
   const subjects = new Map<string, number>();
   const actions = new Map<string, number>();
   const resources = new Map<string, number>();
@@ -91,15 +101,19 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
   // Rules of this index with equal constants share one array: a tenant that repeats a condition
   // then reads one constants array per decision, which stays in the CPU cache, instead of one per rule.
   const constantSets = new Map<string, Constants>();
-  const shared = sorted.map((rule): CompiledRule => {
-    if (rule.constants.length === 0) return rule;
+  const shared: CompiledRule[] = [];
+  for (const rule of sorted) {
+    if (shared.length % 512 === 0) yield;
+    if (rule.constants.length === 0) { shared.push(rule); continue; }
     const key = JSON.stringify(rule.constants);
     const known = constantSets.get(key);
-    if (known === undefined) { constantSets.set(key, rule.constants); return rule; }
-    return { ...rule, constants: known };
-  });
+    if (known === undefined) { constantSets.set(key, rule.constants); shared.push(rule); continue; }
+    shared.push({ ...rule, constants: known });
+  }
   const table = new Map<number, CompiledRule[]>();
+  let placed = 0;
   for (const rule of shared) {
+    if (++placed % 512 === 0) yield;
     const s = subjects.get(rule.model.subjectType) as number;
     const r = resources.get(rule.model.resourceType) as number;
     for (const action of rule.model.actions) {

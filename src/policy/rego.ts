@@ -5,7 +5,7 @@
 // be missing; an error (missing attribute, wrong type) satisfies neither, as in CEL. Every `not` that
 // remains lives inside a prelude function whose arguments are already bound and type-checked.
 import type { Cond, Json, Literal, RuleModel, Value } from './model.ts';
-import { directoryExtract, EMPTY_DIRECTORY, type EntityDirectory } from './directory.ts';
+import { directoryExtractSteps, EMPTY_DIRECTORY, neededProperties, type EntityDirectory } from './directory.ts';
 import { walkCondition } from './model.ts';
 import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
 import { codePointCompare, IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
@@ -352,17 +352,33 @@ function preludeText(used: ReadonlySet<PreludeName>, v: RegoVersion): string[] {
 /**
  * The directory section: the data the rules read, and principal and resource merged from the input
  * and that data (the input's keys win). Empty when the rules read nothing the directory has.
+ * Kept per directory object and the properties read, so a rule edit that reads nothing new does
+ * not print a large directory again.
  */
-function directorySection(rules: readonly RuleModel[], directory: EntityDirectory, v: RegoVersion): string[] {
-  const data = directoryExtract(rules, directory);
+function* directorySection(rules: readonly RuleModel[], directory: EntityDirectory, v: RegoVersion): Generator<void, string[]> {
+  if (directory.size === 0) return [];
+  const needed = neededProperties(rules);
+  const signature = `${v}|${JSON.stringify([...needed].map(([t, k]) => [t, k === 'all' ? 'all' : [...k].sort()]).sort())}`;
+  let byNeed = SECTIONS.get(directory);
+  const known = byNeed?.get(signature);
+  if (known) return known;
+  const data = yield* directoryExtractSteps(needed, directory);
   if (data.size === 0) return [];
   const eq = v === 1 ? ':=' : '=';
-  const types = [...data].map(([type, ids]) => `\t${regoString(type)}: {\n${[...ids].map(([id, props]) => `\t\t${regoString(id)}: ${regoJson(props)}`).join(',\n')}\n\t}`);
+  const types: string[] = [];
+  for (const [type, ids] of data) {
+    const lines: string[] = [];
+    for (const [id, props] of ids) {
+      lines.push(`\t\t${regoString(id)}: ${regoJson(props)}`);
+      if (lines.length % 256 === 0) yield;
+    }
+    types.push(`\t${regoString(type)}: {\n${lines.join(',\n')}\n\t}`);
+  }
   const merge = (root: 'principal' | 'resource'): string[] => [
     block(v, `acl_${root}[k] = x`, [`x := input.${root}[k]`]),
     block(v, `acl_${root}[k] = x`, [`x := acl_directory[input.${root}.type][input.${root}.id][k]`, `not acl_has_key(input.${root}, k)`]),
   ];
-  return [
+  const section = [
     [
       '# Entity directory: the properties these rules read of the entities listed by Directory resources.',
       `acl_directory ${eq} {\n${types.join(',\n')}\n}`,
@@ -375,19 +391,43 @@ function directorySection(rules: readonly RuleModel[], directory: EntityDirector
       block(v, 'acl_has_key(o, k)', ['_ = o[k]']),
     ].join('\n'),
   ];
+  if (!byNeed) { byNeed = new Map(); SECTIONS.set(directory, byNeed); }
+  byNeed.set(signature, section);
+  return section;
 }
 
-/** The whole `policy.rego` for a set of rules: package acl, default deny, one clause per rule sorted by name. */
-export function translate(rules: readonly RuleModel[], options: TranslateOptions): string {
+/** Directory sections already printed, by directory and the properties read (directories are immutable). */
+const SECTIONS = new WeakMap<EntityDirectory, Map<string, string[]>>();
+/** Each rule's translation, by rule (rule models are immutable) and `<regoVersion>|<merged>`. */
+const TRANSLATED = new WeakMap<RuleModel, Map<string, RuleRego>>();
+
+function translateCached(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
+  let byOptions = TRANSLATED.get(rule);
+  if (!byOptions) { byOptions = new Map(); TRANSLATED.set(rule, byOptions); }
+  const key = `${v}|${merged}`;
+  let t = byOptions.get(key);
+  if (!t) { t = translateRule(rule, v, merged); byOptions.set(key, t); }
+  return t;
+}
+
+/**
+ * The whole `policy.rego` as steps (each a rule or a slice of the directory) a caller may spread
+ * over several turns of the event loop; translate() runs them at once. Rules already translated
+ * (the same rule object, with the same options) are not translated again.
+ */
+export function* translateSteps(rules: readonly RuleModel[], options: TranslateOptions): Generator<void, string> {
   const v = options.regoVersion;
   const sorted = [...rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const directory = directorySection(sorted, options.directory ?? EMPTY_DIRECTORY, v);
+  yield;
+  const directory = yield* directorySection(sorted, options.directory ?? EMPTY_DIRECTORY, v);
   const used = new Set<PreludeName>();
-  const clauses = sorted.map((r) => {
-    const t = translateRule(r, v, directory.length > 0);
+  const clauses: string[] = [];
+  for (const r of sorted) {
+    const t = translateCached(r, v, directory.length > 0);
     t.prelude.forEach((n) => used.add(n));
-    return t.text;
-  });
+    clauses.push(t.text);
+    if (clauses.length % 64 === 0) yield;
+  }
   const header = (options.header ?? []).flatMap(commentLines);
   const sections = [
     [...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n'),
@@ -396,5 +436,15 @@ export function translate(rules: readonly RuleModel[], options: TranslateOptions
     ...directory,
     ...preludeText(used, v),
   ];
+  yield;
   return `${sections.join('\n\n')}\n`;
+}
+
+/** The whole `policy.rego` for a set of rules: package acl, default deny, one clause per rule sorted by name. */
+export function translate(rules: readonly RuleModel[], options: TranslateOptions): string {
+  const steps = translateSteps(rules, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }

@@ -40,7 +40,7 @@ function foldStringData(raw: Record<string, unknown>): Record<string, unknown> {
  * kind, bad name) is a problem; `unreadable` says the file had YAML errors, so objects it held
  * before must be kept rather than deleted.
  */
-export function readObjects(text: string, source: string, defaultNamespace = 'default'): { objects: ReadObject[]; problems: DocumentProblem[]; unreadable: boolean } {
+export function readObjects(text: string, source: string, defaultNamespace = 'default'): { objects: ReadObject[]; problems: DocumentProblem[]; unreadable: boolean; documents: number } {
   const objects: ReadObject[] = [];
   const problems: DocumentProblem[] = [];
   let unreadable = false;
@@ -79,5 +79,5 @@ export function readObjects(text: string, source: string, defaultNamespace = 'de
     const body = isSecret ? foldStringData(withoutStatus) : withoutStatus;
     objects.push({ kind: kind as Kind, metadata: meta.data, raw: { ...body, metadata: meta.data }, source, document });
   });
-  return { objects, problems, unreadable };
+  return { objects, problems, unreadable, documents: list.length };
 }

@@ -1,6 +1,6 @@
 // The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
 // Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
-import { buildDirectory, buildIndex, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory } from '../policy/index.ts';
+import { buildDirectory, buildIndex, buildIndexSteps, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
 import { createActivityLog, type ActivityLog } from './activity.ts';
 import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
 
@@ -11,6 +11,9 @@ interface TenantDraft {
   /** Entities by Directory name. */
   readonly directories: Map<string, readonly DirectoryEntity[]>;
   rulesChanged: boolean;
+  /** Bumped by every rule change: an index prepared at an older version is not used. */
+  rulesVersion: number;
+  prepared: { readonly version: number; readonly index: RuleIndex } | undefined;
   /** The tenant's directory, built from `directories` when first asked for after a change. */
   directory: EntityDirectory | undefined;
   /** Entity (`type NUL id`) → names of the Directories that list it, sorted. Kept as they change. */
@@ -56,6 +59,9 @@ export interface StoreDraft {
   apiKeyHolders(hash: string): readonly ApiKeyEntry[];
 }
 
+/** Runs steps to their end (src/work/slice.ts drive(), or at once). */
+export type Run = <T>(steps: Generator<unknown, T>) => Promise<T>;
+
 export type BundleListener = (changed: readonly BundleEntry[], snapshot: Snapshot) => void;
 
 export interface Store {
@@ -66,6 +72,11 @@ export interface Store {
    * ETag, a new bundle, or a connector whose token or activity changed.
    */
   publish(): readonly BundleEntry[];
+  /**
+   * Does ahead of publish() what it would otherwise do at once (the rule indexes of changed
+   * tenants), through `run`, which may spread the work over turns of the event loop.
+   */
+  prepare(run: Run): Promise<void>;
   onBundleChange(listener: BundleListener): () => void;
   readonly activity: ActivityLog;
 }
@@ -83,7 +94,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, directory: undefined, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, rulesVersion: 0, prepared: undefined, directory: undefined, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -93,7 +104,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   const draft: StoreDraft = {
     rule: (t, n) => tenants.get(t)?.rules.get(n),
     rules: (t) => [...(tenants.get(t)?.rules.values() ?? EMPTY_INDEX_RULES)],
-    setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; dirty.add(t); },
+    setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; d.rulesVersion++; dirty.add(t); },
     connector: (t, n) => tenants.get(t)?.connectors.get(n),
     setConnector(t, n, entry) {
       const d = tenant(t);
@@ -143,8 +154,10 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   };
 
   function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
-    const index = d.rulesChanged || !previous ? buildIndex(name, [...d.rules.values()]) : previous.index;
+    const prepared = d.prepared?.version === d.rulesVersion ? d.prepared.index : undefined;
+    const index = d.rulesChanged || !previous ? prepared ?? buildIndex(name, [...d.rules.values()]) : previous.index;
     d.rulesChanged = false;
+    d.prepared = undefined;
     return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles), directory: draft.directory(name) };
   }
 
@@ -159,6 +172,17 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     }
     for (const hash of shared) map.delete(hash);
     return map;
+  }
+
+  /** Builds the indexes the next publish needs, through `run` (which may spread the work over turns of the event loop). */
+  async function prepare(run: Run): Promise<void> {
+    for (const name of [...dirty]) {
+      const d = tenants.get(name);
+      if (!d || !d.rulesChanged || d.prepared?.version === d.rulesVersion) continue;
+      const version = d.rulesVersion;
+      const index = await run(buildIndexSteps(name, [...d.rules.values()]));
+      if (d.rulesVersion === version) d.prepared = { version, index };
+    }
   }
 
   function publish(): readonly BundleEntry[] {
@@ -211,6 +235,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   return {
     snapshot: () => current,
     draft,
+    prepare,
     publish,
     onBundleChange(listener) { listeners.add(listener); return () => { listeners.delete(listener); }; },
     activity,

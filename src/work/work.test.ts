@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IN_THREAD_PACKER } from '../bundle/index.ts';
+import { createThreadReader } from '../standalone/reader.ts';
+import { createThreadPacker } from './packer.ts';
+import { createWorkerThread } from './pool.ts';
+import { createSlicer, drive, UNSLICED } from './slice.ts';
+
+const thread = createWorkerThread('acl-test');
+afterAll(async () => { await thread.close(); });
+
+describe('the background thread', () => {
+  it('packs and hashes exactly as this thread does', async () => {
+    const packer = createThreadPacker(thread, 0);
+    const rego = `package acl\n\n${Array.from({ length: 2000 }, (_, i) => `# rule ${i} é ☃\nallow if { input.x == ${i} }`).join('\n\n')}\n`;
+    const manifest = '{"revision":"7","roots":["acl"]}\n';
+    const there = await packer.pack(manifest, rego);
+    const here = await IN_THREAD_PACKER.pack(manifest, rego);
+    expect(Buffer.from(there.bytes).equals(Buffer.from(here.bytes))).toBe(true);
+    expect(there.hex).toBe(here.hex);
+    expect(await packer.hash(rego)).toBe(await IN_THREAD_PACKER.hash(rego));
+  });
+
+  it('reads a manifest file and sends its objects in parts; a missing file is an error, and the thread goes on', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'acl-work-'));
+    try {
+      const doc = (i: number): string => `apiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata: { name: c${i}, namespace: acme }\nspec: {}\n`;
+      await writeFile(join(dir, 'many.yaml'), Array.from({ length: 450 }, (_, i) => doc(i)).join('---\n'));
+      const reader = createThreadReader(thread, { maxBytes: 1 << 20, maxDocuments: 1000 });
+      const got = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
+      expect(got.objects.map((o) => o.object.metadata.name)).toEqual(Array.from({ length: 450 }, (_, i) => `c${i}`));
+      expect(got.objects[449]?.object.document).toBe(450);
+      expect(got.read).toMatchObject({ objects: 450, documents: 450, unreadable: false, changing: false, problems: [] });
+      await expect(reader.read(join(dir, 'missing.yaml'), 'missing.yaml')).rejects.toThrow(/ENOENT/);
+      expect((await reader.read(join(dir, 'many.yaml'), 'many.yaml')).objects).toHaveLength(450);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('slicing', () => {
+  function* count(n: number): Generator<void, number> {
+    let total = 0;
+    for (let i = 0; i < n; i++) { total += i; yield; }
+    return total;
+  }
+
+  it('gives the event loop back while a long computation runs, with the same result', async () => {
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => { turns++; if (ticking) setImmediate(tick); };
+    setImmediate(tick);
+    expect(await drive(count(50), createSlicer(0))).toBe(1225);
+    ticking = false;
+    // Other callbacks ran between the steps: with a budget of 0, every step gives the loop back.
+    expect(turns).toBeGreaterThanOrEqual(40);
+    expect(await drive(count(50), UNSLICED)).toBe(1225);
+  });
+});
