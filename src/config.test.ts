@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FLEET, DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig } from './config.ts';
+import { DEFAULT_FLEET, DEFAULT_FOLDER, DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig } from './config.ts';
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
@@ -9,8 +9,19 @@ describe('readConfig', () => {
       config: {
         manifests: 'm', stateDir: 's', listen: { host: '127.0.0.1', port: 1 }, opsListen: { host: '0.0.0.0', port: 3 },
         tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
+        folder: DEFAULT_FOLDER,
       },
     });
+  });
+
+  it('reads how the manifests folder is read: settle interval and limits', () => {
+    const folder = (argv: string[], env: Record<string, string> = {}) => {
+      const c = readConfig(['--manifests', 'm', '--insecure-http', ...argv], env);
+      return c.ok === true ? c.config.folder : c;
+    };
+    expect(folder(['--settle-ms', '0', '--max-manifest-bytes', '65536'], { ACL_MAX_MANIFEST_DOCUMENTS: '10' })).toEqual({ settleMs: 0, maxManifestBytes: 65536, maxManifestDocuments: 10 });
+    expect(folder(['--settle-ms', '90000'])).toMatchObject({ ok: false, message: expect.stringContaining('--settle-ms (ACL_SETTLE_MS)') });
+    expect(folder(['--max-manifest-bytes', '10'])).toMatchObject({ ok: false, message: expect.stringContaining('--max-manifest-bytes (ACL_MAX_MANIFEST_BYTES)') });
   });
 
   it('reads where decision lines go, and the bounds of the OPA fleet', () => {

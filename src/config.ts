@@ -40,6 +40,14 @@ Options (environment variable in brackets):
   --max-upload-bytes <n>       Largest OPA status report or decision-log upload, received and after
                                gunzip (default 4194304) [ACL_MAX_UPLOAD_BYTES]
 
+Standalone mode only:
+  --settle-ms <n>              A changed manifest file is used once its bytes held still this long
+                               (default 300; 0 uses it when first read) [ACL_SETTLE_MS]
+  --max-manifest-bytes <n>     Largest manifest file read; a larger one is a problem and its objects
+                               stay as they were (default 8388608) [ACL_MAX_MANIFEST_BYTES]
+  --max-manifest-documents <n> Most YAML documents in one manifest file (default 20000)
+                               [ACL_MAX_MANIFEST_DOCUMENTS]
+
 Kubernetes mode only:
   --tls-secret <name>          kubernetes.io/tls Secret in the operator's namespace for the API
                                listener: created with a self-signed certificate for the Service
@@ -113,6 +121,9 @@ const Raw = z.object({
   'agent-expiry-seconds': Int(10, 86_400).default(300),
   'max-agents': Int(1, 1_000_000).default(10_000),
   'max-upload-bytes': Int(64 * 1024, 256 * 1024 * 1024).default(4 * 1024 * 1024),
+  'settle-ms': Int(0, 60_000).default(300),
+  'max-manifest-bytes': Int(1024, 1024 * 1024 * 1024).default(8 * 1024 * 1024),
+  'max-manifest-documents': Int(1, 10_000_000).default(20_000),
   'tls-secret': DnsSubdomain.optional(),
   kubeconfig: z.string().min(1).optional(),
   namespaces: z.string().optional(),
@@ -163,7 +174,17 @@ export interface Config {
   readonly maxAgents: number;
   readonly maxUploadBytes: number;
   readonly kube: KubeSettings;
+  /** Standalone mode: how the manifests folder is read (DEFAULT_FOLDER when not given). */
+  readonly folder?: FolderSettings;
 }
+
+export interface FolderSettings {
+  readonly settleMs: number;
+  readonly maxManifestBytes: number;
+  readonly maxManifestDocuments: number;
+}
+
+export const DEFAULT_FOLDER: FolderSettings = { settleMs: 300, maxManifestBytes: 8 * 1024 * 1024, maxManifestDocuments: 20_000 };
 
 /** Settings of the OPA fleet when no flag or variable sets them. */
 export const DEFAULT_FLEET = {
@@ -183,6 +204,7 @@ const ENV: Record<keyof z.input<typeof Raw>, string> = {
   'tls-cert': 'ACL_TLS_CERT', 'tls-key': 'ACL_TLS_KEY', 'tls-self-signed': 'ACL_TLS_SELF_SIGNED', 'insecure-http': 'ACL_INSECURE_HTTP',
   'public-url': 'ACL_PUBLIC_URL', 'max-body-bytes': 'ACL_MAX_BODY_BYTES', 'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS', 'log-level': 'ACL_LOG_LEVEL',
   'decision-log': 'ACL_DECISION_LOG', 'agent-expiry-seconds': 'ACL_AGENT_EXPIRY_SECONDS', 'max-agents': 'ACL_MAX_AGENTS', 'max-upload-bytes': 'ACL_MAX_UPLOAD_BYTES',
+  'settle-ms': 'ACL_SETTLE_MS', 'max-manifest-bytes': 'ACL_MAX_MANIFEST_BYTES', 'max-manifest-documents': 'ACL_MAX_MANIFEST_DOCUMENTS',
   'tls-secret': 'ACL_TLS_SECRET', kubeconfig: 'ACL_KUBECONFIG', namespaces: 'ACL_NAMESPACES', 'operator-namespace': 'ACL_OPERATOR_NAMESPACE',
   'service-name': 'ACL_SERVICE_NAME', identity: 'ACL_IDENTITY', 'resync-seconds': 'ACL_RESYNC_SECONDS',
 };
@@ -200,6 +222,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'tls-self-signed': { type: 'boolean' }, 'insecure-http': { type: 'boolean' },
         'public-url': { type: 'string' }, 'max-body-bytes': { type: 'string' }, 'max-long-poll-seconds': { type: 'string' }, 'log-level': { type: 'string' },
         'decision-log': { type: 'string' }, 'agent-expiry-seconds': { type: 'string' }, 'max-agents': { type: 'string' }, 'max-upload-bytes': { type: 'string' },
+        'settle-ms': { type: 'string' }, 'max-manifest-bytes': { type: 'string' }, 'max-manifest-documents': { type: 'string' },
         'tls-secret': { type: 'string' }, kubeconfig: { type: 'string' }, namespaces: { type: 'string' }, 'operator-namespace': { type: 'string' },
         'service-name': { type: 'string' }, identity: { type: 'string' }, 'resync-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -268,6 +291,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       publicUrl, maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'],
       decisionLog: decisionLogOf(r['decision-log']), agentExpirySeconds: r['agent-expiry-seconds'], maxAgents: r['max-agents'], maxUploadBytes: r['max-upload-bytes'],
       kube,
+      folder: { settleMs: r['settle-ms'], maxManifestBytes: r['max-manifest-bytes'], maxManifestDocuments: r['max-manifest-documents'] },
     },
   };
 }

@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { DEFAULT_FOLDER, type Config } from './config.ts';
 import { createController, type Controller } from './controller/index.ts';
 import { agentsReport, type Destination } from './fleet/index.ts';
 import { startFleet, type Fleet } from './fleetloop.ts';
@@ -11,7 +11,9 @@ import type { LongPolls } from './http/index.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { startServing } from './serving.ts';
-import { createFolderSource, createOpaConfigWriter, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
+import { createFolderSource, createOpaConfigWriter, createThreadReader, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
+import { createThreadPacker } from './work/packer.ts';
+import { createWorkerThread } from './work/pool.ts';
 import { bundleKey, createStore, type Store } from './store/index.ts';
 
 export interface Service {
@@ -45,6 +47,8 @@ export interface ServiceOptions {
   readonly confirmDeleteMs?: number;
   /** Files changed this recently are always parsed again (default 2 s; tests set 0). */
   readonly racyWindowMs?: number;
+  /** Overrides --settle-ms (tests set 0, or drive it with `now`). */
+  readonly settleMs?: number;
   /** Shortest time between two agent-driven status refreshes of one Bundle (default 5 s). */
   readonly agentStatusIntervalMs?: number;
   /** Stdout as the log writes it, for --decision-log stdout (lines never interleave). */
@@ -79,9 +83,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const state = openStateFolder(config.stateDir);
   let ready = false;
   let controller: Controller | undefined;
+  const folder = config.folder ?? DEFAULT_FOLDER;
+  // Reading and parsing manifests, and hashing and packing bundles, run in two background threads:
+  // the event loop that answers decisions and bundle polls never holds a large file or a gzip.
+  const readingThread = createWorkerThread('acl-manifests');
+  const packingThread = createWorkerThread('acl-bundles');
   const source = createFolderSource({
     dir: config.manifests, state, log: log.child({ module: 'standalone' }),
     enqueue: (key) => controller?.enqueue(key),
+    reader: createThreadReader(readingThread, { maxBytes: folder.maxManifestBytes, maxDocuments: folder.maxManifestDocuments }),
+    settleMs: options.settleMs ?? folder.settleMs,
+    clock: () => now().getTime(),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.confirmDeleteMs !== undefined ? { confirmDeleteMs: options.confirmDeleteMs } : {}),
     ...(options.racyWindowMs !== undefined ? { racyWindowMs: options.racyWindowMs } : {}),
@@ -93,6 +105,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   controller = createController({
     objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, agents: fleet.view,
+    packer: createThreadPacker(packingThread),
     ...(options.random ? { random: options.random } : {}),
   });
   const serving = await startServing({
@@ -183,6 +196,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       controller?.stop();
       await controller?.idle();
       await fleet.stop();
+      await Promise.all([readingThread.close(), packingThread.close()]);
       await serving.closeOps();
       log.info('Stopped');
     })();

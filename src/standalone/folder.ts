@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { parseManifests, type Manifest, type ManifestError } from '../api/index.ts';
-import { yamlFiles } from './source.ts';
+import { walkManifests } from './walk.ts';
 
 /**
  * Every YAML document under a folder, parsed and validated: the files `serve` reads (recursively, in
- * name order, symlinks followed, dot-folders skipped), so `render` shows what `serve` would build.
+ * name order, links inside the folder followed, dot-folders skipped: walk.ts), so `render` shows what `serve` would build.
  */
 export async function readManifestFolder(dir: string): Promise<{ manifests: Manifest[]; errors: ManifestError[]; files: string[] }> {
-  const files = await yamlFiles(dir);
+  const { files } = await walkManifests(dir);
   const manifests: Manifest[] = [];
   const errors: ManifestError[] = [];
   for (const file of files) {

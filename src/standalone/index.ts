@@ -1,4 +1,6 @@
-export { createFolderSource, yamlFiles, type FolderSource, type FolderSourceOptions } from './source.ts';
+export { createFolderSource, DEFAULT_SETTLE_MS, type FolderSource, type FolderSourceOptions } from './source.ts';
+export { createThreadReader, DEFAULT_MANIFEST_LIMITS, type ManifestLimits, type ManifestReader } from './reader.ts';
+export { walkManifests } from './walk.ts';
 export { openStateFolder, type ObjectState, type StateFolder } from './state.ts';
 export { readObjects, type DocumentProblem } from './objects.ts';
 export { readManifestFolder } from './folder.ts';

@@ -1,15 +1,20 @@
 // The folder source: every YAML document under a folder, re-read when the folder changes. It keys
 // objects, gives them a generation (+1 when the spec changes, remembered in the state folder) and
 // enqueues what changed; the controllers do the rest, exactly as with the Kubernetes source.
-import { createHash } from 'node:crypto';
+// Files are read and parsed in a background thread (reader.ts); a file's new content is used only
+// once it has held still for the settle interval, so a file caught mid-write never applies.
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { relative } from 'node:path';
 import type { Logger } from 'pino';
 import { canonicalJson } from '../bundle/index.ts';
 import { keyText, type ClusterWriter, type ObjectKey, type ObjectReader, type SourceObject } from '../controller/index.ts';
-import { readObjects, type DocumentProblem, type ReadObject } from './objects.ts';
+import { createSlicer, type Slicer } from '../work/slice.ts';
+import type { DocumentProblem, ReadObject } from './objects.ts';
+import { fingerprintOf, type ManifestRead, type ParsedObject } from './parse.ts';
+import type { ManifestReader } from './reader.ts';
 import { stripInternal, type ObjectState, type StateFolder } from './state.ts';
+import { walkManifests } from './walk.ts';
 
 /** An object as the source holds it, with the generation the API server would have given it. */
 interface Held {
@@ -20,13 +25,15 @@ interface Held {
 }
 
 export interface FolderSource extends ObjectReader {
-  /** Reads the folder once and enqueues every key (and every key the state folder remembers). */
+  /** Reads the folder, waiting for files still being written to settle, and enqueues every key. */
   start(): Promise<void>;
   rescan(): Promise<void>;
   /** Re-reads the folder after every change (debounced). */
   watch(): void;
   stop(): void;
   problems(): readonly DocumentProblem[];
+  /** Files whose newest content waits to hold still for the settle interval. */
+  settling(): readonly string[];
   readonly writer: ClusterWriter;
 }
 
@@ -35,104 +42,165 @@ export interface FolderSourceOptions {
   readonly state: StateFolder;
   readonly log: Logger;
   readonly enqueue: (key: ObjectKey) => void;
+  /** Reads and parses a file (a background thread in the service). */
+  readonly reader: ManifestReader;
   readonly debounceMs?: number;
   /**
-   * An object missing from a scan is deleted only when a scan this much later still misses it, so a
-   * file caught half-written (truncated, then filled) never deletes tokens or revision history.
+   * An object missing from a scan is deleted only when a scan this much later still misses it (a
+   * file moved or renamed in two steps).
    */
   readonly confirmDeleteMs?: number;
-  /** A file changed less than this before a scan is parsed again even if its stat looks unchanged. */
+  /** A file changed less than this before a scan is read again even if its stat looks unchanged. */
   readonly racyWindowMs?: number;
+  /**
+   * A file's new content is used once two reads at least this far apart found the same bytes
+   * (at start, a file last modified this long ago is used at once). 0: used when first read.
+   */
+  readonly settleMs?: number;
+  /** Milliseconds since the epoch (settling); Date.now by default. */
+  readonly clock?: () => number;
+  /** Gives the event loop back while a scan goes through thousands of objects. */
+  readonly slicer?: Slicer;
 }
 
-/** YAML files under a folder, in name order; symlinks followed, Kubernetes' `..data` copies skipped. */
-export async function yamlFiles(dir: string): Promise<string[]> {
-  const names = await readdir(dir, { recursive: true });
-  const files: string[] = [];
-  for (const name of names.sort()) {
-    if (!/\.ya?ml$/i.test(name) || name.split(sep).some((part) => part.startsWith('..') || part.startsWith('.'))) continue;
-    const full = join(dir, name);
-    if ((await stat(full).catch(() => undefined))?.isFile()) files.push(full);
-  }
-  return files;
-}
+/** How long a file's content must hold still before it is used (a writer pausing 200 ms between pieces is caught). */
+export const DEFAULT_SETTLE_MS = 300;
 
-function sha256(text: string): string {
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
-}
-
-function fingerprintOf(object: SourceObject): string {
-  const { labels, annotations } = object.metadata;
-  return canonicalJson({ labels, annotations, spec: object.raw['spec'], data: object.raw['data'] });
-}
-
-/** What the state folder remembers, as the source held it before a restart (files that stop parsing keep it). */
 function heldFromState(s: ObjectState): Held {
   const metadata = stripInternal(s.raw['metadata']);
   const object: ReadObject = { kind: s.kind, metadata, raw: { ...s.raw, metadata }, source: s.source, document: 0 };
   return { object, fingerprint: fingerprintOf(object), generation: s.generation, specDigest: s.specDigest };
 }
 
+/** What the source knows of one file. */
+interface FileState {
+  /** The last read, reused while the file's stat stays the same and old enough. */
+  last: { stamp: string; changedMs: number; read: ManifestRead; objects: ParsedObject[] } | undefined;
+  /** The hash of the content in force (undefined: none of this run yet). */
+  applied: string | undefined;
+  /** Content seen but not yet in force, and when it was first seen. */
+  pending: { hash: string; sinceMs: number } | undefined;
+}
+
 export function createFolderSource(options: FolderSourceOptions): FolderSource {
-  const { dir, state, log, enqueue } = options;
+  const { dir, state, log, enqueue, reader } = options;
+  const clock = options.clock ?? Date.now;
+  const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
+  const confirmDeleteMs = options.confirmDeleteMs ?? 1000;
+  const racyWindowMs = options.racyWindowMs ?? 2000;
+  const slicer = options.slicer ?? createSlicer();
   let held = new Map<string, Held>();
   const missingSince = new Map<string, number>();
-  const confirmDeleteMs = options.confirmDeleteMs ?? 1000;
-  let recheckTimer: NodeJS.Timeout | undefined;
-  const keyOf = (h: Held): ObjectKey => ({ kind: h.object.kind, namespace: h.object.metadata.namespace, name: h.object.metadata.name });
-  /** After a restart the state folder knows the generation of what the folder held before. */
-  const stateHeld = (o: ReadObject): Held | undefined => {
-    const s = o.kind === 'Secret' ? undefined : state.object(o.kind, o.metadata.namespace, o.metadata.name);
-    return s ? heldFromState(s) : undefined;
-  };
-  const scheduleRescan = (delayMs: number): void => {
-    if (recheckTimer) return;
-    recheckTimer = setTimeout(() => {
-      recheckTimer = undefined;
-      rescan().catch((err: unknown) => log.error({ err, dir }, 'Failed to read the manifests folder'));
-    }, delayMs);
-    recheckTimer.unref();
-  };
+  const fileStates = new Map<string, FileState>();
   let problems: DocumentProblem[] = [];
-  // Parsed files, kept while their stat is unchanged: re-reading a folder of 10,000 rules after one
-  // new file then parses one file, not 800 ms of YAML. A file changed within the last two seconds is
-  // always read again, so a write that keeps size and a coarse mtime is never missed.
-  const parsed = new Map<string, { stamp: string; mtimeMs: number; read: ReturnType<typeof readObjects> }>();
-  const readCached = async (file: string, source: string, scanStartedMs: number): Promise<ReturnType<typeof readObjects>> => {
-    const st = await stat(file);
-    const stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-    const cached = parsed.get(file);
-    if (cached && cached.stamp === stamp && cached.mtimeMs < scanStartedMs - (options.racyWindowMs ?? 2000)) return cached.read;
-    const read = readObjects(await readFile(file, 'utf8'), source);
-    parsed.set(file, { stamp, mtimeMs: Math.max(st.mtimeMs, st.ctimeMs), read });
-    return read;
-  };
+  let settlingFiles: string[] = [];
+  let firstScan = true;
+  let recheckTimer: NodeJS.Timeout | undefined;
+  let recheckAt = Infinity;
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
   let scanning: Promise<void> | undefined;
   let again = false;
+  let stopped = false;
+
+  const keyOf = (h: Held): ObjectKey => ({ kind: h.object.kind, namespace: h.object.metadata.namespace, name: h.object.metadata.name });
+  const stateHeld = (o: ReadObject): Held | undefined => {
+    const s = o.kind === 'Secret' ? undefined : state.object(o.kind, o.metadata.namespace, o.metadata.name);
+    return s ? heldFromState(s) : undefined;
+  };
+  /** A rescan `delayMs` from now (the earliest asked for wins). */
+  const scheduleRescan = (delayMs: number): void => {
+    const at = clock() + delayMs;
+    if (recheckTimer && recheckAt <= at) return;
+    if (recheckTimer) clearTimeout(recheckTimer);
+    recheckAt = at;
+    recheckTimer = setTimeout(() => {
+      recheckTimer = undefined;
+      recheckAt = Infinity;
+      rescan().catch((err: unknown) => log.error({ err, dir }, 'Failed to read the manifests folder'));
+    }, Math.max(0, delayMs));
+    recheckTimer.unref();
+  };
+
+  /** Reads a file, or reuses the last read when its stat is unchanged and older than the racy window. */
+  async function readFile(file: string, source: string, fs: FileState, scanStartedMs: number): Promise<{ read: ManifestRead; objects: ParsedObject[] }> {
+    const st = await stat(file);
+    const stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    const changedMs = Math.max(st.mtimeMs, st.ctimeMs);
+    if (fs.last && fs.last.stamp === stamp && changedMs < scanStartedMs - racyWindowMs) return fs.last;
+    const got = await reader.read(file, source);
+    fs.last = { stamp, changedMs, ...got };
+    return got;
+  }
+
+  /**
+   * Whether a file's content, as just read, is used now. It is when it is the content in force, or
+   * has held still for the settle interval; otherwise the file keeps what it had.
+   */
+  function settled(fs: FileState, read: ManifestRead, nowMs: number): boolean {
+    if (read.hash === fs.applied) return true;
+    if (settleMs === 0) return true;
+    if (fs.pending?.hash === read.hash) {
+      if (nowMs - fs.pending.sinceMs >= settleMs) return true;
+      scheduleRescan(fs.pending.sinceMs + settleMs - nowMs);
+      return false;
+    }
+    // At start, a file nobody touched for the settle interval is as settled as it gets.
+    const quietMs = nowMs - Math.max(read.stamp.mtimeMs, read.stamp.ctimeMs);
+    if (firstScan && fs.applied === undefined && quietMs >= settleMs) return true;
+    fs.pending = { hash: read.hash, sinceMs: nowMs };
+    scheduleRescan(settleMs);
+    return false;
+  }
 
   async function scan(): Promise<void> {
-    const files = await yamlFiles(dir);
+    const walked = await walkManifests(dir);
     const next = new Map<string, Held>();
-    const found: DocumentProblem[] = [];
-    const unreadable = new Set<string>();
-    const scanStartedMs = Date.now();
+    const found: DocumentProblem[] = [...walked.problems];
+    /** Files whose objects stay as they were: unreadable, emptied, being written, or not settled. */
+    const keep = new Set<string>();
+    const settling: string[] = [];
+    const scanStartedMs = clock();
     const seen = new Set<string>();
-    for (const file of files) {
+    const heldSources = new Set([...held.values()].map((h) => h.object.source));
+    for (const file of walked.files) {
       const source = relative(dir, file) || file;
       seen.add(file);
-      let read: ReturnType<typeof readObjects>;
+      let fs = fileStates.get(file);
+      if (!fs) { fs = { last: undefined, applied: undefined, pending: undefined }; fileStates.set(file, fs); }
+      let got: { read: ManifestRead; objects: ParsedObject[] };
       try {
-        read = await readCached(file, source, scanStartedMs);
+        got = await readFile(file, source, fs, scanStartedMs);
       } catch (err) {
-        unreadable.add(source);
+        keep.add(source);
         found.push({ source, document: 0, name: undefined, message: `cannot read: ${err instanceof Error ? err.message : String(err)}` });
         continue;
       }
-      if (read.unreadable) unreadable.add(source);
+      const { read, objects } = got;
+      if (read.changing) { keep.add(source); settling.push(source); scheduleRescan(Math.max(settleMs, 50)); continue; }
+      if (read.unreadable) {
+        // Nothing is lost to a typo or a limit: the file's objects stay as they were until it is fixed.
+        keep.add(source);
+        found.push(...read.problems);
+        continue;
+      }
+      if (objects.length === 0 && heldSources.has(source)) {
+        // An emptied file (or one left with nothing usable) deletes nothing: removing it does.
+        keep.add(source);
+        found.push(...read.problems, { source, document: 0, name: undefined, message: 'the file holds no objects now: the objects it held stay in force until it is filled again or removed' });
+        continue;
+      }
+      if (!settled(fs, read, clock())) { keep.add(source); settling.push(source); continue; }
+      if (fs.applied !== read.hash) {
+        if (fs.applied !== undefined || !firstScan) log.info({ file: source, objects: objects.length }, 'Read a changed manifest file');
+        fs.applied = read.hash;
+      }
+      fs.pending = undefined;
       found.push(...read.problems);
-      for (const object of read.objects) {
+      for (const parsed of objects) {
+        const paused = slicer.pause();
+        if (paused) await paused;
+        const { object, fingerprint, specDigest } = parsed;
         const key = keyText({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
         const first = next.get(key);
         if (first) {
@@ -140,28 +208,32 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
           continue;
         }
         const known = held.get(key) ?? stateHeld(object);
-        const specDigest = sha256(canonicalJson(object.raw['spec'] ?? null));
         // The API server's rule: the generation moves with the spec only, not with labels or annotations.
         const generation = !known ? 1 : known.specDigest === specDigest ? known.generation : known.generation + 1;
-        next.set(key, { object, fingerprint: fingerprintOf(object), generation, specDigest });
+        next.set(key, { object, fingerprint, generation, specDigest });
       }
     }
-    for (const file of parsed.keys()) if (!seen.has(file)) parsed.delete(file);
-    const now = Date.now();
+    for (const file of [...fileStates.keys()]) if (!seen.has(file)) fileStates.delete(file);
+    const now = clock();
     let recheck = false;
     for (const [key, h] of held) {
+      const paused = slicer.pause();
+      if (paused) await paused;
       if (next.has(key)) { missingSince.delete(key); continue; }
-      // Nothing is lost to a typo: objects of a file that no longer parses stay as they were.
-      if (unreadable.has(h.object.source)) { missingSince.delete(key); next.set(key, h); continue; }
+      if (keep.has(h.object.source)) { missingSince.delete(key); next.set(key, h); continue; }
       const since = missingSince.get(key) ?? now;
       if (now - since < confirmDeleteMs) { missingSince.set(key, since); next.set(key, h); recheck = true; }
     }
     const changed: ObjectKey[] = [];
-    for (const [key, h] of next) if (held.get(key)?.fingerprint !== h.fingerprint || held.get(key)?.generation !== h.generation) changed.push(keyOf(h));
+    for (const [key, h] of next) {
+      const before = held.get(key);
+      if (before?.fingerprint !== h.fingerprint || before.generation !== h.generation) changed.push(keyOf(h));
+    }
     const gone = [...held].filter(([k]) => !next.has(k)).map(([, h]) => h);
     // The new view (objects and generations together) is in place before anything is written or
     // enqueued: a reconcile never mixes two scans.
     held = next;
+    firstScan = false;
     for (const h of gone) {
       missingSince.delete(keyText(keyOf(h)));
       log.info({ kind: h.object.kind, key: keyText(keyOf(h)) }, 'Saw object removed from the manifests folder');
@@ -180,9 +252,12 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     for (const p of found) if (!before.has(canonicalJson(p))) log.warn({ file: p.source, document: p.document, name: p.name, problem: p.message }, 'Skipped manifest document');
     if (canonicalJson(found) !== canonicalJson(problems)) await state.writeProblems(found);
     problems = found;
+    if (settling.length > 0 && canonicalJson(settling) !== canonicalJson(settlingFiles)) log.info({ files: settling, settleMs }, 'Waiting for manifest files to hold still before using them');
+    settlingFiles = settling;
   }
 
   async function rescan(): Promise<void> {
+    if (stopped) return;
     if (scanning) { again = true; return scanning; }
     scanning = (async () => {
       try {
@@ -216,6 +291,12 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       // objects, and an object deleted while we were down is deleted like any other.
       held = new Map(state.objects().map((o) => [keyText(o), heldFromState(o)]));
       await rescan();
+      // Files still being written when we start are waited for (a few settle intervals at most).
+      for (let round = 0; settlingFiles.length > 0 && round < 20; round++) {
+        await new Promise((resolve) => { setTimeout(resolve, Math.max(settleMs, 50)); });
+        await rescan();
+      }
+      if (settlingFiles.length > 0) log.warn({ files: settlingFiles }, 'Started before these manifest files held still; they apply once they do');
       // The store is empty at start: every object is reconciled once.
       for (const h of held.values()) enqueue(keyOf(h));
     },
@@ -232,11 +313,13 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       watcher.on('error', (err) => log.error({ err, dir }, 'Stopped watching the manifests folder'));
     },
     stop() {
+      stopped = true;
       watcher?.close();
       if (timer) clearTimeout(timer);
       if (recheckTimer) clearTimeout(recheckTimer);
     },
     problems: () => problems,
+    settling: () => settlingFiles,
     writer: {
       readTokenSecret: (namespace, connector) => state.tokenSecret(namespace, connector),
       writeTokenSecret: (owner, secret) => state.writeTokenSecret(owner, secret),

@@ -177,13 +177,14 @@ describe('bundle and connector status', () => {
 });
 
 describe('the manifests folder', () => {
-  it('reports a bad document by file and position and keeps serving the others', async () => {
+  it('reports a bad document by file and position; a file with broken YAML changes nothing until fixed', async () => {
     t = await startTestService();
+    const typo = `apiVersion: acl.policyagent.dev/v1alpha1
+kind: Rul
+metadata: { name: typo, namespace: acme }`;
     await t.write('bad.yaml', `${rule('good')}
 ---
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Rul
-metadata: { name: typo, namespace: acme }
+${typo}
 ---
 kind: [unclosed
 `);
@@ -192,6 +193,13 @@ kind: [unclosed
       { source: 'bad.yaml', document: 3, name: undefined, message: expect.stringMatching(/invalid YAML/) },
     ]);
     expect(await readFile(join(t.stateDir, 'problems.yaml'), 'utf8')).toMatch(/bad\.yaml[\s\S]*document: 2/);
+    // Broken YAML may be a file caught half-written: none of it is used.
+    expect(t.service.source.get('Rule', 'acme', 'good')).toBeUndefined();
+    await t.write('bad.yaml', `${rule('good')}
+---
+${typo}
+`);
+    expect(t.service.source.problems()).toEqual([{ source: 'bad.yaml', document: 2, name: 'typo', message: expect.stringMatching(/not a resource of ours/) }]);
     expect(status('Rule', 'good')).toMatchObject({ phase: 'Enforced' });
   });
 

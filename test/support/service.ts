@@ -146,8 +146,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
     ...options.config,
   };
-  // Deletions apply at once here (confirmDeleteMs 0) unless a test asks for the delay.
-  const service = await startService(config, { log: silent, activityFlushMs: 3_600_000, debounceMs: 3_600_000, confirmDeleteMs: 0, ...options.serviceOptions });
+  // Deletions and edits apply at once here (confirmDeleteMs 0, settleMs 0) unless a test asks for the delays.
+  const service = await startService(config, { log: silent, activityFlushMs: 3_600_000, debounceMs: 3_600_000, confirmDeleteMs: 0, settleMs: 0, ...options.serviceOptions });
   const url = service.apiUrl.replace('localhost', '127.0.0.1');
   const settle = async (): Promise<void> => { await service.source.rescan(); await service.controller.idle(); };
   const t: TestService = {
