@@ -3,7 +3,7 @@
 // gzip with no timestamp, from a pure-JavaScript deflate so that the bytes do not depend on the
 // zlib build Node happens to ship).
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'fflate';
+import { createPieceCache, gzipPieces, type PieceCache } from './gzip.ts';
 import { pack } from 'tar-stream';
 import type { EntityDirectory, RuleModel } from '../policy/index.ts';
 import { translate, translateSteps, type RegoVersion } from '../policy/index.ts';
@@ -108,10 +108,13 @@ export async function packTar(files: readonly { name: string; content: string }[
   return Buffer.concat(chunks);
 }
 
-/** The archive's bytes: `.manifest` then `policy.rego`, tar then gzip (level 9, no timestamp). */
-export async function packBundleFiles(manifest: string, rego: string): Promise<Uint8Array> {
+/**
+ * The archive's bytes: `.manifest` then `policy.rego`, tar then gzip (level 9, no timestamp), in
+ * pieces deflated once each and kept in `cache` (gzip.ts): the same bytes with or without it.
+ */
+export async function packBundleFiles(manifest: string, rego: string, cache?: PieceCache): Promise<Uint8Array> {
   const tar = await packTar([{ name: '.manifest', content: manifest }, { name: 'policy.rego', content: rego }]);
-  return gzipSync(tar, { level: 9, mtime: 0 });
+  return gzipPieces(tar, cache);
 }
 
 /**
@@ -124,10 +127,13 @@ export interface BundlePacker {
   pack(manifest: string, rego: string): Promise<{ bytes: Uint8Array; hex: string }>;
 }
 
+/** Deflated pieces of the bundles packed in this thread. */
+const IN_THREAD_PIECES = createPieceCache();
+
 export const IN_THREAD_PACKER: BundlePacker = {
   hash: async (text) => sha256(text),
   async pack(manifest, rego) {
-    const bytes = await packBundleFiles(manifest, rego);
+    const bytes = await packBundleFiles(manifest, rego, IN_THREAD_PIECES);
     return { bytes, hex: sha256(bytes) };
   },
 };

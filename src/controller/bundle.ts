@@ -106,6 +106,7 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   }
   const { connector, entityTypes, regoVersion } = parsed.data.spec;
   const rules = selectRules(namespace, deps.draft.rules(namespace).map((r) => r.model), { entityTypes });
+  await deps.draft.prepareDirectory(namespace, (steps) => drive(steps, deps.slicer));
   const directory = deps.draft.directory(namespace);
   const input: BundleInput = { tenant: namespace, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes, directory };
   // The same rule objects (a rule is a new object only when it was compiled again), the same

@@ -43,9 +43,20 @@ function wellFormed(s: string): string {
  * request sends finds its entity here exactly as it does in the Rego (which prints ids that way).
  */
 export function buildDirectory(entities: Iterable<DirectoryEntity>): EntityDirectory {
+  const steps = buildDirectorySteps(entities);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** buildDirectory as steps of a few hundred entities each (see translateSteps). */
+export function* buildDirectorySteps(entities: Iterable<DirectoryEntity>): Generator<void, EntityDirectory> {
   const byType = new Map<string, Map<string, JsonMap>>();
   let size = 0;
+  let seen = 0;
   for (const e of entities) {
+    if (++seen % 256 === 0) yield;
     const type = wellFormed(e.type);
     const id = wellFormed(e.id);
     let ids = byType.get(type);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DecisionInput } from './index.ts';
-import { buildIndex, compileRule, decide, matchingRules, toDecisionInput } from './index.ts';
+import { buildIndex, compileRule, decide, matchingRules, toDecisionInput, updateIndex } from './index.ts';
 import { ruleModelFor } from '../../test/support/rules.ts';
 
 
@@ -113,5 +113,46 @@ describe('toDecisionInput', () => {
   it('fills in an empty context and empty action properties', () => {
     expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({ principal: {}, action: 'read', resource: {}, context: {}, actionProperties: {} });
     expect(toDecisionInput({ principal: {}, action: 'read', resource: {}, actionProperties: [] })).toBe('actionProperties must be an object');
+  });
+});
+
+describe('updateIndex', () => {
+  const SUBJECTS = ['user', 'service', 'group'];
+  const ACTIONS = ['read', 'write', 'delete', 'list'];
+  const RESOURCES = ['document', 'folder', 'report'];
+  let seed = 7;
+  const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+  const make = (name: string, variant: number) => compileRule(ruleModelFor(name, {
+    subjectType: SUBJECTS[rand(3)] as string, resourceType: RESOURCES[rand(3)] as string,
+    actions: [...new Set([ACTIONS[rand(4)] as string, ACTIONS[rand(4)] as string])],
+    condition: variant % 3 === 0 ? 'principal.team == resource.team' : `principal.level >= ${variant % 5}`,
+  }));
+  const view = (i: ReturnType<typeof buildIndex>): unknown => ({
+    size: i.size,
+    rules: i.rules.map((r) => r.model.name),
+    slots: SUBJECTS.flatMap((s) => ACTIONS.flatMap((a) => RESOURCES.map((r) => i.candidates(s, a, r).map((c) => `${c.model.name}:${JSON.stringify(c.constants)}`)))),
+  });
+
+  it('gives the index a whole build gives, for rules replaced, added and removed', () => {
+    let rules = new Map(Array.from({ length: 60 }, (_, i) => [`r${String(i).padStart(2, '0')}`, make(`r${String(i).padStart(2, '0')}`, i)]));
+    let index = buildIndex('acme', [...rules.values()]);
+    for (let round = 0; round < 40; round++) {
+      const changed = new Set<string>();
+      for (let k = 0; k < 1 + rand(4); k++) {
+        const name = `r${String(rand(70)).padStart(2, '0')}`;
+        changed.add(name);
+        if (rand(4) === 0) rules.delete(name); else rules.set(name, make(name, round + k));
+      }
+      rules = new Map([...rules].sort(([a], [b]) => (a < b ? -1 : 1)));
+      const next = updateIndex(index, changed, [...changed].map((n) => rules.get(n)).filter((r) => r !== undefined));
+      expect(next).toBeDefined();
+      expect(view(next as typeof index)).toEqual(view(buildIndex('acme', [...rules.values()])));
+      index = next as typeof index;
+    }
+  });
+
+  it('asks for a whole build when a rule names a type the index has no number for', () => {
+    const index = buildIndex('acme', [compileRule(ruleModelFor('a', {}))]);
+    expect(updateIndex(index, new Set(['b']), [compileRule(ruleModelFor('b', { subjectType: 'robot' }))])).toBeUndefined();
   });
 });

@@ -78,6 +78,11 @@ export function buildIndex(tenant: string, rules: readonly CompiledRule[]): Rule
   }
 }
 
+/** JSON of a constants array (arrays are never changed once compiled). */
+const CONSTANTS_KEY = new WeakMap<Constants, string>();
+/** A rule with its constants replaced by an equal shared array, as the last index made it. */
+const SHARED_COPY = new WeakMap<CompiledRule, CompiledRule>();
+
 /** buildIndex as steps of a few hundred rules each, for a caller that spreads it over turns of the event loop. */
 export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[]): Generator<void, RuleIndex> {
   const sorted = [...rules].sort((a, b) => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0));
@@ -105,10 +110,16 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
   for (const rule of sorted) {
     if (shared.length % 512 === 0) yield;
     if (rule.constants.length === 0) { shared.push(rule); continue; }
-    const key = JSON.stringify(rule.constants);
+    let key = CONSTANTS_KEY.get(rule.constants);
+    if (key === undefined) { key = JSON.stringify(rule.constants); CONSTANTS_KEY.set(rule.constants, key); }
     const known = constantSets.get(key);
     if (known === undefined) { constantSets.set(key, rule.constants); shared.push(rule); continue; }
-    shared.push({ ...rule, constants: known });
+    // The same copy as the last index made for this rule and array: a rebuild allocates nothing new for it.
+    const copy = SHARED_COPY.get(rule);
+    if (copy?.constants === known) { shared.push(copy); continue; }
+    const made = { ...rule, constants: known };
+    SHARED_COPY.set(rule, made);
+    shared.push(made);
   }
   const table = new Map<number, CompiledRule[]>();
   let placed = 0;
@@ -124,12 +135,37 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
   }
   const slots = new Map<number, Slot>();
   for (const [key, list] of table) slots.set(key, list.length === 1 ? list[0] : list);
-  let get: (key: number) => Slot = (key) => slots.get(key);
+  let direct: Slot[] | undefined;
   if (space <= DIRECT_LIMIT) {
-    const direct: Slot[] = new Array<Slot>(space).fill(undefined);
+    direct = new Array<Slot>(space).fill(undefined);
     for (const [key, found] of slots) direct[key] = found;
-    get = (key) => direct[key];
   }
+  // With the array, the map is not read again (updates copy the array), so it is not kept.
+  return makeIndex(tenant, { subjects, actions, resources, na, nr, slots: direct ? EMPTY_SLOTS : slots, direct, constantSets, rules: shared });
+}
+
+/** What an index is made of, kept so that a few changed rules update it instead of rebuilding it. */
+interface IndexParts {
+  readonly subjects: ReadonlyMap<string, number>;
+  readonly actions: ReadonlyMap<string, number>;
+  readonly resources: ReadonlyMap<string, number>;
+  readonly na: number;
+  readonly nr: number;
+  /** The slots by key, when there is no `direct` array. */
+  readonly slots: ReadonlyMap<number, Slot>;
+  /** The slots as one array when the key space is small enough (one load per decision). */
+  readonly direct: readonly Slot[] | undefined;
+  readonly constantSets: ReadonlyMap<string, Constants>;
+  /** Every rule, by name. */
+  readonly rules: readonly CompiledRule[];
+}
+
+const PARTS = new WeakMap<RuleIndex, IndexParts>();
+const EMPTY_SLOTS: ReadonlyMap<number, Slot> = new Map();
+
+function makeIndex(tenant: string, parts: IndexParts): RuleIndex {
+  const { subjects, actions, resources, na, nr, slots, direct } = parts;
+  const get: (key: number) => Slot = direct ? (key) => direct[key] : (key) => slots.get(key);
   const slot = (subjectType: string, action: string, resourceType: string): Slot => {
     const s = subjects.get(subjectType);
     const a = actions.get(action);
@@ -137,13 +173,91 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
     if (s === undefined || a === undefined || r === undefined) return undefined;
     return get((s * na + a) * nr + r);
   };
-  return {
+  const index: RuleIndex = {
     tenant,
-    size: shared.length,
-    rules: shared,
+    size: parts.rules.length,
+    rules: parts.rules,
     slot,
     candidates: (subjectType, action, resourceType) => listOf(slot(subjectType, action, resourceType)),
   };
+  PARTS.set(index, parts);
+  return index;
+}
+
+const byName = (a: CompiledRule, b: CompiledRule): number => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0);
+
+/** Where `name` is, or would go, in rules sorted by name. */
+function position(rules: readonly CompiledRule[], name: string): number {
+  let lo = 0;
+  let hi = rules.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((rules[mid] as CompiledRule).model.name < name) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The index `previous` would be with the rules named in `changed` replaced by `added` (those of
+ * them still deployed): a few slots and one array copied, not every rule placed again. Undefined
+ * when an added rule names a subject type, action or resource type the index has no number for
+ * (then build it whole). Candidates come out in name order either way.
+ */
+export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, added: readonly CompiledRule[]): RuleIndex | undefined {
+  const parts = PARTS.get(previous);
+  if (!parts) return undefined;
+  const { subjects, actions, resources, na, nr } = parts;
+  for (const r of added) {
+    if (!subjects.has(r.model.subjectType) || !resources.has(r.model.resourceType) || r.model.actions.some((a) => !actions.has(a))) return undefined;
+  }
+  const constantSets = new Map(parts.constantSets);
+  const share = (rule: CompiledRule): CompiledRule => {
+    if (rule.constants.length === 0) return rule;
+    let key = CONSTANTS_KEY.get(rule.constants);
+    if (key === undefined) { key = JSON.stringify(rule.constants); CONSTANTS_KEY.set(rule.constants, key); }
+    const known = constantSets.get(key);
+    if (known === undefined) { constantSets.set(key, rule.constants); return rule; }
+    return known === rule.constants ? rule : { ...rule, constants: known };
+  };
+  const keysOf = (rule: CompiledRule): number[] => {
+    const s = subjects.get(rule.model.subjectType) as number;
+    const r = resources.get(rule.model.resourceType) as number;
+    return rule.model.actions.map((a) => (s * na + (actions.get(a) as number)) * nr + r);
+  };
+  const rules = parts.rules.filter((r) => !changed.has(r.model.name));
+  const removed = parts.rules.filter((r) => changed.has(r.model.name));
+  const inserted = added.map(share);
+  for (const rule of inserted) rules.splice(position(rules, rule.model.name), 0, rule);
+  // The slots touched: each one's list again, without the removed rules and with the added ones.
+  const touched = new Map<number, CompiledRule[]>();
+  const listAt = (key: number): CompiledRule[] => {
+    let list = touched.get(key);
+    if (!list) { list = [...listOf(parts.direct ? parts.direct[key] : parts.slots.get(key))]; touched.set(key, list); }
+    return list;
+  };
+  for (const rule of removed) {
+    for (const key of keysOf(rule)) {
+      const list = listAt(key);
+      const at = list.indexOf(rule);
+      if (at >= 0) list.splice(at, 1);
+    }
+  }
+  for (const rule of inserted) {
+    for (const key of keysOf(rule)) {
+      const list = listAt(key);
+      const at = list.findIndex((x) => byName(rule, x) < 0);
+      list.splice(at < 0 ? list.length : at, 0, rule);
+    }
+  }
+  const direct = parts.direct ? parts.direct.slice() : undefined;
+  const slots = direct ? parts.slots : new Map(parts.slots);
+  for (const [key, list] of touched) {
+    const value: Slot = list.length === 0 ? undefined : list.length === 1 ? list[0] : list;
+    if (direct) direct[key] = value;
+    else if (value === undefined) (slots as Map<number, Slot>).delete(key);
+    else (slots as Map<number, Slot>).set(key, value);
+  }
+  return makeIndex(previous.tenant, { ...parts, slots, direct, constantSets, rules });
 }
 
 /** A decision: allow or deny, which policy decided, and why, in words a person reads. */

@@ -22,6 +22,8 @@ export interface ManifestRead {
   readonly hash: string;
   /** The file changed while it was read: the bytes are not used. */
   readonly changing: boolean;
+  /** How its objects were sent (tasks.ts TaskPart): whole, or document by document. */
+  readonly layout?: 'whole' | 'pieces';
   readonly objects: number;
   /** YAML errors, or a limit exceeded: the objects the file held before stay. */
   readonly unreadable: boolean;
@@ -32,7 +34,7 @@ export interface ManifestRead {
 /** Each document's text → what reading it alone gave (document numbers from 1 within it). */
 export type ParseCache = ReadonlyMap<string, ChunkRead>;
 
-interface ChunkRead {
+export interface ChunkRead {
   readonly objects: readonly ParsedObject[];
   readonly problems: readonly DocumentProblem[];
   readonly unreadable: boolean;
@@ -76,6 +78,8 @@ function readChunk(text: string, source: string): ChunkRead {
 /** Parses a manifest file, reusing `previous` for documents whose text did not change. */
 export function parseManifest(text: string, source: string, maxDocuments: number, previous: ParseCache | undefined): {
   objects: ParsedObject[]; problems: DocumentProblem[]; unreadable: boolean; documents: number; cache: ParseCache;
+  /** The documents' texts and reads, in order (undefined when the file was parsed whole). */
+  pieces?: readonly { readonly text: string; readonly read: ChunkRead }[];
 } {
   const chunks = splitDocuments(text);
   if (chunks && chunks.length > maxDocuments) {
@@ -103,5 +107,5 @@ export function parseManifest(text: string, source: string, maxDocuments: number
     for (const p of r.problems) problems.push(offset === 0 ? p : { ...p, document: p.document + offset });
     offset += r.documents;
   }
-  return { objects, problems, unreadable: false, documents: offset, cache };
+  return { objects, problems, unreadable: false, documents: offset, cache, pieces: (chunks ?? []).map((text, i) => ({ text, read: reads[i] as ChunkRead })) };
 }

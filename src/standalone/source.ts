@@ -63,6 +63,9 @@ export interface FolderSourceOptions {
   readonly slicer?: Slicer;
 }
 
+/** The racy window on a filesystem whose timestamps have sub-second precision. */
+const FINE_RACY_WINDOW_MS = 50;
+
 /** How long a file's content must hold still before it is used (a writer pausing 200 ms between pieces is caught). */
 export const DEFAULT_SETTLE_MS = 300;
 
@@ -92,6 +95,8 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
   let held = new Map<string, Held>();
   const missingSince = new Map<string, number>();
   const fileStates = new Map<string, FileState>();
+  /** What each object read was held as, so an unchanged document costs no new objects. */
+  const heldOf = new WeakMap<ParsedObject, Held>();
   let problems: DocumentProblem[] = [];
   let settlingFiles: string[] = [];
   let firstScan = true;
@@ -127,7 +132,10 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     const st = await stat(file);
     const stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     const changedMs = Math.max(st.mtimeMs, st.ctimeMs);
-    if (fs.last && fs.last.stamp === stamp && changedMs < scanStartedMs - racyWindowMs) return fs.last;
+    // Timestamps with a fraction of a second come from a clock fine enough that an unchanged stat
+    // means unchanged bytes once a few milliseconds passed; whole seconds may hide a second write.
+    const window = st.mtimeMs % 1000 === 0 && st.ctimeMs % 1000 === 0 ? racyWindowMs : Math.min(racyWindowMs, FINE_RACY_WINDOW_MS);
+    if (fs.last && fs.last.stamp === stamp && changedMs < scanStartedMs - window) return fs.last;
     const got = await reader.read(file, source);
     fs.last = { stamp, changedMs, ...got };
     return got;
@@ -202,6 +210,9 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         if (paused) await paused;
         const { object, fingerprint, specDigest } = parsed;
         const key = keyText({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
+        const same = heldOf.get(parsed);
+        // The very document read before (the reader keeps unchanged documents' objects): held as it was.
+        if (same && held.get(key) === same && !next.has(key)) { next.set(key, same); continue; }
         const first = next.get(key);
         if (first) {
           found.push({ source, document: object.document, name: object.metadata.name, message: `${key} is already defined in ${first.object.source} (document ${first.object.document}); this copy is ignored` });
@@ -210,7 +221,9 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         const known = held.get(key) ?? stateHeld(object);
         // The API server's rule: the generation moves with the spec only, not with labels or annotations.
         const generation = !known ? 1 : known.specDigest === specDigest ? known.generation : known.generation + 1;
-        next.set(key, { object, fingerprint, generation, specDigest });
+        const h: Held = { object, fingerprint, generation, specDigest };
+        heldOf.set(parsed, h);
+        next.set(key, h);
       }
     }
     for (const file of [...fileStates.keys()]) if (!seen.has(file)) fileStates.delete(file);

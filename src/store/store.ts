@@ -1,6 +1,6 @@
 // The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
 // Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
-import { buildDirectory, buildIndex, buildIndexSteps, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
+import { buildDirectory, buildDirectorySteps, buildIndex, buildIndexSteps, updateIndex, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
 import { createActivityLog, type ActivityLog } from './activity.ts';
 import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
 
@@ -13,9 +13,13 @@ interface TenantDraft {
   rulesChanged: boolean;
   /** Bumped by every rule change: an index prepared at an older version is not used. */
   rulesVersion: number;
+  /** Names of the rules set since the last publish: a few of them update the index rather than rebuild it. */
+  readonly changedRules: Set<string>;
   prepared: { readonly version: number; readonly index: RuleIndex } | undefined;
   /** The tenant's directory, built from `directories` when first asked for after a change. */
   directory: EntityDirectory | undefined;
+  /** Bumped by every Directory change. */
+  directoryVersion: number;
   /** Entity (`type NUL id`) → names of the Directories that list it, sorted. Kept as they change. */
   readonly listings: Map<string, string[]>;
   /** Connector name → hashes of its earlier tokens (rotated or revoked), newest first. */
@@ -53,6 +57,8 @@ export interface StoreDraft {
    * listed by two Directories is the first one's. The same object until a Directory changes.
    */
   directory(tenant: string): EntityDirectory;
+  /** Builds the tenant's directory, if a Directory changed, through `run` (in slices): directory() is then at hand. */
+  prepareDirectory(tenant: string, run: Run): Promise<void>;
   /** Sets or removes (hash undefined) the API key held by Secret `<tenant>/<secret>`. */
   setApiKey(tenant: string, secret: string, hash: string | undefined): void;
   /** Every Secret holding a key with this hash. */
@@ -94,7 +100,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, rulesVersion: 0, prepared: undefined, directory: undefined, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, rulesVersion: 0, changedRules: new Set(), prepared: undefined, directory: undefined, directoryVersion: 0, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -104,7 +110,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   const draft: StoreDraft = {
     rule: (t, n) => tenants.get(t)?.rules.get(n),
     rules: (t) => [...(tenants.get(t)?.rules.values() ?? EMPTY_INDEX_RULES)],
-    setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; d.rulesVersion++; dirty.add(t); },
+    setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; d.rulesVersion++; d.changedRules.add(n); dirty.add(t); },
     connector: (t, n) => tenants.get(t)?.connectors.get(n),
     setConnector(t, n, entry) {
       const d = tenant(t);
@@ -136,9 +142,18 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
         else if (!names.includes(n)) { names.push(n); names.sort(); }
       }
       d.directory = undefined;
+      d.directoryVersion++;
       dirty.add(t);
     },
     listedBy: (t, type, id) => tenants.get(t)?.listings.get(entityKey(type, id)) ?? [],
+    async prepareDirectory(t, run) {
+      const d = tenants.get(t);
+      if (!d || d.directories.size === 0 || d.directory) return;
+      const version = d.directoryVersion;
+      const built = await run(buildDirectorySteps([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? [])));
+      // A Directory set meanwhile makes this build stale: directory() builds the newest at once.
+      if (d.directoryVersion === version) d.directory = built;
+    },
     directory(t) {
       const d = tenants.get(t);
       if (!d || d.directories.size === 0) return EMPTY_DIRECTORY;
@@ -153,10 +168,18 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     apiKeyHolders: (hash) => [...apiKeys.values()].filter((k) => k.hash === hash).map((k) => k.entry),
   };
 
+  /** The index updated for the few rules changed since `previous` (undefined: build it whole). */
+  function updated(d: TenantDraft, previous: TenantSnapshot | undefined): RuleIndex | undefined {
+    if (!previous || d.changedRules.size > Math.max(64, d.rules.size / 8)) return undefined;
+    const added = [...d.changedRules].map((n) => d.rules.get(n)).filter((r): r is CompiledRule => r !== undefined);
+    return updateIndex(previous.index, d.changedRules, added);
+  }
+
   function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
     const prepared = d.prepared?.version === d.rulesVersion ? d.prepared.index : undefined;
-    const index = d.rulesChanged || !previous ? prepared ?? buildIndex(name, [...d.rules.values()]) : previous.index;
+    const index = d.rulesChanged || !previous ? prepared ?? updated(d, previous) ?? buildIndex(name, [...d.rules.values()]) : previous.index;
     d.rulesChanged = false;
+    d.changedRules.clear();
     d.prepared = undefined;
     return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles), directory: draft.directory(name) };
   }
@@ -180,7 +203,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       const d = tenants.get(name);
       if (!d || !d.rulesChanged || d.prepared?.version === d.rulesVersion) continue;
       const version = d.rulesVersion;
-      const index = await run(buildIndexSteps(name, [...d.rules.values()]));
+      const index = updated(d, current.tenants.get(name)) ?? await run(buildIndexSteps(name, [...d.rules.values()]));
       if (d.rulesVersion === version) d.prepared = { version, index };
     }
   }

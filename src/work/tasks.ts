@@ -4,27 +4,49 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { packBundleFiles } from '../bundle/index.ts';
+import type { PieceCache } from '../bundle/gzip.ts';
 import { parseManifest, type ManifestRead, type ParsedObject, type ParseCache } from '../standalone/parse.ts';
 
 export type TaskRequest =
   | { readonly kind: 'hash'; readonly text: string }
   | { readonly kind: 'pack'; readonly manifest: string; readonly rego: string }
-  | { readonly kind: 'read'; readonly file: string; readonly source: string; readonly maxBytes: number; readonly maxDocuments: number };
+  /**
+   * `fresh`: the caller holds nothing of this file, so every document is sent; otherwise a document
+   * whose text is unchanged since the last answer is sent as a reference to its place in that answer.
+   */
+  | { readonly kind: 'read'; readonly file: string; readonly source: string; readonly maxBytes: number; readonly maxDocuments: number; readonly fresh: boolean };
 
 export type TaskAnswer =
   | { readonly kind: 'hash'; readonly hex: string }
   | { readonly kind: 'pack'; readonly bytes: Uint8Array; readonly hex: string }
   | { readonly kind: 'read'; readonly read: ManifestRead };
 
-/** Objects of a read, sent ahead of its answer in batches. */
-export type TaskPart = { readonly kind: 'objects'; readonly objects: readonly ParsedObject[] };
+/**
+ * A read's content, sent ahead of its answer in batches: objects of a file parsed whole (numbered
+ * in the file), or the file's documents in order, each new (numbered within itself) or a reference
+ * to the document at that place in the previous answer for the file.
+ */
+export type TaskPart =
+  | { readonly kind: 'objects'; readonly objects: readonly ParsedObject[] }
+  | { readonly kind: 'pieces'; readonly pieces: readonly Piece[] };
+
+export type Piece = { readonly reuse: number } | { readonly objects: readonly ParsedObject[]; readonly documents: number };
 
 /** Objects per part: each part is deserialised on the event loop in well under a millisecond. */
 export const OBJECTS_PER_PART = 200;
 
+/** What the thread keeps of a file between reads. */
+export interface FileMemo {
+  /** Parsed documents by text, so an edit re-parses only what changed. */
+  readonly cache: ParseCache;
+  /** The documents' texts as last sent, by place (undefined: last sent whole). */
+  readonly sent: ReadonlyMap<string, number> | undefined;
+}
+
 export interface TaskContext {
-  /** Parsed documents of each file, kept between reads so an edit re-parses only what changed. */
-  readonly cache: Map<string, ParseCache>;
+  readonly files: Map<string, FileMemo>;
+  /** Deflated pieces of the bundles this thread packed (bundle/gzip.ts). */
+  readonly pieces: PieceCache;
   readonly send: (part: TaskPart) => void;
 }
 
@@ -37,7 +59,7 @@ async function readManifestFile(request: Extract<TaskRequest, { kind: 'read' }>,
   const before = await stat(file);
   const stamp = { ino: before.ino, size: before.size, mtimeMs: before.mtimeMs, ctimeMs: before.ctimeMs };
   if (before.size > maxBytes) {
-    ctx.cache.delete(file);
+    ctx.files.delete(file);
     return { stamp, hash: `size:${before.size}:${before.mtimeMs}`, changing: false, objects: 0, unreadable: true, documents: 0, problems: [{ source, document: 0, name: undefined, message: `the file is ${before.size} bytes, more than the limit of ${maxBytes} (--max-manifest-bytes): not read; split it into smaller files` }] };
   }
   const bytes = await readFile(file);
@@ -46,17 +68,32 @@ async function readManifestFile(request: Extract<TaskRequest, { kind: 'read' }>,
   const changing = after.ino !== before.ino || after.size !== before.size || after.mtimeMs !== before.mtimeMs || bytes.length !== before.size;
   const hash = sha256Hex(bytes);
   if (changing) return { stamp, hash, changing: true, objects: 0, unreadable: false, documents: 0, problems: [] };
-  const parsed = parseManifest(bytes.toString('utf8'), source, maxDocuments, ctx.cache.get(file));
-  ctx.cache.set(file, parsed.cache);
-  for (let i = 0; i < parsed.objects.length; i += OBJECTS_PER_PART) ctx.send({ kind: 'objects', objects: parsed.objects.slice(i, i + OBJECTS_PER_PART) });
-  return { stamp, hash, changing: false, objects: parsed.objects.length, unreadable: parsed.unreadable, documents: parsed.documents, problems: parsed.problems };
+  const memo = ctx.files.get(file);
+  const parsed = parseManifest(bytes.toString('utf8'), source, maxDocuments, memo?.cache);
+  const sent = request.fresh ? undefined : memo?.sent;
+  if (!parsed.pieces) {
+    ctx.files.set(file, { cache: parsed.cache, sent: undefined });
+    for (let i = 0; i < parsed.objects.length; i += OBJECTS_PER_PART) ctx.send({ kind: 'objects', objects: parsed.objects.slice(i, i + OBJECTS_PER_PART) });
+    return { stamp, hash, changing: false, objects: parsed.objects.length, unreadable: parsed.unreadable, documents: parsed.documents, problems: parsed.problems, layout: 'whole' };
+  }
+  ctx.files.set(file, { cache: parsed.cache, sent: new Map(parsed.pieces.map((p, i) => [p.text, i])) });
+  let batch: Piece[] = [];
+  let inBatch = 0;
+  for (const p of parsed.pieces) {
+    const at = sent?.get(p.text);
+    batch.push(at === undefined ? { objects: p.read.objects, documents: p.read.documents } : { reuse: at });
+    inBatch += at === undefined ? Math.max(1, p.read.objects.length) : 0;
+    if (inBatch >= OBJECTS_PER_PART || batch.length >= 20 * OBJECTS_PER_PART) { ctx.send({ kind: 'pieces', pieces: batch }); batch = []; inBatch = 0; }
+  }
+  if (batch.length > 0) ctx.send({ kind: 'pieces', pieces: batch });
+  return { stamp, hash, changing: false, objects: parsed.objects.length, unreadable: false, documents: parsed.documents, problems: parsed.problems, layout: 'pieces' };
 }
 
 export async function runTask(request: TaskRequest, ctx: TaskContext): Promise<TaskAnswer> {
   switch (request.kind) {
     case 'hash': return { kind: 'hash', hex: sha256Hex(request.text) };
     case 'pack': {
-      const bytes = await packBundleFiles(request.manifest, request.rego);
+      const bytes = await packBundleFiles(request.manifest, request.rego, ctx.pieces);
       return { kind: 'pack', bytes, hex: sha256Hex(bytes) };
     }
     case 'read': return { kind: 'read', read: await readManifestFile(request, ctx) };

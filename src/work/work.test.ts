@@ -34,7 +34,16 @@ describe('the background thread', () => {
       expect(got.objects[449]?.object.document).toBe(450);
       expect(got.read).toMatchObject({ objects: 450, documents: 450, unreadable: false, changing: false, problems: [] });
       await expect(reader.read(join(dir, 'missing.yaml'), 'missing.yaml')).rejects.toThrow(/ENOENT/);
-      expect((await reader.read(join(dir, 'many.yaml'), 'many.yaml')).objects).toHaveLength(450);
+      // An edit sends only the edited document: the others are the very objects received before.
+      await writeFile(join(dir, 'many.yaml'), Array.from({ length: 450 }, (_, i) => (i === 7 ? doc(i).replace('spec: {}', 'spec: { revoked: true }') : doc(i))).join('---\n'));
+      const again = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
+      expect(again.objects).toHaveLength(450);
+      expect(again.objects.filter((o, i) => o === got.objects[i])).toHaveLength(449);
+      expect(again.objects[7]?.object.raw['spec']).toEqual({ revoked: true });
+      // A document inserted first shifts the numbers of the rest, which are still not sent again.
+      await writeFile(join(dir, 'many.yaml'), [doc(1000), ...Array.from({ length: 450 }, (_, i) => doc(i))].join('---\n'));
+      const shifted = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
+      expect(shifted.objects.map((o) => [o.object.metadata.name, o.object.document])).toEqual([['c1000', 1], ...Array.from({ length: 450 }, (_, i) => [`c${i}`, i + 2])]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
