@@ -3,7 +3,7 @@
 // own attributes (the request wins, key by key, no deep merge); the Rego translator embeds the part
 // of the directory a bundle's rules read (rego.ts), so OPA merges the same way.
 import type { DecisionInput } from './closures.ts';
-import type { Json, RuleModel } from './model.ts';
+import type { RuleModel } from './model.ts';
 import { pathsOf } from './model.ts';
 import { codePointCompare, normalizeInput, type JsonMap } from './values.ts';
 
@@ -67,6 +67,8 @@ export function* buildDirectorySteps(entities: Iterable<DirectoryEntity>): Gener
   }
   const idLists = new Map<string, readonly string[]>();
   const types = sorted(byType.keys());
+  // Every type's ids in order now, in steps: sorting 500,000 ids at once would hold the loop.
+  for (const type of types) idLists.set(type, yield* sortSteps([...(byType.get(type) as Map<string, JsonMap>).keys()]));
   return {
     size,
     get: (type, id) => byType.get(type)?.get(id),
@@ -84,6 +86,40 @@ export function* buildDirectorySteps(entities: Iterable<DirectoryEntity>): Gener
 }
 
 export const EMPTY_DIRECTORY: EntityDirectory = buildDirectory([]);
+
+/** Elements sorted at once, and moved between two yields while merging. */
+const SORT_RUN = 2048;
+
+/**
+ * Strings in code point order, as steps: runs of SORT_RUN sorted at once, then merged pairwise with
+ * a yield every SORT_RUN elements moved. The same order as sorted().
+ */
+export function* sortSteps(items: string[]): Generator<void, string[]> {
+  const n = items.length;
+  for (let lo = 0; lo < n; lo += SORT_RUN) {
+    const run = items.slice(lo, lo + SORT_RUN).sort(codePointCompare);
+    for (let i = 0; i < run.length; i++) items[lo + i] = run[i] as string;
+    yield;
+  }
+  let src = items;
+  let dst = new Array<string>(n);
+  let moved = 0;
+  for (let width = SORT_RUN; width < n; width *= 2) {
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(lo + width, n);
+      const hi = Math.min(lo + 2 * width, n);
+      let i = lo;
+      let j = mid;
+      for (let k = lo; k < hi; k++) {
+        if (i < mid && (j >= hi || codePointCompare(src[i] as string, src[j] as string) <= 0)) dst[k] = src[i++] as string;
+        else dst[k] = src[j++] as string;
+        if (++moved % SORT_RUN === 0) yield;
+      }
+    }
+    [src, dst] = [dst, src];
+  }
+  return src;
+}
 
 function withProperties(entity: JsonMap, directory: EntityDirectory): JsonMap {
   const type = entity['type'];
@@ -130,33 +166,12 @@ export function neededProperties(rules: readonly RuleModel[]): Map<string, Set<s
 }
 
 /**
- * The part of a directory that the rules read: `{type: {id: {key: value}}}` with types, ids and
- * keys in code point order, and entities without a needed key left out. Empty when the rules read
- * nothing the directory has.
+ * The properties of one entity that the rules read (`keys`: the needed names, or every one), in code
+ * point order: what a bundle embeds for it. Empty: the entity is left out of the bundle.
  */
-export function directoryExtract(rules: readonly RuleModel[], directory: EntityDirectory): Map<string, Map<string, Map<string, Json>>> {
-  const steps = directoryExtractSteps(neededProperties(rules), directory);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+export function readKeys(props: JsonMap, keys: ReadonlySet<string> | 'all'): string[] {
+  return sorted(keys === 'all' ? Object.keys(props) : [...keys].filter((k) => Object.hasOwn(props, k)));
 }
 
-/** directoryExtract as steps of a few hundred entities each (see translateSteps). */
-export function* directoryExtractSteps(needed: ReadonlyMap<string, Set<string> | 'all'>, directory: EntityDirectory): Generator<void, Map<string, Map<string, Map<string, Json>>>> {
-  const out = new Map<string, Map<string, Map<string, Json>>>();
-  if (directory.size === 0) return out;
-  for (const type of sorted(needed.keys())) {
-    const keys = needed.get(type) as Set<string> | 'all';
-    const ids = new Map<string, Map<string, Json>>();
-    let n = 0;
-    for (const id of directory.ids(type)) {
-      const props = directory.get(type, id) as JsonMap;
-      const names = sorted(keys === 'all' ? Object.keys(props) : [...keys].filter((k) => Object.hasOwn(props, k)));
-      if (names.length > 0) ids.set(id, new Map(names.map((k) => [k, props[k] as Json])));
-      if (++n % 256 === 0) yield;
-    }
-    if (ids.size > 0) out.set(type, ids);
-  }
-  return out;
-}
+/** Types, ids and properties sorted: the order a bundle lists them in. */
+export { sorted as codePointSorted };

@@ -5,7 +5,8 @@
 // be missing; an error (missing attribute, wrong type) satisfies neither, as in CEL. Every `not` that
 // remains lives inside a prelude function whose arguments are already bound and type-checked.
 import type { Cond, Json, Literal, RuleModel, Value } from './model.ts';
-import { directoryExtractSteps, EMPTY_DIRECTORY, neededProperties, type EntityDirectory } from './directory.ts';
+import { codePointSorted, EMPTY_DIRECTORY, neededProperties, readKeys, type EntityDirectory } from './directory.ts';
+import type { JsonMap } from './values.ts';
 import { walkCondition } from './model.ts';
 import { compileConditionFn, ERROR, TRUE } from './evaluate.ts';
 import { codePointCompare, IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
@@ -362,18 +363,30 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
   let byNeed = SECTIONS.get(directory);
   const known = byNeed?.get(signature);
   if (known) return known;
-  const data = yield* directoryExtractSteps(needed, directory);
-  if (data.size === 0) return [];
-  const eq = v === 1 ? ':=' : '=';
   const types: string[] = [];
-  for (const [type, ids] of data) {
+  let n = 0;
+  for (const type of codePointSorted(needed.keys())) {
+    const keys = needed.get(type) as Set<string> | 'all';
+    const keysKey = keys === 'all' ? 'all' : [...keys].sort().join('\u0000');
     const lines: string[] = [];
-    for (const [id, props] of ids) {
-      lines.push(`\t\t${regoString(id)}: ${regoJson(props)}`);
-      if (lines.length % 256 === 0) yield;
+    for (const id of directory.ids(type)) {
+      if (++n % 512 === 0) yield;
+      const props = directory.get(type, id) as JsonMap;
+      // An entity's line is kept with its properties object, which a Directory edit elsewhere leaves as it was.
+      const cached = ENTITY_LINES.get(props);
+      let line = cached && cached.id === id && cached.keys === keysKey ? cached.line : undefined;
+      if (line === undefined) {
+        const names = readKeys(props, keys);
+        line = names.length === 0 ? null : `\t\t${regoString(id)}: ${regoJson(new Map(names.map((k) => [k, props[k] as Json])))}`;
+        ENTITY_LINES.set(props, { id, keys: keysKey, line });
+      }
+      if (line !== null) lines.push(line);
     }
-    types.push(`\t${regoString(type)}: {\n${lines.join(',\n')}\n\t}`);
+    if (lines.length > 0) types.push(`\t${regoString(type)}: {\n${lines.join(',\n')}\n\t}`);
+    yield;
   }
+  if (types.length === 0) return [];
+  const eq = v === 1 ? ':=' : '=';
   const merge = (root: 'principal' | 'resource'): string[] => [
     block(v, `acl_${root}[k] = x`, [`x := input.${root}[k]`]),
     block(v, `acl_${root}[k] = x`, [`x := acl_directory[input.${root}.type][input.${root}.id][k]`, `not acl_has_key(input.${root}, k)`]),
@@ -395,6 +408,9 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
   byNeed.set(signature, section);
   return section;
 }
+
+/** Each entity's line in the directory section, by its properties object (null: nothing read). */
+const ENTITY_LINES = new WeakMap<JsonMap, { readonly id: string; readonly keys: string; readonly line: string | null }>();
 
 /** Directory sections already printed, by directory and the properties read (directories are immutable). */
 const SECTIONS = new WeakMap<EntityDirectory, Map<string, string[]>>();

@@ -64,6 +64,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Objects whose JSON is longer than this are written as JSON rather than block YAML. */
+const LARGE_OBJECT_CHARS = 64 * 1024;
+
 export interface StateFolder {
   readonly dir: string;
   load(): Promise<void>;
@@ -126,7 +129,10 @@ export function openStateFolder(dir: string): StateFolder {
       ...(s.status ? { status: s.status } : {}),
     };
     const file = objectFile(s.kind, s.namespace, s.name);
-    return serial(file, () => writeAtomic(file, stringify(doc, { sortMapEntries: false })));
+    const json = JSON.stringify(doc, null, 2);
+    // A large object (a Directory of thousands of entities) is written as JSON, which is YAML too:
+    // the YAML printer takes about 100 ms for 5,000 entities, JSON.stringify a few.
+    return serial(file, () => writeAtomic(file, json.length > LARGE_OBJECT_CHARS ? `${json}\n` : stringify(doc, { sortMapEntries: false })));
   };
 
   return {
