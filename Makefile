@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck test test-opa run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube clean node-version
+.PHONY: help install build typecheck test test-opa run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -97,6 +97,15 @@ bench-fleet: $(INSTALL_STAMP) ## What an OPA fleet's status reports and decision
 bench-propagation: $(INSTALL_STAMP) ## Edit → every real OPA active (needs OPA_BIN, e.g. $$(../shared/tools/opa-bin 1.1))
 	@test -n "$${OPA_BIN:-}" || { echo "make bench-propagation needs a real OPA: OPA_BIN=/path/to/opa (../shared/tools/opa-bin 1.1 prints one)" >&2; exit 2; }
 	node bench/propagation.ts
+
+# Decisions while policy changes: 10,000 rules, one edited every second (BENCH_DIRECTORY=1 adds a tenant of
+# 500,000 Directory entities, one edited every second; BENCH_QUICK=1 is a smoke check). Needs 2 cores and taskset.
+bench-steady: $(INSTALL_STAMP) ## Decision p99/max and throughput, quiet vs while rules change (standalone)
+	node bench/steady.ts
+
+bench-steady-kube: $(INSTALL_STAMP) ## The same runs with the operator on a real API server (E2E_KUBECONFIG or KUBECONFIG)
+	@test -n "$${E2E_KUBECONFIG:-$${KUBECONFIG:-}}" || { echo "make bench-steady-kube needs a cluster with the CRDs of crds/ installed: set E2E_KUBECONFIG or KUBECONFIG" >&2; exit 2; }
+	E2E_KUBECONFIG="$${E2E_KUBECONFIG:-$$KUBECONFIG}" node bench/steady/kube.ts
 
 # Against a real API server with the CRDs of crds/ installed (E2E_KUBECONFIG, else KUBECONFIG; e.g. local-kube),
 # about 4-5 minutes. Creates namespaces bench-kube-* (10,200 objects) and deletes them at the end unless

@@ -20,7 +20,7 @@ export async function saturateWithAutocannon(spec: LoadSpec): Promise<LoadResult
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count]));
   return {
     responses: sorted.length, durationS: result.duration, rps: sorted.length / result.duration,
-    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), statusCodes, errors: result.errors + result.timeouts,
+    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : NaN, statusCodes, errors: result.errors + result.timeouts,
     loadgenCpu: (cpu.user + cpu.system) / 1e6 / wallS, late: 0,
   };
 }

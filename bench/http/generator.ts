@@ -67,7 +67,7 @@ function recorder(): { add(c: Connection, status: number): void; error(): void; 
       const cpu = process.cpuUsage(cpu0);
       const sorted = latencies.sorted();
       return {
-        responses: sorted.length, durationS: wallS, rps: sorted.length / wallS, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
+        responses: sorted.length, durationS: wallS, rps: sorted.length / wallS, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : NaN,
         statusCodes, errors, loadgenCpu: (cpu.user + cpu.system) / 1e6 / wallS, late,
       };
     },

@@ -21,6 +21,8 @@ export interface LoadResult {
   readonly rps: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** The slowest response (our generator; autocannon reports its own). */
+  readonly maxMs: number;
   /** Responses by status code; anything unexpected makes the run suspect. */
   readonly statusCodes: Readonly<Record<string, number>>;
   readonly errors: number;

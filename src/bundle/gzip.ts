@@ -8,11 +8,11 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'fflate';
 
 /** A piece is closed at a blank line once it holds this much... */
-const MIN_PIECE = 16 * 1024;
+const MIN_PIECE = 64 * 1024;
 /** ...where the hash of the line before says so (about one blank line in 8)... */
 const CUT_ONE_IN = 8;
 /** ...and at the first blank line past this size, whatever the hash. */
-const MAX_PIECE = 128 * 1024;
+const MAX_PIECE = 256 * 1024;
 
 function member(bytes: Uint8Array): Uint8Array {
   return gzipSync(bytes, { level: 9, mtime: 0 });

@@ -224,8 +224,14 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
     const r = resources.get(rule.model.resourceType) as number;
     return rule.model.actions.map((a) => (s * na + (actions.get(a) as number)) * nr + r);
   };
-  const rules = parts.rules.filter((r) => !changed.has(r.model.name));
-  const removed = parts.rules.filter((r) => changed.has(r.model.name));
+  // Found by name (binary search), not by a pass over every rule.
+  const rules = parts.rules.slice();
+  const removed: CompiledRule[] = [];
+  for (const name of changed) {
+    const at = position(rules, name);
+    const found = rules[at];
+    if (found?.model.name === name) { removed.push(found); rules.splice(at, 1); }
+  }
   const inserted = added.map(share);
   for (const rule of inserted) rules.splice(position(rules, rule.model.name), 0, rule);
   // The slots touched: each one's list again, without the removed rules and with the added ones.

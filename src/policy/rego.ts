@@ -382,7 +382,7 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
       }
       if (line !== null) lines.push(line);
     }
-    if (lines.length > 0) types.push(`\t${regoString(type)}: {\n${lines.join(',\n')}\n\t}`);
+    if (lines.length > 0) types.push(`\t${regoString(type)}: {\n${yield* joinSteps(lines, ',\n')}\n\t}`);
     yield;
   }
   if (types.length === 0) return [];
@@ -407,6 +407,16 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
   if (!byNeed) { byNeed = new Map(); SECTIONS.set(directory, byNeed); }
   byNeed.set(signature, section);
   return section;
+}
+
+/** lines.join(separator) in groups of 4,096 with a yield between them (500,000 lines take 30 ms at once). */
+function* joinSteps(lines: readonly string[], separator: string): Generator<void, string> {
+  const groups: string[] = [];
+  for (let i = 0; i < lines.length; i += 4096) {
+    groups.push(lines.slice(i, i + 4096).join(separator));
+    yield;
+  }
+  return groups.join(separator);
 }
 
 /** Each entity's line in the directory section, by its properties object (null: nothing read). */
