@@ -2,6 +2,7 @@
 // looked up by type and id. A decision merges an entity's directory properties under the request's
 // own attributes (the request wins, key by key, no deep merge); the Rego translator embeds the part
 // of the directory a bundle's rules read (rego.ts), so OPA merges the same way.
+import { runSteps } from './steps.ts';
 import type { DecisionInput } from './closures.ts';
 import type { RuleModel } from './model.ts';
 import { pathsOf } from './model.ts';
@@ -43,11 +44,7 @@ function wellFormed(s: string): string {
  * request sends finds its entity here exactly as it does in the Rego (which prints ids that way).
  */
 export function buildDirectory(entities: Iterable<DirectoryEntity>): EntityDirectory {
-  const steps = buildDirectorySteps(entities);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runSteps(buildDirectorySteps(entities));
 }
 
 /** buildDirectory as steps of a few hundred entities each (see translateSteps). */

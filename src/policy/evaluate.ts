@@ -1,6 +1,7 @@
 // Native evaluator: every condition is compiled once into closures (closures.ts; no tree walking per
 // request), and rules are indexed by subject type, action and resource type so a decision touches
 // only the rules that can match.
+import { runSteps } from './steps.ts';
 import {
   compileReader, compileShape, constantsOf, ERROR, FALSE, TRUE,
   type CondFn, type Constants, type DecisionInput,
@@ -71,11 +72,7 @@ const DIRECT_LIMIT = 1 << 20;
  * touches (so they stay in the CPU cache); the rules sit in one table keyed by the combined number.
  */
 export function buildIndex(tenant: string, rules: readonly CompiledRule[]): RuleIndex {
-  const steps = buildIndexSteps(tenant, rules);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runSteps(buildIndexSteps(tenant, rules));
 }
 
 /** JSON of a constants array (arrays are never changed once compiled). */

@@ -4,6 +4,7 @@
 // so it is pushed down to guarded comparisons and never becomes Rego's `not` over something that may
 // be missing; an error (missing attribute, wrong type) satisfies neither, as in CEL. Every `not` that
 // remains lives inside a prelude function whose arguments are already bound and type-checked.
+import { runSteps } from './steps.ts';
 import type { Cond, Json, Literal, RuleModel, Value } from './model.ts';
 import { codePointSorted, EMPTY_DIRECTORY, neededProperties, readKeys, type EntityDirectory } from './directory.ts';
 import type { JsonMap } from './values.ts';
@@ -468,9 +469,5 @@ export function* translateSteps(rules: readonly RuleModel[], options: TranslateO
 
 /** The whole `policy.rego` for a set of rules: package acl, default deny, one clause per rule sorted by name. */
 export function translate(rules: readonly RuleModel[], options: TranslateOptions): string {
-  const steps = translateSteps(rules, options);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runSteps(translateSteps(rules, options));
 }
