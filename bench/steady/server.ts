@@ -12,7 +12,7 @@ import { startProfile, stopProfile } from '../http/servers/profiler.ts';
 import { processStats, type ServerStats } from '../http/servers/stats.ts';
 
 export interface SteadyReady { readonly port: number; readonly token: string; readonly startMs: number }
-export type SteadyCommands = { stats: { arg: null; result: ServerStats }; startProfile: { arg: null; result: null }; stopProfile: { arg: string; result: null } };
+export type SteadyCommands = { stats: { arg: null; result: ServerStats & { loopBusyMs: number } }; startProfile: { arg: null; result: null }; stopProfile: { arg: string; result: null } };
 
 const { values } = parseArgs({ options: { folder: { type: 'string' }, state: { type: 'string' }, 'settle-ms': { type: 'string', default: '300' }, 'debounce-ms': { type: 'string', default: '100' } } });
 if (!values.folder || !values.state) throw new Error('--folder and --state are required');
@@ -31,4 +31,4 @@ const ready: SteadyReady = {
   token: (await readFile(service.state.tokenFile(TENANT, CONNECTOR), 'utf8')).trim(),
   startMs: performance.now() - started,
 };
-serveCommands<SteadyCommands>({ stats: () => processStats(service.longPolls.size()), startProfile, stopProfile }, ready, () => service.stop());
+serveCommands<SteadyCommands>({ stats: () => ({ ...processStats(service.longPolls.size()), loopBusyMs: performance.eventLoopUtilization().active }), startProfile, stopProfile }, ready, () => service.stop());

@@ -444,7 +444,9 @@ function translateCached(rule: RuleModel, v: RegoVersion, merged: boolean): Rule
  */
 export function* translateSteps(rules: readonly RuleModel[], options: TranslateOptions): Generator<void, string> {
   const v = options.regoVersion;
-  const sorted = [...rules].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byName = (a: RuleModel, b: RuleModel): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  // Callers usually pass rules already in name order (the store keeps them so): not sorted again.
+  const sorted = rules.every((r, i) => i === 0 || byName(rules[i - 1] as RuleModel, r) < 0) ? rules : [...rules].sort(byName);
   yield;
   const directory = yield* directorySection(sorted, options.directory ?? EMPTY_DIRECTORY, v);
   const used = new Set<PreludeName>();

@@ -18,6 +18,8 @@ import { walkManifests } from './walk.ts';
 
 /** An object as the source holds it, with the generation the API server would have given it. */
 interface Held {
+  /** keyText of the object. */
+  readonly key: string;
   readonly object: ReadObject;
   readonly fingerprint: string;
   readonly generation: number;
@@ -72,7 +74,7 @@ export const DEFAULT_SETTLE_MS = 300;
 function heldFromState(s: ObjectState): Held {
   const metadata = stripInternal(s.raw['metadata']);
   const object: ReadObject = { kind: s.kind, metadata, raw: { ...s.raw, metadata }, source: s.source, document: 0 };
-  return { object, fingerprint: fingerprintOf(object), generation: s.generation, specDigest: s.specDigest };
+  return { key: keyText({ kind: s.kind, namespace: metadata.namespace, name: metadata.name }), object, fingerprint: fingerprintOf(object), generation: s.generation, specDigest: s.specDigest };
 }
 
 /** What the source knows of one file. */
@@ -170,7 +172,8 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     const settling: string[] = [];
     const scanStartedMs = clock();
     const seen = new Set<string>();
-    const heldSources = new Set([...held.values()].map((h) => h.object.source));
+    const heldSources = new Set<string>();
+    for (const h of held.values()) heldSources.add(h.object.source);
     for (const file of walked.files) {
       const source = relative(dir, file) || file;
       seen.add(file);
@@ -205,14 +208,17 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       }
       fs.pending = undefined;
       found.push(...read.problems);
-      for (const parsed of objects) {
-        const paused = slicer.pause();
-        if (paused) await paused;
-        const { object, fingerprint, specDigest } = parsed;
-        const key = keyText({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
+      for (let i = 0; i < objects.length; i++) {
+        if ((i & 255) === 255) {
+          const paused = slicer.pause();
+          if (paused) await paused;
+        }
+        const parsed = objects[i] as ParsedObject;
         const same = heldOf.get(parsed);
         // The very document read before (the reader keeps unchanged documents' objects): held as it was.
-        if (same && held.get(key) === same && !next.has(key)) { next.set(key, same); continue; }
+        if (same && held.get(same.key) === same && !next.has(same.key)) { next.set(same.key, same); continue; }
+        const { object, fingerprint, specDigest } = parsed;
+        const key = keyText({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
         const first = next.get(key);
         if (first) {
           found.push({ source, document: object.document, name: object.metadata.name, message: `${key} is already defined in ${first.object.source} (document ${first.object.document}); this copy is ignored` });
@@ -221,7 +227,7 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         const known = held.get(key) ?? stateHeld(object);
         // The API server's rule: the generation moves with the spec only, not with labels or annotations.
         const generation = !known ? 1 : known.specDigest === specDigest ? known.generation : known.generation + 1;
-        const h: Held = { object, fingerprint, generation, specDigest };
+        const h: Held = { key, object, fingerprint, generation, specDigest };
         heldOf.set(parsed, h);
         next.set(key, h);
       }
@@ -229,9 +235,12 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     for (const file of [...fileStates.keys()]) if (!seen.has(file)) fileStates.delete(file);
     const now = clock();
     let recheck = false;
+    let visited = 0;
     for (const [key, h] of held) {
-      const paused = slicer.pause();
-      if (paused) await paused;
+      if ((++visited & 255) === 0) {
+        const paused = slicer.pause();
+        if (paused) await paused;
+      }
       if (next.has(key)) { missingSince.delete(key); continue; }
       if (keep.has(h.object.source)) { missingSince.delete(key); next.set(key, h); continue; }
       const since = missingSince.get(key) ?? now;
@@ -240,9 +249,11 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     const changed: ObjectKey[] = [];
     for (const [key, h] of next) {
       const before = held.get(key);
-      if (before?.fingerprint !== h.fingerprint || before.generation !== h.generation) changed.push(keyOf(h));
+      // The same Held (an unchanged document) is unchanged: no strings to compare.
+      if (before !== h && (before?.fingerprint !== h.fingerprint || before.generation !== h.generation)) changed.push(keyOf(h));
     }
-    const gone = [...held].filter(([k]) => !next.has(k)).map(([, h]) => h);
+    const gone: Held[] = [];
+    for (const [k, h] of held) if (!next.has(k)) gone.push(h);
     // The new view (objects and generations together) is in place before anything is written or
     // enqueued: a reconcile never mixes two scans.
     held = next;

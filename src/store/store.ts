@@ -13,6 +13,10 @@ interface TenantDraft {
   rulesChanged: boolean;
   /** Bumped by every rule change: an index prepared at an older version is not used. */
   rulesVersion: number;
+  /** The deployed rules by name (undefined: not made since the last change it could not follow). */
+  byName: readonly CompiledRule[] | undefined;
+  /** Rules placed into byName since it was last read. */
+  byNamePlaced: number;
   /** Names of the rules set since the last publish: a few of them update the index rather than rebuild it. */
   readonly changedRules: Set<string>;
   prepared: { readonly version: number; readonly index: RuleIndex } | undefined;
@@ -24,6 +28,20 @@ interface TenantDraft {
   readonly listings: Map<string, string[]>;
   /** Connector name → hashes of its earlier tokens (rotated or revoked), newest first. */
   readonly retired: Map<string, string[]>;
+}
+
+/** `rules` (sorted by name) with the rule named `name` replaced, added or (undefined) removed: a new array. */
+function placeByName(rules: readonly CompiledRule[], name: string, rule: CompiledRule | undefined): CompiledRule[] {
+  let lo = 0;
+  let hi = rules.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((rules[mid] as CompiledRule).model.name < name) lo = mid + 1; else hi = mid;
+  }
+  const next = rules.slice();
+  const present = next[lo]?.model.name === name;
+  if (rule === undefined) { if (present) next.splice(lo, 1); } else next.splice(lo, present ? 1 : 0, rule);
+  return next;
 }
 
 /** Earlier tokens remembered per connector (memory only): enough to name the sidecars left behind. */
@@ -100,7 +118,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, rulesVersion: 0, changedRules: new Set(), prepared: undefined, directory: undefined, directoryVersion: 0, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, rulesVersion: 0, byName: undefined, byNamePlaced: 0, changedRules: new Set(), prepared: undefined, directory: undefined, directoryVersion: 0, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -109,8 +127,26 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const draft: StoreDraft = {
     rule: (t, n) => tenants.get(t)?.rules.get(n),
-    rules: (t) => [...(tenants.get(t)?.rules.values() ?? EMPTY_INDEX_RULES)],
-    setRule(t, n, rule) { const d = tenant(t); set(d.rules, n, rule); d.rulesChanged = true; d.rulesVersion++; d.changedRules.add(n); dirty.add(t); },
+    rules(t) {
+      const d = tenants.get(t);
+      if (!d) return EMPTY_INDEX_RULES;
+      // By name, kept between calls: bundles translate rules in name order, and a list already in
+      // order is not sorted again.
+      d.byNamePlaced = 0;
+      d.byName ??= [...d.rules.values()].sort((a, b) => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0));
+      return d.byName;
+    },
+    setRule(t, n, rule) {
+      const d = tenant(t);
+      set(d.rules, n, rule);
+      // A few changes are placed (one copy each); many at once sort again when next asked.
+      d.byNamePlaced++;
+      d.byName = d.byName && d.byNamePlaced <= 64 ? placeByName(d.byName, n, rule) : undefined;
+      d.rulesChanged = true;
+      d.rulesVersion++;
+      d.changedRules.add(n);
+      dirty.add(t);
+    },
     connector: (t, n) => tenants.get(t)?.connectors.get(n),
     setConnector(t, n, entry) {
       const d = tenant(t);
