@@ -47,39 +47,122 @@ export function buildDirectory(entities: Iterable<DirectoryEntity>): EntityDirec
   return runSteps(buildDirectorySteps(entities));
 }
 
+/** Ids of one type are spread over this many maps, so an update copies one of them, not all. */
+const BUCKETS = 256;
+
+/** FNV-1a of the id's code units, modulo BUCKETS. */
+function bucketOf(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % BUCKETS;
+}
+
+interface TypeParts {
+  readonly buckets: readonly ReadonlyMap<string, JsonMap>[];
+  /** The ids in code point order. */
+  readonly ids: readonly string[];
+}
+
+interface DirectoryParts {
+  readonly byType: ReadonlyMap<string, TypeParts>;
+  readonly size: number;
+}
+
+const DIRECTORY_PARTS = new WeakMap<EntityDirectory, DirectoryParts>();
+
+function makeDirectory(parts: DirectoryParts): EntityDirectory {
+  const { byType } = parts;
+  const types = sorted(byType.keys());
+  const directory: EntityDirectory = {
+    size: parts.size,
+    get: (type, id) => byType.get(type)?.buckets[bucketOf(id)]?.get(id),
+    ids: (type) => byType.get(type)?.ids ?? NO_IDS,
+    types: () => types,
+  };
+  DIRECTORY_PARTS.set(directory, parts);
+  return directory;
+}
+
 /** buildDirectory as steps of a few hundred entities each (see translateSteps). */
 export function* buildDirectorySteps(entities: Iterable<DirectoryEntity>): Generator<void, EntityDirectory> {
-  const byType = new Map<string, Map<string, JsonMap>>();
+  const maps = new Map<string, Map<string, JsonMap>[]>();
+  const idsOf = new Map<string, string[]>();
   let size = 0;
   let seen = 0;
   for (const e of entities) {
     if (++seen % 256 === 0) yield;
     const type = wellFormed(e.type);
     const id = wellFormed(e.id);
-    let ids = byType.get(type);
-    if (!ids) { ids = new Map(); byType.set(type, ids); }
-    if (ids.has(id)) continue;
-    ids.set(id, normalizeInput(e.properties) as JsonMap);
+    let buckets = maps.get(type);
+    if (!buckets) { buckets = Array.from({ length: BUCKETS }, () => new Map<string, JsonMap>()); maps.set(type, buckets); idsOf.set(type, []); }
+    const bucket = buckets[bucketOf(id)] as Map<string, JsonMap>;
+    if (bucket.has(id)) continue;
+    bucket.set(id, normalizeInput(e.properties) as JsonMap);
+    idsOf.get(type)?.push(id);
     size++;
   }
-  const idLists = new Map<string, readonly string[]>();
-  const types = sorted(byType.keys());
+  const byType = new Map<string, TypeParts>();
   // Every type's ids in order now, in steps: sorting 500,000 ids at once would hold the loop.
-  for (const type of types) idLists.set(type, yield* sortSteps([...(byType.get(type) as Map<string, JsonMap>).keys()]));
-  return {
-    size,
-    get: (type, id) => byType.get(type)?.get(id),
-    ids(type) {
-      let list = idLists.get(type);
-      if (list === undefined) {
-        const ids = byType.get(type);
-        list = ids ? sorted(ids.keys()) : NO_IDS;
-        idLists.set(type, list);
+  for (const [type, buckets] of maps) byType.set(type, { buckets, ids: yield* sortSteps(idsOf.get(type) ?? []) });
+  return makeDirectory({ byType, size });
+}
+
+/** One entity's properties now in effect (undefined: no Directory lists it any more). */
+export interface EntityChange {
+  readonly type: string;
+  readonly id: string;
+  readonly properties: JsonMap | undefined;
+}
+
+/**
+ * The directory `previous` would be with these entities changed: only the maps of the changed
+ * entities' buckets are copied, and the sorted ids only when ids come or go. Undefined when
+ * `previous` was not built here or a type or id is not well-formed (then build it whole).
+ */
+export function updateDirectory(previous: EntityDirectory, changes: readonly EntityChange[]): EntityDirectory | undefined {
+  const parts = DIRECTORY_PARTS.get(previous);
+  if (!parts) return undefined;
+  if (changes.some((c) => !c.type.isWellFormed() || !c.id.isWellFormed())) return undefined;
+  const byType = new Map(parts.byType);
+  const copied = new Map<string, { buckets: Map<string, JsonMap>[]; fresh: Set<number>; added: string[]; removed: Set<string> }>();
+  let size = parts.size;
+  for (const c of changes) {
+    let t = copied.get(c.type);
+    if (!t) {
+      const before = byType.get(c.type);
+      t = { buckets: before ? [...before.buckets] as Map<string, JsonMap>[] : Array.from({ length: BUCKETS }, () => new Map<string, JsonMap>()), fresh: new Set(), added: [], removed: new Set() };
+      copied.set(c.type, t);
+    }
+    const b = bucketOf(c.id);
+    if (!t.fresh.has(b)) { t.buckets[b] = new Map(t.buckets[b]); t.fresh.add(b); }
+    const bucket = t.buckets[b] as Map<string, JsonMap>;
+    const had = bucket.has(c.id);
+    if (c.properties === undefined) {
+      if (had) { bucket.delete(c.id); t.removed.add(c.id); size--; }
+    } else {
+      bucket.set(c.id, normalizeInput(c.properties) as JsonMap);
+      if (!had) { t.added.push(c.id); size++; }
+    }
+  }
+  for (const [type, t] of copied) {
+    const before = parts.byType.get(type)?.ids ?? NO_IDS;
+    let ids: readonly string[] = before;
+    if (t.added.length > 0 || t.removed.size > 0) {
+      // One linear merge of the ids kept and the ids added (sorted): a few milliseconds for 500,000.
+      const added = t.added.sort(codePointCompare);
+      const next: string[] = [];
+      let j = 0;
+      for (const id of before) {
+        if (t.removed.has(id)) continue;
+        while (j < added.length && codePointCompare(added[j] as string, id) < 0) next.push(added[j++] as string);
+        next.push(id);
       }
-      return list;
-    },
-    types: () => types,
-  };
+      while (j < added.length) next.push(added[j++] as string);
+      ids = next;
+    }
+    if (ids.length === 0) byType.delete(type); else byType.set(type, { buckets: t.buckets, ids });
+  }
+  return makeDirectory({ byType, size });
 }
 
 export const EMPTY_DIRECTORY: EntityDirectory = buildDirectory([]);

@@ -8,6 +8,6 @@ export {
 export { translate, translateRule, translateSteps, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';
 export { ruleModel, type RuleModelResult } from './rule.ts';
 export { toDecisionInput } from './input.ts';
-export { buildDirectory, buildDirectorySteps, EMPTY_DIRECTORY, neededProperties, withDirectory, type DirectoryEntity, type EntityDirectory } from './directory.ts';
+export { buildDirectory, buildDirectorySteps, updateDirectory, EMPTY_DIRECTORY, type EntityChange, neededProperties, withDirectory, type DirectoryEntity, type EntityDirectory } from './directory.ts';
 export { normalizeInput, ERR, type JsonMap } from './values.ts';
 export { parseExactJson, type ParsedJson } from './json.ts';

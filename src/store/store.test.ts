@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildDirectory, type DirectoryEntity, type EntityDirectory } from '../policy/index.ts';
 import { createActivityLog, createStore } from './index.ts';
 
 describe('createStore', () => {
@@ -74,5 +75,45 @@ describe('createActivityLog', () => {
     log.restore('t/b', [written(304, 2), written(200, 1)]);
     expect(log.list('t/b').map((r) => r.status)).toEqual([304, 200]);
     expect(log.lastSync('t/b')).toBe(time(2));
+  });
+});
+
+describe('the entity directory under Directory edits', () => {
+  it('is updated to what a whole build gives, edit after edit (entities changed, added, removed, moved between Directories)', () => {
+    const store = createStore();
+    let seed = 11;
+    const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const lists = new Map<string, DirectoryEntity[]>();
+    const make = (): DirectoryEntity[] => {
+      const ids = new Set(Array.from({ length: 1 + rand(40) }, () => `u${rand(60)}`));
+      return [...ids].map((id) => ({ type: rand(5) === 0 ? 'group' : 'user', id, properties: { team: `t${rand(3)}`, n: rand(4) } }));
+    };
+    const view = (d: EntityDirectory): unknown => ({
+      size: d.size, types: d.types(), ids: d.types().map((t) => d.ids(t)),
+      props: d.types().flatMap((t) => d.ids(t).map((id) => [t, id, d.get(t, id)])),
+    });
+    for (let round = 0; round < 60; round++) {
+      const name = `dir-${rand(4)}`;
+      const entities = rand(6) === 0 ? undefined : make();
+      if (entities) lists.set(name, entities); else lists.delete(name);
+      store.draft.setDirectoryEntities('acme', name, entities);
+      // Some rounds publish (the directory is made), some edit again first.
+      if (rand(3) !== 0) store.publish();
+      const whole = buildDirectory([...lists.keys()].sort().flatMap((n) => lists.get(n) ?? []));
+      expect(view(store.draft.directory('acme'))).toEqual(view(whole));
+    }
+  });
+
+  it('keeps the properties object of an entity whose properties did not change', () => {
+    const store = createStore();
+    const first = [{ type: 'user', id: 'a', properties: { team: 'x' } }, { type: 'user', id: 'b', properties: { team: 'y' } }];
+    store.draft.setDirectoryEntities('acme', 'd', first);
+    const before = store.draft.directory('acme');
+    store.publish();
+    store.draft.setDirectoryEntities('acme', 'd', [{ type: 'user', id: 'a', properties: { team: 'x' } }, { type: 'user', id: 'b', properties: { team: 'z' } }]);
+    const after = store.draft.directory('acme');
+    expect(after.get('user', 'a')).toBe(before.get('user', 'a'));
+    expect(after.get('user', 'b')).toEqual({ team: 'z' });
+    expect(before.get('user', 'b')).toEqual({ team: 'y' });
   });
 });

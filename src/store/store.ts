@@ -1,6 +1,6 @@
 // The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
 // Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
-import { buildDirectory, buildDirectorySteps, buildIndex, buildIndexSteps, updateIndex, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
+import { buildDirectory, buildDirectorySteps, buildIndex, updateDirectory, type EntityChange, buildIndexSteps, updateIndex, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
 import { createActivityLog, type ActivityLog } from './activity.ts';
 import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
 
@@ -8,8 +8,10 @@ interface TenantDraft {
   readonly rules: Map<string, CompiledRule>;
   readonly connectors: Map<string, ConnectorEntry>;
   readonly bundles: Map<string, BundleEntry>;
-  /** Entities by Directory name. */
+  /** Entities by Directory name, unchanged properties objects kept from the previous list. */
   readonly directories: Map<string, readonly DirectoryEntity[]>;
+  /** The lists as the controller gave them, by Directory name. */
+  readonly given: Map<string, readonly DirectoryEntity[]>;
   rulesChanged: boolean;
   /** Bumped by every rule change: an index prepared at an older version is not used. */
   rulesVersion: number;
@@ -24,6 +26,10 @@ interface TenantDraft {
   directory: EntityDirectory | undefined;
   /** Bumped by every Directory change. */
   directoryVersion: number;
+  /** The directory last built or updated, which the next edits update. */
+  lastDirectory: EntityDirectory | undefined;
+  /** Entities listed before or after a Directory edit since lastDirectory was made, by key. */
+  readonly touched: Map<string, DirectoryEntity>;
   /** Entity (`type NUL id`) → names of the Directories that list it, sorted. Kept as they change. */
   readonly listings: Map<string, string[]>;
   /** Connector name → hashes of its earlier tokens (rotated or revoked), newest first. */
@@ -43,6 +49,12 @@ function placeByName(rules: readonly CompiledRule[], name: string, rule: Compile
   if (rule === undefined) { if (present) next.splice(lo, 1); } else next.splice(lo, present ? 1 : 0, rule);
   return next;
 }
+
+/** Entity changes applied to the last directory at once; more build it whole, in slices. */
+const MAX_DIRECTORY_UPDATE = 2048;
+
+/** A Directory's entities by key, made once per entity list (lists are never changed in place). */
+const ENTITY_INDEX = new WeakMap<readonly DirectoryEntity[], Map<string, DirectoryEntity>>();
 
 /** Earlier tokens remembered per connector (memory only): enough to name the sidecars left behind. */
 export const RETIRED_TOKENS_KEPT = 4;
@@ -118,7 +130,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), rulesChanged: true, rulesVersion: 0, byName: undefined, byNamePlaced: 0, changedRules: new Set(), prepared: undefined, directory: undefined, directoryVersion: 0, listings: new Map(), retired: new Map() }; tenants.set(name, t); }
+    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), given: new Map(), rulesChanged: true, rulesVersion: 0, byName: undefined, byNamePlaced: 0, changedRules: new Set(), prepared: undefined, directory: undefined, directoryVersion: 0, lastDirectory: undefined, touched: new Map(), listings: new Map(), retired: new Map() }; tenants.set(name, t); }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
@@ -161,11 +173,30 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     bundle: (t, n) => tenants.get(t)?.bundles.get(n),
     bundles: (t) => [...(tenants.get(t)?.bundles.values() ?? [])],
     setBundle(t, n, entry) { set(tenant(t).bundles, n, entry); dirty.add(t); },
-    directoryEntities: (t, n) => tenants.get(t)?.directories.get(n),
+    directoryEntities: (t, n) => tenants.get(t)?.given.get(n),
     directoryNames: (t) => [...(tenants.get(t)?.directories.keys() ?? [])].sort(),
-    setDirectoryEntities(t, n, entities) {
+    setDirectoryEntities(t, n, given) {
       const d = tenant(t);
-      for (const e of d.directories.get(n) ?? []) {
+      const before = d.directories.get(n) ?? [];
+      // An entity whose properties did not change keeps its properties object: the directory and the
+      // Rego lines kept with it need nothing new for it.
+      const old = new Map(before.map((e) => [entityKey(e.type, e.id), e]));
+      let entities = given;
+      if (given && before.length > 0) {
+        let kept = 0;
+        const mapped = given.map((e) => {
+          const was = old.get(entityKey(e.type, e.id));
+          if (!was || was.properties === e.properties || JSON.stringify(was.properties) !== JSON.stringify(e.properties)) return e;
+          kept++;
+          return { ...e, properties: was.properties };
+        });
+        if (kept > 0) entities = mapped;
+      }
+      // What the controller gave is what it reads back (it compares lists by identity).
+      set(d.given, n, given && given.length > 0 ? given : undefined);
+      for (const e of before) d.touched.set(entityKey(e.type, e.id), e);
+      for (const e of entities ?? []) d.touched.set(entityKey(e.type, e.id), e);
+      for (const e of before) {
         const key = entityKey(e.type, e.id);
         const names = (d.listings.get(key) ?? []).filter((x) => x !== n);
         if (names.length === 0) d.listings.delete(key); else d.listings.set(key, names);
@@ -185,16 +216,17 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     async prepareDirectory(t, run) {
       const d = tenants.get(t);
       if (!d || d.directories.size === 0 || d.directory) return;
+      if (updatedDirectory(d)) return;
       const version = d.directoryVersion;
       const built = await run(buildDirectorySteps([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? [])));
       // A Directory set meanwhile makes this build stale: directory() builds the newest at once.
-      if (d.directoryVersion === version) d.directory = built;
+      if (d.directoryVersion === version) built_(d, built);
     },
     directory(t) {
       const d = tenants.get(t);
       if (!d || d.directories.size === 0) return EMPTY_DIRECTORY;
-      d.directory ??= buildDirectory([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? []));
-      return d.directory;
+      if (!d.directory && !updatedDirectory(d)) built_(d, buildDirectory([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? [])));
+      return d.directory ?? EMPTY_DIRECTORY;
     },
     setApiKey(t, secret, hash) {
       const key = `${t}/${secret}`;
@@ -203,6 +235,44 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     },
     apiKeyHolders: (hash) => [...apiKeys.values()].filter((k) => k.hash === hash).map((k) => k.entry),
   };
+
+  /** Records a directory built whole: later edits update it. */
+  function built_(d: TenantDraft, directory: EntityDirectory): void {
+    d.directory = directory;
+    d.lastDirectory = directory;
+    d.touched.clear();
+  }
+
+  /**
+   * The tenant's directory updated from the last one built, for the entities the Directory edits
+   * since then touched (each one's first listing now, or none): false when there is no such
+   * directory or too much changed (then it is built whole, in slices).
+   */
+  function updatedDirectory(d: TenantDraft): boolean {
+    const base = d.lastDirectory;
+    if (!base || d.touched.size > Math.max(10_000, base.size / 10)) return false;
+    const changes: EntityChange[] = [];
+    for (const [key, e] of d.touched) {
+      const owner = d.listings.get(key)?.[0];
+      const props = owner === undefined ? undefined : entityIn(d, owner, key)?.properties;
+      if (props !== base.get(e.type, e.id)) changes.push({ type: e.type, id: e.id, properties: props });
+    }
+    // Many changes touch most buckets: a whole build in slices costs the loop less than copying them at once.
+    if (changes.length > MAX_DIRECTORY_UPDATE) return false;
+    const next = updateDirectory(base, changes);
+    if (!next) return false;
+    built_(d, next);
+    return true;
+  }
+
+  /** An entity of a Directory by key, through an index made once per entity list. */
+  function entityIn(d: TenantDraft, name: string, key: string): DirectoryEntity | undefined {
+    const list = d.directories.get(name);
+    if (!list) return undefined;
+    let index = ENTITY_INDEX.get(list);
+    if (!index) { index = new Map(list.map((e) => [entityKey(e.type, e.id), e])); ENTITY_INDEX.set(list, index); }
+    return index.get(key);
+  }
 
   /** The index updated for the few rules changed since `previous` (undefined: build it whole). */
   function updated(d: TenantDraft, previous: TenantSnapshot | undefined): RuleIndex | undefined {
