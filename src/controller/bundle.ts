@@ -1,7 +1,7 @@
 // Bundle → deterministic archive in the store; the revision moves exactly when the bytes would.
 import { Bundle } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
-import { buildBundle, bundleRegoSteps, inputDigestOf, selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
+import { buildBundle, bundleRegoSteps, inputDigestOf, selectRules, type BuiltBundle, type BundleInput, type Text } from '../bundle/index.ts';
 import { drive } from '../work/slice.ts';
 import type { RegoVersion } from '../policy/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
@@ -53,7 +53,7 @@ async function nextBuild(input: BundleInput, entry: BundleEntry | undefined, rec
  * The Rego (translated in slices, rules already translated taken as they are) and the digest of
  * the inputs (hashed by the packer): no step holds the event loop for long.
  */
-async function sourceOf(input: BundleInput, deps: ReconcileDeps): Promise<{ rego: string; inputDigest: string }> {
+async function sourceOf(input: BundleInput, deps: ReconcileDeps): Promise<{ rego: Text; inputDigest: string }> {
   const rego = await drive(bundleRegoSteps(input), deps.slicer);
   return { rego, inputDigest: inputDigestOf(input, await deps.packer.hash(rego)) };
 }

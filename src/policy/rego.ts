@@ -357,14 +357,15 @@ function preludeText(used: ReadonlySet<PreludeName>, v: RegoVersion): string[] {
  * Kept per directory object and the properties read, so a rule edit that reads nothing new does
  * not print a large directory again.
  */
-function* directorySection(rules: readonly RuleModel[], directory: EntityDirectory, v: RegoVersion): Generator<void, string[]> {
+function* directorySection(rules: readonly RuleModel[], directory: EntityDirectory, v: RegoVersion): Generator<void, (readonly string[])[]> {
   if (directory.size === 0) return [];
   const needed = neededProperties(rules);
   const signature = `${v}|${JSON.stringify([...needed].map(([t, k]) => [t, k === 'all' ? 'all' : [...k].sort()]).sort())}`;
   let byNeed = SECTIONS.get(directory);
   const known = byNeed?.get(signature);
   if (known) return known;
-  const types: string[] = [];
+  // The section as parts: a 500,000-entity directory is 15 MB of text, never one string on this thread.
+  const typeParts: string[] = [];
   let n = 0;
   for (const type of codePointSorted(needed.keys())) {
     const keys = needed.get(type) as Set<string> | 'all';
@@ -383,48 +384,48 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
       }
       if (line !== null) lines.push(line);
     }
-    if (lines.length > 0) types.push(`\t${regoString(type)}: {\n${yield* joinSteps(lines, ',\n')}\n\t}`);
+    if (lines.length > 0) typeParts.push(`${typeParts.length > 0 ? ',\n' : ''}\t${regoString(type)}: {\n`, ...(yield* groupSteps(lines, ',\n')), '\n\t}');
     yield;
   }
-  if (types.length === 0) return [];
+  if (typeParts.length === 0) return [];
   const eq = v === 1 ? ':=' : '=';
   const merge = (root: 'principal' | 'resource'): string[] => [
     block(v, `acl_${root}[k] = x`, [`x := input.${root}[k]`]),
     block(v, `acl_${root}[k] = x`, [`x := acl_directory[input.${root}.type][input.${root}.id][k]`, `not acl_has_key(input.${root}, k)`]),
   ];
   const section = [
-    [
-      '# Entity directory: the properties these rules read of the entities listed by Directory resources.',
-      `acl_directory ${eq} {\n${types.join(',\n')}\n}`,
-    ].join('\n'),
-    [
+    [`# Entity directory: the properties these rules read of the entities listed by Directory resources.\nacl_directory ${eq} {\n`, ...typeParts, '\n}'],
+    [[
       '# principal and resource as the rules read them: the request\'s attributes, and for a known entity',
       '# its directory properties under them (a key the request gives wins, whole).',
       ...merge('principal'),
       ...merge('resource'),
       block(v, 'acl_has_key(o, k)', ['_ = o[k]']),
-    ].join('\n'),
+    ].join('\n')],
   ];
   if (!byNeed) { byNeed = new Map(); SECTIONS.set(directory, byNeed); }
   byNeed.set(signature, section);
   return section;
 }
 
-/** lines.join(separator) in groups of 4,096 with a yield between them (500,000 lines take 30 ms at once). */
-function* joinSteps(lines: readonly string[], separator: string): Generator<void, string> {
+/**
+ * lines.join(separator) as parts of 4,096 lines each (the separator between parts included), with a
+ * yield between them: 500,000 lines take 30 ms to join at once.
+ */
+function* groupSteps(lines: readonly string[], separator: string): Generator<void, string[]> {
   const groups: string[] = [];
   for (let i = 0; i < lines.length; i += 4096) {
-    groups.push(lines.slice(i, i + 4096).join(separator));
+    groups.push(`${i > 0 ? separator : ''}${lines.slice(i, i + 4096).join(separator)}`);
     yield;
   }
-  return groups.join(separator);
+  return groups;
 }
 
 /** Each entity's line in the directory section, by its properties object (null: nothing read). */
 const ENTITY_LINES = new WeakMap<JsonMap, { readonly id: string; readonly keys: string; readonly line: string | null }>();
 
 /** Directory sections already printed, by directory and the properties read (directories are immutable). */
-const SECTIONS = new WeakMap<EntityDirectory, Map<string, string[]>>();
+const SECTIONS = new WeakMap<EntityDirectory, Map<string, (readonly string[])[]>>();
 /** Each rule's translation, by rule (rule models are immutable) and `<regoVersion>|<merged>`. */
 const TRANSLATED = new WeakMap<RuleModel, Map<string, RuleRego>>();
 
@@ -443,6 +444,14 @@ function translateCached(rule: RuleModel, v: RegoVersion, merged: boolean): Rule
  * (the same rule object, with the same options) are not translated again.
  */
 export function* translateSteps(rules: readonly RuleModel[], options: TranslateOptions): Generator<void, string> {
+  return (yield* translatePartsSteps(rules, options)).join('');
+}
+
+/**
+ * `policy.rego` as parts whose concatenation is the file (translateSteps joins them): a caller that
+ * sends the text elsewhere (the packing thread) never makes one large string on this thread.
+ */
+export function* translatePartsSteps(rules: readonly RuleModel[], options: TranslateOptions): Generator<void, string[]> {
   const v = options.regoVersion;
   const byName = (a: RuleModel, b: RuleModel): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   // Callers usually pass rules already in name order (the store keeps them so): not sorted again.
@@ -451,22 +460,24 @@ export function* translateSteps(rules: readonly RuleModel[], options: TranslateO
   const directory = yield* directorySection(sorted, options.directory ?? EMPTY_DIRECTORY, v);
   const used = new Set<PreludeName>();
   const clauses: string[] = [];
+  const groups: string[] = [];
   for (const r of sorted) {
     const t = translateCached(r, v, directory.length > 0);
     t.prelude.forEach((n) => used.add(n));
     clauses.push(t.text);
-    if (clauses.length % 64 === 0) yield;
+    if (clauses.length === 256) { groups.push(`${clauses.join('\n\n')}\n\n`); clauses.length = 0; yield; }
   }
+  if (clauses.length > 0) groups.push(`${clauses.join('\n\n')}\n\n`);
   const header = (options.header ?? []).flatMap(commentLines);
-  const sections = [
-    [...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n'),
-    `default allow ${v === 1 ? ':=' : '='} false`,
-    ...clauses,
-    ...directory,
-    ...preludeText(used, v),
-  ];
-  yield;
-  return `${sections.join('\n\n')}\n`;
+  const parts: string[] = [`${[...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n')}\n\n`, `default allow ${v === 1 ? ':=' : '='} false\n\n`, ...groups];
+  for (const section of directory) parts.push(...section, '\n\n');
+  const prelude = preludeText(used, v);
+  if (prelude.length > 0) parts.push(prelude.join('\n\n'));
+  // The sections are joined by blank lines and the file ends with one newline.
+  const last = parts.length - 1;
+  if (prelude.length === 0) parts[last] = (parts[last] as string).replace(/\n\n$/, '');
+  parts.push('\n');
+  return parts;
 }
 
 /** The whole `policy.rego` for a set of rules: package acl, default deny, one clause per rule sorted by name. */

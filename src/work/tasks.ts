@@ -8,8 +8,10 @@ import type { PieceCache } from '../bundle/gzip.ts';
 import { parseManifest, type ManifestRead, type ParsedObject, type ParseCache } from '../standalone/parse.ts';
 
 export type TaskRequest =
-  | { readonly kind: 'hash'; readonly text: string }
-  | { readonly kind: 'pack'; readonly manifest: string; readonly rego: string }
+  /** `keep`: the thread keeps the text under this number, so a pack can name it instead of sending it again. */
+  | { readonly kind: 'hash'; readonly text: string | readonly string[]; readonly keep?: number }
+  /** `rego`: the text, or the number a hash kept it under (an error if no longer kept). */
+  | { readonly kind: 'pack'; readonly manifest: string; readonly rego: string | readonly string[] | number }
   /**
    * `fresh`: the caller holds nothing of this file, so every document is sent; otherwise a document
    * whose text is unchanged since the last answer is sent as a reference to its place in that answer.
@@ -32,6 +34,9 @@ export type TaskPart =
 
 export type Piece = { readonly reuse: number } | { readonly objects: readonly ParsedObject[]; readonly documents: number };
 
+/** Texts kept at most (the oldest go first). */
+const KEPT_TEXTS = 4;
+
 /** Objects per part: each part is deserialised on the event loop in well under a millisecond. */
 export const OBJECTS_PER_PART = 200;
 
@@ -45,8 +50,10 @@ export interface FileMemo {
 
 export interface TaskContext {
   readonly files: Map<string, FileMemo>;
-  /** Deflated pieces of the bundles this thread packed (bundle/gzip.ts). */
+  /** Compressed pieces of the bundles this thread packed (bundle/gzip.ts). */
   readonly pieces: PieceCache;
+  /** Texts kept by a hash request for the pack that follows it. */
+  readonly kept: Map<number, string>;
   readonly send: (part: TaskPart) => void;
 }
 
@@ -91,9 +98,19 @@ async function readManifestFile(request: Extract<TaskRequest, { kind: 'read' }>,
 
 export async function runTask(request: TaskRequest, ctx: TaskContext): Promise<TaskAnswer> {
   switch (request.kind) {
-    case 'hash': return { kind: 'hash', hex: sha256Hex(request.text) };
+    case 'hash': {
+      const text = typeof request.text === 'string' ? request.text : request.text.join('');
+      if (request.keep !== undefined) {
+        ctx.kept.set(request.keep, text);
+        // A few texts at most: each is a bundle's policy.rego, up to tens of megabytes.
+        for (const key of ctx.kept.keys()) if (ctx.kept.size > KEPT_TEXTS) ctx.kept.delete(key);
+      }
+      return { kind: 'hash', hex: sha256Hex(text) };
+    }
     case 'pack': {
-      const bytes = await packBundleFiles(request.manifest, request.rego, ctx.pieces);
+      const rego = typeof request.rego === 'number' ? ctx.kept.get(request.rego) : typeof request.rego === 'string' ? request.rego : request.rego.join('');
+      if (rego === undefined) throw new Error(`text ${String(request.rego)} is no longer kept`);
+      const bytes = await packBundleFiles(request.manifest, rego, ctx.pieces);
       return { kind: 'pack', bytes, hex: sha256Hex(bytes) };
     }
     case 'read': return { kind: 'read', read: await readManifestFile(request, ctx) };

@@ -23,6 +23,19 @@ describe('the background thread', () => {
     expect(await packer.hash(rego)).toBe(await IN_THREAD_PACKER.hash(rego));
   });
 
+  it('takes the text as parts, and packs what it hashed without the text being sent again', async () => {
+    const packer = createThreadPacker(thread, 0);
+    const parts = Array.from({ length: 300 }, (_, i) => `# rule ${i}\nallow if { input.x == ${i} }\n\n`);
+    const manifest = '{"revision":"8"}\n';
+    const hex = await packer.hash(parts);
+    expect(hex).toBe(await IN_THREAD_PACKER.hash(parts.join('')));
+    const packed = await packer.pack(manifest, parts);
+    expect(Buffer.from(packed.bytes).equals(Buffer.from((await IN_THREAD_PACKER.pack(manifest, parts.join(''))).bytes))).toBe(true);
+    // A thread started again holds nothing: the text is sent.
+    await thread.close();
+    expect((await packer.pack(manifest, parts)).hex).toBe(packed.hex);
+  });
+
   it('reads a manifest file and sends its objects in parts; a missing file is an error, and the thread goes on', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'acl-work-'));
     try {

@@ -15,11 +15,12 @@ try {
 }
 const files: Parameters<typeof runTask>[1]['files'] = new Map();
 const pieces = createPieceCache();
+const kept = new Map<number, string>();
 let queue: Promise<void> = Promise.resolve();
 port.on('message', (m: { id: number; request: TaskRequest }) => {
   queue = queue.then(async () => {
     try {
-      const answer = await runTask(m.request, { files, pieces, send: (part) => port.postMessage({ id: m.id, part }) });
+      const answer = await runTask(m.request, { files, pieces, kept, send: (part) => port.postMessage({ id: m.id, part }) });
       port.postMessage({ id: m.id, answer }, answer.kind === 'pack' ? [answer.bytes.buffer as ArrayBuffer] : []);
     } catch (err) {
       port.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) });

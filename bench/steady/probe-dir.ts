@@ -1,0 +1,46 @@
+// In-process: a 500,000-entity tenant, one Directory edit at a time, event-loop gaps over 50 ms with
+// their times (compare with --trace-gc). Run pinned: taskset -c 0 node --trace-gc bench/steady/probe-dir.ts
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../src/config.ts';
+import { startService } from '../../src/main.ts';
+import { directoryFile } from './tenants.ts';
+const DIRS = Number(process.env['DIRS'] ?? 100);
+const root = await mkdtemp(join(tmpdir(), 'probe-dir-'));
+const manifests = join(root, 'm');
+await mkdir(manifests);
+await writeFile(join(manifests, 'people.yaml'), `apiVersion: acl.policyagent.dev/v1alpha1
+kind: Rule
+metadata: { name: same-team, namespace: people }
+spec: { state: Enforced, subjectType: user, actions: [read], resourceType: doc, condition: principal.team == resource.team }
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Connector
+metadata: { name: opa, namespace: people }
+spec: {}
+---
+apiVersion: acl.policyagent.dev/v1alpha1
+kind: Bundle
+metadata: { name: all, namespace: people }
+spec: { connector: opa }
+`);
+for (let d = 0; d < DIRS; d++) await writeFile(join(manifests, `dir-${String(d).padStart(3, '0')}.yaml`), directoryFile(d, 0));
+const config = { manifests, stateDir: join(root, 'state'), listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 }, tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1 << 20, maxLongPollSeconds: 120, logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE } as Config;
+const svc = await startService(config, { log: pino({ level: 'silent' }), debounceMs: 3_600_000, racyWindowMs: 0, settleMs: 0 });
+let last = performance.now();
+const iv = setInterval(() => { const n = performance.now(); if (n - last > 50) console.log(`gap ${(n - last).toFixed(0)} ms ending at ${n.toFixed(0)}`); last = n; }, 1);
+for (let k = 1; k <= 2; k++) {
+  await writeFile(join(manifests, 'dir-000.yaml'), directoryFile(0, k));
+  const t1 = performance.now();
+  console.log(`edit ${k} at ${t1.toFixed(0)}`);
+  await svc.source.rescan();
+  console.log(`  scanned at ${performance.now().toFixed(0)}`);
+  await svc.controller.settled();
+  console.log(`  served at ${performance.now().toFixed(0)} (${(performance.now() - t1).toFixed(0)} ms)`);
+  await svc.controller.idle();
+  await new Promise((r) => setTimeout(r, 500));
+}
+clearInterval(iv);
+await svc.stop();
