@@ -16,6 +16,8 @@ export const DEFAULT_MANIFEST_LIMITS: ManifestLimits = { maxBytes: 8 * 1024 * 10
 
 export interface ManifestReader {
   read(file: string, source: string): Promise<{ read: ManifestRead; objects: ParsedObject[] }>;
+  /** Files gone from the folder: what was kept of them (here and in the thread) is let go. */
+  forget(files: readonly string[]): Promise<void>;
 }
 
 /** A file's documents as last received, each with its objects numbered in the file. */
@@ -68,6 +70,10 @@ export function createThreadReader(thread: WorkerThread, limits: ManifestLimits)
       if (objects.length !== read.objects) throw new Error(`the reading thread sent ${objects.length} of ${read.objects} objects of ${source}`);
       files.set(file, received);
       return { read, objects };
+    },
+    async forget(gone) {
+      for (const file of gone) files.delete(file);
+      await thread.run({ kind: 'forget', files: gone });
     },
   };
 }

@@ -80,7 +80,7 @@ function heldFromState(s: ObjectState): Held {
 /** What the source knows of one file. */
 interface FileState {
   /** The last read, reused while the file's stat stays the same and old enough. */
-  last: { stamp: string; changedMs: number; read: ManifestRead; objects: ParsedObject[] } | undefined;
+  last: { stamp: string; read: ManifestRead; objects: ParsedObject[] } | undefined;
   /** The hash of the content in force (undefined: none of this run yet). */
   applied: string | undefined;
   /** Content seen but not yet in force, and when it was first seen. */
@@ -139,7 +139,7 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     const window = st.mtimeMs % 1000 === 0 && st.ctimeMs % 1000 === 0 ? racyWindowMs : Math.min(racyWindowMs, FINE_RACY_WINDOW_MS);
     if (fs.last && fs.last.stamp === stamp && changedMs < scanStartedMs - window) return fs.last;
     const got = await reader.read(file, source);
-    fs.last = { stamp, changedMs, ...got };
+    fs.last = { stamp, ...got };
     return got;
   }
 
@@ -189,6 +189,8 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       }
       const { read, objects } = got;
       if (read.changing) { keep.add(source); settling.push(source); scheduleRescan(Math.max(settleMs, 50)); continue; }
+      // A file still being written is neither used nor reported: its bytes count once they hold still.
+      if (!settled(fs, read, clock())) { keep.add(source); settling.push(source); continue; }
       if (read.unreadable) {
         // Nothing is lost to a typo or a limit: the file's objects stay as they were until it is fixed.
         keep.add(source);
@@ -201,7 +203,6 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         found.push(...read.problems, { source, document: 0, name: undefined, message: 'the file holds no objects now: the objects it held stay in force until it is filled again or removed' });
         continue;
       }
-      if (!settled(fs, read, clock())) { keep.add(source); settling.push(source); continue; }
       if (fs.applied !== read.hash) {
         if (fs.applied !== undefined || !firstScan) log.info({ file: source, objects: objects.length }, 'Read a changed manifest file');
         fs.applied = read.hash;
@@ -232,7 +233,9 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         next.set(key, h);
       }
     }
-    for (const file of [...fileStates.keys()]) if (!seen.has(file)) fileStates.delete(file);
+    const goneFiles = [...fileStates.keys()].filter((file) => !seen.has(file));
+    for (const file of goneFiles) fileStates.delete(file);
+    if (goneFiles.length > 0) await reader.forget(goneFiles);
     const now = clock();
     let recheck = false;
     let visited = 0;
@@ -259,8 +262,8 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     held = next;
     firstScan = false;
     for (const h of gone) {
-      missingSince.delete(keyText(keyOf(h)));
-      log.info({ kind: h.object.kind, key: keyText(keyOf(h)) }, 'Saw object removed from the manifests folder');
+      missingSince.delete(h.key);
+      log.info({ kind: h.object.kind, key: h.key }, 'Saw object removed from the manifests folder');
       changed.push(keyOf(h));
     }
     for (const key of changed) {

@@ -16,12 +16,15 @@ export type TaskRequest =
    * `fresh`: the caller holds nothing of this file, so every document is sent; otherwise a document
    * whose text is unchanged since the last answer is sent as a reference to its place in that answer.
    */
-  | { readonly kind: 'read'; readonly file: string; readonly source: string; readonly maxBytes: number; readonly maxDocuments: number; readonly fresh: boolean };
+  | { readonly kind: 'read'; readonly file: string; readonly source: string; readonly maxBytes: number; readonly maxDocuments: number; readonly fresh: boolean }
+  /** The files are gone from the folder: what the thread kept of them goes too. */
+  | { readonly kind: 'forget'; readonly files: readonly string[] };
 
 export type TaskAnswer =
   | { readonly kind: 'hash'; readonly hex: string }
   | { readonly kind: 'pack'; readonly bytes: Uint8Array; readonly hex: string }
-  | { readonly kind: 'read'; readonly read: ManifestRead };
+  | { readonly kind: 'read'; readonly read: ManifestRead }
+  | { readonly kind: 'forget' };
 
 /**
  * A read's content, sent ahead of its answer in batches: objects of a file parsed whole (numbered
@@ -114,5 +117,8 @@ export async function runTask(request: TaskRequest, ctx: TaskContext): Promise<T
       return { kind: 'pack', bytes, hex: sha256Hex(bytes) };
     }
     case 'read': return { kind: 'read', read: await readManifestFile(request, ctx) };
+    case 'forget':
+      for (const file of request.files) ctx.files.delete(file);
+      return { kind: 'forget' };
   }
 }

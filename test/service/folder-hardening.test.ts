@@ -78,6 +78,19 @@ describe('a file is used only once it holds still', () => {
     expect(await decision(otherTeam)).toBe('deny');
   });
 
+  it('a file caught with broken YAML mid-write is reported only once it holds still', async () => {
+    let nowMs = Date.now() + 60_000;
+    t = await startTestService({ serviceOptions: { settleMs: 300, now: () => new Date(nowMs) } });
+    await writeFile(join(t.manifests, 'rules.yaml'), `${RULES}\n  broken: [`);
+    await t.settle();
+    expect(t.service.source.problems()).toEqual([]);
+    expect(t.service.source.settling()).toEqual(['rules.yaml']);
+    nowMs += 300;
+    await t.settle();
+    expect(t.service.source.problems()).toEqual([{ source: 'rules.yaml', document: 1, name: undefined, message: expect.stringMatching(/invalid YAML/) }]);
+    expect(await decision(sameTeam)).toBe('allow');
+  });
+
   it('an emptied file changes nothing until it is filled again or removed', async () => {
     t = await startTestService();
     await t.write('rules.yaml', '');
