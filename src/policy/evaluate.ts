@@ -80,9 +80,33 @@ const CONSTANTS_KEY = new WeakMap<Constants, string>();
 /** A rule with its constants replaced by an equal shared array, as the last index made it. */
 const SHARED_COPY = new WeakMap<CompiledRule, CompiledRule>();
 
+/**
+ * The rule with its constants replaced by an equal array already in `sets` (added when new), so
+ * rules of an index with equal constants share one array. The copy is kept per rule and array: a
+ * rebuild or an update allocates nothing new for a rule that did not change.
+ */
+function shareConstants(rule: CompiledRule, sets: Map<string, Constants>): CompiledRule {
+  if (rule.constants.length === 0) return rule;
+  let key = CONSTANTS_KEY.get(rule.constants);
+  if (key === undefined) { key = JSON.stringify(rule.constants); CONSTANTS_KEY.set(rule.constants, key); }
+  const known = sets.get(key);
+  if (known === undefined) { sets.set(key, rule.constants); return rule; }
+  if (known === rule.constants) return rule;
+  const copy = SHARED_COPY.get(rule);
+  if (copy?.constants === known) return copy;
+  const made = { ...rule, constants: known };
+  SHARED_COPY.set(rule, made);
+  return made;
+}
+
+/** Rules in name order. */
+export function byRuleName(a: CompiledRule, b: CompiledRule): number {
+  return a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0;
+}
+
 /** buildIndex as steps of a few hundred rules each, for a caller that spreads it over turns of the event loop. */
 export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[]): Generator<void, RuleIndex> {
-  const sorted = [...rules].sort((a, b) => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0));
+  const sorted = [...rules].sort(byRuleName);
   yield;
   const subjects = new Map<string, number>();
   const actions = new Map<string, number>();
@@ -106,17 +130,7 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
   const shared: CompiledRule[] = [];
   for (const rule of sorted) {
     if (shared.length % 512 === 0) yield;
-    if (rule.constants.length === 0) { shared.push(rule); continue; }
-    let key = CONSTANTS_KEY.get(rule.constants);
-    if (key === undefined) { key = JSON.stringify(rule.constants); CONSTANTS_KEY.set(rule.constants, key); }
-    const known = constantSets.get(key);
-    if (known === undefined) { constantSets.set(key, rule.constants); shared.push(rule); continue; }
-    // The same copy as the last index made for this rule and array: a rebuild allocates nothing new for it.
-    const copy = SHARED_COPY.get(rule);
-    if (copy?.constants === known) { shared.push(copy); continue; }
-    const made = { ...rule, constants: known };
-    SHARED_COPY.set(rule, made);
-    shared.push(made);
+    shared.push(shareConstants(rule, constantSets));
   }
   const table = new Map<number, CompiledRule[]>();
   let placed = 0;
@@ -181,10 +195,8 @@ function makeIndex(tenant: string, parts: IndexParts): RuleIndex {
   return index;
 }
 
-const byName = (a: CompiledRule, b: CompiledRule): number => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0);
-
 /** Where `name` is, or would go, in rules sorted by name. */
-function position(rules: readonly CompiledRule[], name: string): number {
+export function rulePosition(rules: readonly CompiledRule[], name: string): number {
   let lo = 0;
   let hi = rules.length;
   while (lo < hi) {
@@ -208,14 +220,6 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
     if (!subjects.has(r.model.subjectType) || !resources.has(r.model.resourceType) || r.model.actions.some((a) => !actions.has(a))) return undefined;
   }
   const constantSets = new Map(parts.constantSets);
-  const share = (rule: CompiledRule): CompiledRule => {
-    if (rule.constants.length === 0) return rule;
-    let key = CONSTANTS_KEY.get(rule.constants);
-    if (key === undefined) { key = JSON.stringify(rule.constants); CONSTANTS_KEY.set(rule.constants, key); }
-    const known = constantSets.get(key);
-    if (known === undefined) { constantSets.set(key, rule.constants); return rule; }
-    return known === rule.constants ? rule : { ...rule, constants: known };
-  };
   const keysOf = (rule: CompiledRule): number[] => {
     const s = subjects.get(rule.model.subjectType) as number;
     const r = resources.get(rule.model.resourceType) as number;
@@ -225,12 +229,12 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
   const rules = parts.rules.slice();
   const removed: CompiledRule[] = [];
   for (const name of changed) {
-    const at = position(rules, name);
+    const at = rulePosition(rules, name);
     const found = rules[at];
     if (found?.model.name === name) { removed.push(found); rules.splice(at, 1); }
   }
-  const inserted = added.map(share);
-  for (const rule of inserted) rules.splice(position(rules, rule.model.name), 0, rule);
+  const inserted = added.map((rule) => shareConstants(rule, constantSets));
+  for (const rule of inserted) rules.splice(rulePosition(rules, rule.model.name), 0, rule);
   // The slots touched: each one's list again, without the removed rules and with the added ones.
   const touched = new Map<number, CompiledRule[]>();
   const listAt = (key: number): CompiledRule[] => {
@@ -248,7 +252,7 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
   for (const rule of inserted) {
     for (const key of keysOf(rule)) {
       const list = listAt(key);
-      const at = list.findIndex((x) => byName(rule, x) < 0);
+      const at = list.findIndex((x) => byRuleName(rule, x) < 0);
       list.splice(at < 0 ? list.length : at, 0, rule);
     }
   }

@@ -2,7 +2,7 @@ export type { Cidr, CompareOp, Cond, Json, Literal, Root, RuleModel, TimePart, V
 export { pathText, pathsOf, walkCondition } from './model.ts';
 export { compileCondition, type CompileResult, type ConditionError } from './cel.ts';
 export {
-  buildIndex, buildIndexSteps, updateIndex, compileConditionFn, compileRule, decide, matchingRules, testRule, ERROR, FALSE, TRUE,
+  buildIndex, buildIndexSteps, byRuleName, rulePosition, updateIndex, compileConditionFn, compileRule, decide, matchingRules, testRule, ERROR, FALSE, TRUE,
   type CompiledRule, type Decision, type DecisionInput, type RuleIndex, type Truth,
 } from './evaluate.ts';
 export { translate, translatePartsSteps, translateRule, translateSteps, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';

@@ -1,6 +1,9 @@
 // The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
 // Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
-import { buildDirectory, buildDirectorySteps, buildIndex, updateDirectory, type EntityChange, buildIndexSteps, updateIndex, EMPTY_DIRECTORY, type CompiledRule, type DirectoryEntity, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
+import {
+  buildDirectory, buildDirectorySteps, buildIndex, buildIndexSteps, byRuleName, EMPTY_DIRECTORY, rulePosition, updateDirectory, updateIndex,
+  type CompiledRule, type DirectoryEntity, type EntityChange, type EntityDirectory, type RuleIndex,
+} from '../policy/index.ts';
 import { createActivityLog, type ActivityLog } from './activity.ts';
 import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
 
@@ -38,12 +41,7 @@ interface TenantDraft {
 
 /** `rules` (sorted by name) with the rule named `name` replaced, added or (undefined) removed: a new array. */
 function placeByName(rules: readonly CompiledRule[], name: string, rule: CompiledRule | undefined): CompiledRule[] {
-  let lo = 0;
-  let hi = rules.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((rules[mid] as CompiledRule).model.name < name) lo = mid + 1; else hi = mid;
-  }
+  const lo = rulePosition(rules, name);
   const next = rules.slice();
   const present = next[lo]?.model.name === name;
   if (rule === undefined) { if (present) next.splice(lo, 1); } else next.splice(lo, present ? 1 : 0, rule);
@@ -145,7 +143,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       // By name, kept between calls: bundles translate rules in name order, and a list already in
       // order is not sorted again.
       d.byNamePlaced = 0;
-      d.byName ??= [...d.rules.values()].sort((a, b) => (a.model.name < b.model.name ? -1 : a.model.name > b.model.name ? 1 : 0));
+      d.byName ??= [...d.rules.values()].sort(byRuleName);
       return d.byName;
     },
     setRule(t, n, rule) {
