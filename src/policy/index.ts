@@ -5,7 +5,7 @@ export {
   buildIndex, buildIndexSteps, byRuleName, rulePosition, updateIndex, compileConditionFn, compileRule, decide, matchingRules, testRule, ERROR, FALSE, TRUE,
   type CompiledRule, type Decision, type DecisionInput, type RuleIndex, type Truth,
 } from './evaluate.ts';
-export { translate, translatePartsSteps, translateRule, translateSteps, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';
+export { translate, translatePartsSteps, translateRule, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';
 export { ruleModel, type RuleModelResult } from './rule.ts';
 export { toDecisionInput } from './input.ts';
 export { buildDirectory, buildDirectorySteps, updateDirectory, EMPTY_DIRECTORY, type EntityChange, neededProperties, withDirectory, type DirectoryEntity, type EntityDirectory } from './directory.ts';

@@ -9,6 +9,8 @@ import type { TaskAnswer, TaskPart, TaskRequest } from './tasks.ts';
 type Message = { id: number; part: TaskPart } | { id: number; answer: TaskAnswer } | { id: number; error: string };
 
 interface Pending {
+  /** The thread it was sent to: only that thread's end fails it. */
+  readonly worker: Worker;
   readonly resolve: (answer: TaskAnswer) => void;
   readonly reject: (err: Error) => void;
   readonly onPart: ((part: TaskPart) => void) | undefined;
@@ -29,9 +31,12 @@ export function createWorkerThread(name: string): WorkerThread {
   let nextId = 1;
   const pending = new Map<number, Pending>();
 
-  const failAll = (reason: string): void => {
-    for (const p of pending.values()) p.reject(new Error(`the ${name} thread stopped: ${reason}`));
-    pending.clear();
+  const failAll = (w: Worker, reason: string): void => {
+    for (const [id, p] of pending) {
+      if (p.worker !== w) continue;
+      pending.delete(id);
+      p.reject(new Error(`the ${name} thread stopped: ${reason}`));
+    }
   };
   const start = (): Worker => {
     const w = new Worker(SCRIPT, { name });
@@ -44,8 +49,8 @@ export function createWorkerThread(name: string): WorkerThread {
       if ('answer' in m) p.resolve(m.answer); else p.reject(new Error(m.error));
       if (pending.size === 0) w.unref();
     });
-    w.on('error', (err) => { if (worker === w) worker = undefined; failAll(err.message); });
-    w.on('exit', (code) => { if (worker === w) worker = undefined; failAll(`exit code ${code}`); });
+    w.on('error', (err) => { if (worker === w) worker = undefined; failAll(w, err.message); });
+    w.on('exit', (code) => { if (worker === w) worker = undefined; failAll(w, `exit code ${code}`); });
     return w;
   };
 
@@ -55,17 +60,25 @@ export function createWorkerThread(name: string): WorkerThread {
       const w = worker;
       const id = nextId++;
       return new Promise<TaskAnswer>((resolve, reject) => {
-        pending.set(id, { resolve, reject, onPart: options.onPart });
+        pending.set(id, { worker: w, resolve, reject, onPart: options.onPart });
         // Referenced while a task runs, so a process waiting on it is not let go.
         w.ref();
-        w.postMessage({ id, request }, [...(options.transfer ?? [])]);
+        try {
+          w.postMessage({ id, request }, [...(options.transfer ?? [])]);
+        } catch (err) {
+          // A request that cannot be sent (not cloneable) fails alone; the thread goes on.
+          pending.delete(id);
+          if (pending.size === 0) w.unref();
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
       });
     },
     async close() {
       const w = worker;
       worker = undefined;
-      if (w) await w.terminate();
-      failAll('closed');
+      if (!w) return;
+      await w.terminate();
+      failAll(w, 'closed');
     },
   };
 }

@@ -82,3 +82,17 @@ describe('slicing', () => {
     expect(await drive(count(50), UNSLICED)).toBe(1225);
   });
 });
+
+describe('a background thread that fails', () => {
+  it('fails a request it cannot send on its own and goes on; a closed thread starts again', async () => {
+    const t = createWorkerThread('acl-test-fail');
+    try {
+      await expect(t.run({ kind: 'hash', text: (() => 'x') as unknown as string })).rejects.toThrow(/could not be cloned/);
+      expect(await t.run({ kind: 'hash', text: 'abc' })).toEqual({ kind: 'hash', hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' });
+      await t.close();
+      expect(await t.run({ kind: 'hash', text: 'abc' })).toMatchObject({ kind: 'hash' });
+    } finally {
+      await t.close();
+    }
+  });
+});
