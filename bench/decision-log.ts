@@ -6,10 +6,8 @@
 // test: a missed target prints MISS and the exit code stays 0.
 //   node bench/decision-log.ts                   5 rounds × 5 s
 //   BENCH_QUICK=1 node bench/decision-log.ts     2 rounds × 2 s (a smoke check)
-import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { LOADGEN_CORE, SERVER_CORE } from './http/cores.ts';
+import { pinToLoadCore, SERVER_CORE } from './http/cores.ts';
 import { spawnPinned } from './http/ipc.ts';
 import { fmt, machine, table, targetLines } from './http/report.ts';
 import { measureRounds, median, ratio, summarise, unexpected, type Sample, type Variant } from './http/rounds.ts';
@@ -26,12 +24,7 @@ const TARGET = 0.85;
 
 console.log(`acl-operator decision-log benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`);
 console.log(`machine: ${machine()}`);
-const hasTaskset = ((): boolean => { try { execFileSync('taskset', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; } })();
-if (availableParallelism() < 2 || !hasTaskset) {
-  console.log('skipped: the server and the load generator need a core each (2 or more cores) and taskset (util-linux) to pin them');
-  process.exit(0);
-}
-execFileSync('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)], { stdio: 'ignore' });
+pinToLoadCore();
 
 const script = fileURLToPath(new URL('./http/servers/fleet-service.ts', import.meta.url));
 const start = (to: 'off' | 'file' | 'null') => spawnPinned<FleetServiceCommands, FleetServiceReady>(

@@ -15,12 +15,10 @@
 //   BENCH_QUICK=1 node bench/fleet.ts      2 rounds × 15 s windows (about 3 minutes): a smoke check
 //   BENCH_ROUNDS=5 BENCH_WINDOW_S=120 ...  other rounds or window lengths
 //   node bench/fleet/profile.ts fleet      where the server's time goes under this load
-import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { AgentCommands, FleetFigures, Kind } from './fleet/agents.ts';
 import { createRunner, loadProblems, type Row, type Sample, type Server } from './fleet/rows.ts';
-import { LOADGEN_CORE, SERVER_CORE } from './http/cores.ts';
+import { LOADGEN_CORE, pinToLoadCore, SERVER_CORE } from './http/cores.ts';
 import { spawnPinned } from './http/ipc.ts';
 import { fmt, kb, machine, table, targetLines, type Target } from './http/report.ts';
 import { median } from './http/rounds.ts';
@@ -49,15 +47,7 @@ const script = (name: string): string => fileURLToPath(new URL(name, import.meta
 
 console.log(`acl-operator OPA fleet benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`);
 console.log(`machine: ${machine()}`);
-const hasTaskset = ((): boolean => {
-  try { execFileSync('taskset', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; }
-})();
-if (availableParallelism() < 2 || !hasTaskset) {
-  console.log('skipped: the server and the agents need a core each (2 or more cores) and taskset (util-linux) to pin them');
-  process.exit(0);
-}
-// This process only starts runs and collects figures; on the load core it never competes with a server.
-execFileSync('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)], { stdio: 'ignore' });
+pinToLoadCore('the server and the agents');
 
 const startServer = (decisionLog: 'off' | 'file'): Promise<Server> => spawnPinned<FleetServiceCommands, FleetServiceReady>(
   SERVER_CORE, script('./http/servers/fleet-service.ts'), ['--rules', '10', '--decision-log', decisionLog, '--log-level', 'info'],

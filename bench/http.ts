@@ -8,12 +8,10 @@
 //   OPA_BIN=/usr/local/bin/opa ...          adds OPA's REST API serving the same bundle
 //   BENCH_RATE=3000 ...                     fixed-load rate (default: half the slowest variant's saturation rate)
 //   node bench/http/profile.ts decide       where a variant's server time goes (a CPU profile under load)
-import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { measureLongPolls, type LongPollResult } from './http/longpolls.ts';
 import { fileLimits, fmt, kb, machine, table, targetLines, type Target } from './http/report.ts';
 import { measureRounds, ratio, summarise, unexpected, type Sample, type Summary, type Variant } from './http/rounds.ts';
-import { LOADGEN_CORE } from './http/cores.ts';
+import { pinToLoadCore } from './http/cores.ts';
 import { SATURATION_TOOL } from './http/loadgen.ts';
 import { checkDecisions, startFleet, startLoadgen, variantsOf } from './http/variants.ts';
 
@@ -35,14 +33,7 @@ const OTHER_LOAD_WARN = 0.05;
 console.log(`acl-operator HTTP benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`);
 console.log(`machine: ${machine()}`);
 console.log(`servers on core 0, load generator on core 1 (${SATURATION_TOOL} for saturation, bench/http/generator.ts for fixed load)`);
-const hasTaskset = ((): boolean => { try { execFileSync('taskset', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; } })();
-if (availableParallelism() < 2 || !hasTaskset) {
-  console.log('skipped: the server and the load generator need a core each (2 or more cores) and taskset (util-linux) to pin them');
-  process.exit(0);
-}
-
-// This process only starts runs and collects figures; on the load core it never competes with a server.
-execFileSync('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)], { stdio: 'ignore' });
+pinToLoadCore();
 const loadgen = await startLoadgen();
 const fleet = await startFleet(OPA_BIN);
 console.log(`started: service with 10 rules in ${fmt(fleet.small.ready.startMs)} ms, with 10,000 rules in ${fmt(fleet.large.ready.startMs)} ms${fleet.opa ? `; OPA ${fleet.opa.version}` : '; OPA not measured (set OPA_BIN)'}`);

@@ -7,12 +7,11 @@
 //   BENCH_DIRECTORY=1 node bench/steady.ts   plus a tenant of 500,000 Directory entities, one edited every second
 //   BENCH_QUICK=1 ...                        3 s runs (a smoke check, not figures to quote)
 // The Kubernetes mode of the same runs: bench/steady/kube.ts (make bench-steady-kube).
-import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOADGEN_CORE, SERVER_CORE } from './http/cores.ts';
+import { pinToLoadCore, SERVER_CORE } from './http/cores.ts';
 import { spawnPinned, type Pinned } from './http/ipc.ts';
 import { fmt, machine } from './http/report.ts';
 import { BUNDLE_PATH, decisionBodies } from './http/tenant.ts';
@@ -28,12 +27,7 @@ const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
 
 console.log(`acl-operator steady-under-change benchmark, standalone, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check)' : ''}`);
 console.log(`machine: ${machine()}`);
-const hasTaskset = ((): boolean => { try { execFileSync('taskset', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; } })();
-if (availableParallelism() < 2 || !hasTaskset) {
-  console.log('skipped: the server and the load generator need a core each (2 or more cores) and taskset (util-linux)');
-  process.exit(0);
-}
-execFileSync('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)], { stdio: 'ignore' });
+pinToLoadCore();
 
 const root = await mkdtemp(join(tmpdir(), 'acl-steady-'));
 const rules = tenantRules(10_000);

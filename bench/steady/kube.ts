@@ -9,11 +9,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { statusOf } from '../../src/kube/client.ts';
-import { LOADGEN_CORE, SERVER_CORE } from '../http/cores.ts';
+import { pinToLoadCore, SERVER_CORE } from '../http/cores.ts';
 import { fmt, machine } from '../http/report.ts';
 import { API_KEY, decisionBodies, tenantRules } from '../http/tenant.ts';
 import { decisionRequest, startLoadgen } from '../http/variants.ts';
@@ -41,8 +40,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 console.log(`acl-operator steady-under-change benchmark, Kubernetes mode, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check)' : ''}`);
 console.log(`machine: ${machine()}`);
-if (availableParallelism() < 2) { console.log('skipped: needs 2 cores'); process.exit(0); }
-execFileSync('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)], { stdio: 'ignore' });
+pinToLoadCore('the operator and the load generator');
 
 async function ensureNamespace(name: string): Promise<void> {
   for (;;) {

@@ -6,26 +6,12 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../src/config.ts';
 import { startService } from '../../src/main.ts';
-import { directoryFile } from './tenants.ts';
+import { directoryFile, directoryTenant } from './tenants.ts';
 const DIRS = Number(process.env['DIRS'] ?? 100);
 const root = await mkdtemp(join(tmpdir(), 'probe-dir-'));
 const manifests = join(root, 'm');
 await mkdir(manifests);
-await writeFile(join(manifests, 'people.yaml'), `apiVersion: acl.policyagent.dev/v1alpha1
-kind: Rule
-metadata: { name: same-team, namespace: people }
-spec: { state: Enforced, subjectType: user, actions: [read], resourceType: doc, condition: principal.team == resource.team }
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: opa, namespace: people }
-spec: {}
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: all, namespace: people }
-spec: { connector: opa }
-`);
+await writeFile(join(manifests, 'people.yaml'), directoryTenant());
 for (let d = 0; d < DIRS; d++) await writeFile(join(manifests, `dir-${String(d).padStart(3, '0')}.yaml`), directoryFile(d, 0));
 const config = { manifests, stateDir: join(root, 'state'), listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 }, tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1 << 20, maxLongPollSeconds: 120, logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE } as Config;
 const svc = await startService(config, { log: pino({ level: 'silent' }), debounceMs: 3_600_000, racyWindowMs: 0, settleMs: 0 });

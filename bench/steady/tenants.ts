@@ -29,7 +29,8 @@ ${entities.join('\n')}
 `;
 }
 
-function directoryTenant(): string {
+/** Tenant `people`: a rule reading `principal.team`, a Connector, a Bundle and an API key. */
+export function directoryTenant(): string {
   return `apiVersion: acl.policyagent.dev/v1alpha1
 kind: Rule
 metadata: { name: same-team, namespace: ${DIRECTORY_TENANT} }
