@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck test test-opa run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
+.PHONY: help install build typecheck lint format test test-opa run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -53,6 +53,14 @@ build: $(INSTALL_STAMP) ## Compile TypeScript into dist/
 
 typecheck: $(INSTALL_STAMP) ## Type-check sources, tests, benchmarks and scripts
 	npx tsc -p tsconfig.json
+
+lint: $(INSTALL_STAMP) ## Check formatting and lint (biome), dead code (knip), file sizes and the documented dependencies
+	npx biome ci --error-on-warnings .
+	npx knip --no-progress
+	npx vitest run test/house.test.ts
+
+format: $(INSTALL_STAMP) ## Format every file and apply safe lint fixes in place (biome)
+	npx biome check --write .
 
 test: typecheck ## Type-check and run every test (OPA agreement tests run when OPA_BIN is set)
 	@rm -f .vitest-results.json
