@@ -22,13 +22,20 @@ const CONNECTIONS = 50;
 /** The issue's bar: with the log on, at least this share of the throughput with it off. */
 const TARGET = 0.85;
 
-console.log(`acl-operator decision-log benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`);
+console.log(
+  `acl-operator decision-log benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`,
+);
 console.log(`machine: ${machine()}`);
 pinToLoadCore();
 
 const script = fileURLToPath(new URL('./http/servers/fleet-service.ts', import.meta.url));
-const start = (to: 'off' | 'file' | 'null') => spawnPinned<FleetServiceCommands, FleetServiceReady>(
-  SERVER_CORE, script, ['--rules', '10', '--decision-log', to, '--timers', 'off', '--log-level', 'silent'], ['--expose-gc']);
+const start = (to: 'off' | 'file' | 'null') =>
+  spawnPinned<FleetServiceCommands, FleetServiceReady>(
+    SERVER_CORE,
+    script,
+    ['--rules', '10', '--decision-log', to, '--timers', 'off', '--log-level', 'silent'],
+    ['--expose-gc'],
+  );
 const loadgen = await startLoadgen();
 const [off, file, devNull] = await Promise.all([start('off'), start('file'), start('null')]);
 const requests = decisionBodies(tenantRules(10), 1_000, 1).map(decisionRequest);
@@ -36,17 +43,34 @@ const cpuOf = (p: typeof off) => async (): Promise<number> => (await p.call('sta
 const variants: Variant[] = [
   { key: 'off', label: '--decision-log off', port: off.ready.port, pid: off.pid, requests, expect: 200, cpuUs: cpuOf(off) },
   { key: 'file', label: '--decision-log <file>', port: file.ready.port, pid: file.pid, requests, expect: 200, cpuUs: loggedCpuOf(file) },
-  { key: 'null', label: '--decision-log /dev/null', port: devNull.ready.port, pid: devNull.pid, requests, expect: 200, cpuUs: cpuOf(devNull) },
+  {
+    key: 'null',
+    label: '--decision-log /dev/null',
+    port: devNull.ready.port,
+    pid: devNull.pid,
+    requests,
+    expect: 200,
+    cpuUs: cpuOf(devNull),
+  },
 ];
 const spec = (v: Variant, durationS: number) => ({ port: v.port, requests: v.requests, connections: CONNECTIONS, durationS });
 
 process.stderr.write('warming up\n');
 for (const v of variants) await loadgen.call('saturate', spec(v, QUICK ? 1 : 3));
-const samples = await measureRounds(variants, ROUNDS, RUN_S, 1, (v, s) => loadgen.call('saturate', spec(v, s)), (v, round, s) => {
-  process.stderr.write(`  round ${round + 1}/${ROUNDS}  ${v.label.padEnd(26)} ${fmt(s.result.rps).padStart(7)} req/s  ${fmt(s.cpuUsPerResponse, 1)} µs CPU/req\n`);
-  const wrong = unexpected(v, s);
-  if (wrong) console.log(`WARNING ${wrong}`);
-});
+const samples = await measureRounds(
+  variants,
+  ROUNDS,
+  RUN_S,
+  1,
+  (v, s) => loadgen.call('saturate', spec(v, s)),
+  (v, round, s) => {
+    process.stderr.write(
+      `  round ${round + 1}/${ROUNDS}  ${v.label.padEnd(26)} ${fmt(s.result.rps).padStart(7)} req/s  ${fmt(s.cpuUsPerResponse, 1)} µs CPU/req\n`,
+    );
+    const wrong = unexpected(v, s);
+    if (wrong) console.log(`WARNING ${wrong}`);
+  },
+);
 const counters = await file.call('counters', null);
 await Promise.all([off.stop(), file.stop(), devNull.stop(), loadgen.stop()]);
 
@@ -55,15 +79,36 @@ const rps = (s: Sample): number => s.result.rps;
 const vsOff = (key: string): number => ratio(of(key), of('off'), rps);
 const extraUs = (key: string): number => median(of(key).map((s, i) => s.cpuUsPerResponse - (of('off')[i] as Sample).cpuUsPerResponse));
 console.log('');
-console.log(`POST /authorization, 10 rules, ${CONNECTIONS} connections, ${ROUNDS} rounds × ${RUN_S} s (medians; ratios are medians of per-round ratios)`);
-for (const line of table(['variant', 'req/s', 'p99 ms', '× off', 'server CPU/req', 'added CPU/req'], variants.map((v) => {
-  const s = summarise(of(v.key));
-  return [v.label, fmt(s.rps), fmt(s.p99Ms, 2), fmt(vsOff(v.key), 2), `${fmt(s.cpuUsPerResponse, 1)} µs`, v.key === 'off' ? '' : `${fmt(extraUs(v.key), 1)} µs`];
-}))) console.log(`  ${line}`);
-console.log(`  decision-log lines written by the file variant: ${fmt(counters.decisionLogLines)}, dropped: ${fmt(counters.decisionLogDropped)}`);
+console.log(
+  `POST /authorization, 10 rules, ${CONNECTIONS} connections, ${ROUNDS} rounds × ${RUN_S} s (medians; ratios are medians of per-round ratios)`,
+);
+for (const line of table(
+  ['variant', 'req/s', 'p99 ms', '× off', 'server CPU/req', 'added CPU/req'],
+  variants.map((v) => {
+    const s = summarise(of(v.key));
+    return [
+      v.label,
+      fmt(s.rps),
+      fmt(s.p99Ms, 2),
+      fmt(vsOff(v.key), 2),
+      `${fmt(s.cpuUsPerResponse, 1)} µs`,
+      v.key === 'off' ? '' : `${fmt(extraUs(v.key), 1)} µs`,
+    ];
+  }),
+))
+  console.log(`  ${line}`);
+console.log(
+  `  decision-log lines written by the file variant: ${fmt(counters.decisionLogLines)}, dropped: ${fmt(counters.decisionLogDropped)}`,
+);
 console.log('');
 const measured = vsOff('file');
 for (const line of targetLines([
-  { what: 'decisions req/s with --decision-log to a file, × off', measured: fmt(measured, 2), target: `≥ ${TARGET}`, met: measured >= TARGET },
-])) console.log(line);
+  {
+    what: 'decisions req/s with --decision-log to a file, × off',
+    measured: fmt(measured, 2),
+    target: `≥ ${TARGET}`,
+    met: measured >= TARGET,
+  },
+]))
+  console.log(line);
 process.exit(0);

@@ -42,7 +42,9 @@ import { fmt, machine, table } from './http/report.ts';
 
 const KUBECONFIG = process.env['E2E_KUBECONFIG'] || process.env['KUBECONFIG'] || '';
 if (!KUBECONFIG) {
-  process.stderr.write('bench/kube.ts needs a cluster with the CRDs of crds/ installed: set E2E_KUBECONFIG or KUBECONFIG (e.g. local-kube: KUBECONFIG=/tmp/local-kube/kubeconfig)\n');
+  process.stderr.write(
+    'bench/kube.ts needs a cluster with the CRDs of crds/ installed: set E2E_KUBECONFIG or KUBECONFIG (e.g. local-kube: KUBECONFIG=/tmp/local-kube/kubeconfig)\n',
+  );
   process.exit(2);
 }
 // The e2e helpers read E2E_KUBECONFIG when they load.
@@ -62,34 +64,56 @@ const OPS_NS = 'bench-kube-ops';
 const EMPTY_NS = 'bench-kube-empty';
 const TENANTS = Array.from({ length: NAMESPACES }, (_, i) => `bench-kube-${String(i).padStart(3, '0')}`);
 
-const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const ms = (n: number): string => `${fmt(n, n < 10 ? 1 : 0)} ms`;
 const s = (msN: number): string => `${fmt(msN / 1000, 1)} s`;
 const mb = (bytes: number): string => `${fmt(bytes / 2 ** 20)} MB`;
 const x = (n: number): string => `${fmt(n, n < 10 ? 1 : 0)}x`;
 /** Nearest rank. */
-const pct = (xs: readonly number[], q: number): number => { const v = [...xs].sort((a, b) => a - b); return v[Math.max(0, Math.ceil(q * v.length) - 1)] as number; };
+const pct = (xs: readonly number[], q: number): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v[Math.max(0, Math.ceil(q * v.length) - 1)] as number;
+};
 
 function unusable(err: unknown): never {
   progress(`bench/kube.ts: the cluster of ${KUBECONFIG} is not usable: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(2);
 }
-const { kc, core, custom } = (() => { try { return { kc: loadConfig(KUBECONFIG), ...adminClients() }; } catch (err) { unusable(err); } })();
+const { kc, core, custom } = (() => {
+  try {
+    return { kc: loadConfig(KUBECONFIG), ...adminClients() };
+  } catch (err) {
+    unusable(err);
+  }
+})();
 const children = new Set<ChildProcess>();
-process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(130));
 
 // --- cluster objects ----------------------------------------------------------------------------
 
 type Plural = 'rules' | 'connectors' | 'bundles';
-const object = (kind: string, namespace: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name, namespace }, spec });
+const object = (kind: string, namespace: string, name: string, spec: Record<string, unknown>) => ({
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind,
+  metadata: { name, namespace },
+  spec,
+});
 
 function ruleSpec(r: () => number, tag: string, i: number): Record<string, unknown> {
   const actions = [...new Set([`action-${Math.floor(r() * 20)}`, `action-${Math.floor(r() * 20)}`])];
   return {
-    state: 'Enforced', description: `Generated rule ${i}`, subjectType: `subject-${Math.floor(r() * 50)}`, actions,
-    resourceType: `resource-${Math.floor(r() * 100)}`, condition: `${CONDITIONS[i % CONDITIONS.length]} && principal.id != "nobody-${tag}-${i}"`,
+    state: 'Enforced',
+    description: `Generated rule ${i}`,
+    subjectType: `subject-${Math.floor(r() * 50)}`,
+    actions,
+    resourceType: `resource-${Math.floor(r() * 100)}`,
+    condition: `${CONDITIONS[i % CONDITIONS.length]} && principal.id != "nobody-${tag}-${i}"`,
   };
 }
 
@@ -97,7 +121,10 @@ function ruleSpec(r: () => number, tag: string, i: number): Record<string, unkno
 function tenantObjects(ns: string, seed: number): { plural: Plural; body: ReturnType<typeof object> }[] {
   const r = rng(seed);
   return [
-    ...Array.from({ length: RULES_PER_NS }, (_, i) => ({ plural: 'rules' as const, body: object('Rule', ns, `rule-${String(i).padStart(3, '0')}`, ruleSpec(r, ns, i)) })),
+    ...Array.from({ length: RULES_PER_NS }, (_, i) => ({
+      plural: 'rules' as const,
+      body: object('Rule', ns, `rule-${String(i).padStart(3, '0')}`, ruleSpec(r, ns, i)),
+    })),
     { plural: 'connectors', body: object('Connector', ns, 'opa', {}) },
     { plural: 'bundles', body: object('Bundle', ns, 'all', { connector: 'opa' }) },
   ];
@@ -120,38 +147,61 @@ async function ensureNamespace(name: string): Promise<void> {
 }
 
 /** Runs `work` over `items`, `concurrency` at a time; `onDone` after each. */
-async function pool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>, onDone: (done: number) => void = () => undefined): Promise<void> {
+async function pool<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+  onDone: (done: number) => void = () => undefined,
+): Promise<void> {
   let next = 0;
   let done = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) {
-      await work(items[next++] as T);
-      onDone(++done);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        await work(items[next++] as T);
+        onDone(++done);
+      }
+    }),
+  );
 }
 
 /** Creates objects, leaving any that exist; returns how many were created. */
 async function createAll(objects: readonly { plural: Plural; body: ReturnType<typeof object> }[], label: string): Promise<number> {
   let created = 0;
-  await pool(objects, CREATE_CONCURRENCY, async ({ plural, body }) => {
-    try {
-      await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: body.metadata.namespace, plural, body });
-      created++;
-    } catch (err) {
-      if (statusOf(err) !== 409) throw err;
-    }
-  }, (done) => { if (done % 1000 === 0 || done === objects.length) progress(`  ${label}: ${fmt(done)}/${fmt(objects.length)}`); });
+  await pool(
+    objects,
+    CREATE_CONCURRENCY,
+    async ({ plural, body }) => {
+      try {
+        await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: body.metadata.namespace, plural, body });
+        created++;
+      } catch (err) {
+        if (statusOf(err) !== 409) throw err;
+      }
+    },
+    (done) => {
+      if (done % 1000 === 0 || done === objects.length) progress(`  ${label}: ${fmt(done)}/${fmt(objects.length)}`);
+    },
+  );
   return created;
 }
 
 async function dropNamespaces(names: readonly string[]): Promise<void> {
-  await pool(names, 10, async (name) => { await core.deleteNamespace({ name }).catch((err: unknown) => { if (statusOf(err) !== 404) throw err; }); });
+  await pool(names, 10, async (name) => {
+    await core.deleteNamespace({ name }).catch((err: unknown) => {
+      if (statusOf(err) !== 404) throw err;
+    });
+  });
 }
 
 // --- 1. propagation ------------------------------------------------------------------------------
 
-interface Change { readonly writeMs: number; readonly watchMs: number; readonly leaderMs: number; readonly followerMs: number }
+interface Change {
+  readonly writeMs: number;
+  readonly watchMs: number;
+  readonly leaderMs: number;
+  readonly followerMs: number;
+}
 
 async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; conflicts: number }> {
   progress(`propagation: namespace ${PROP_NS}, ${RULES_PER_NS} rules, a leader and a follower in this process`);
@@ -164,11 +214,15 @@ async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; 
   const ops = [leader, follower];
   const token = await waitFor('the connector token', () => readToken(PROP_NS, 'opa'));
   const url = (op: typeof leader): string => `${op.apiUrl}/${PROP_NS}/connectors/policyagent/opa/bundles/all`;
-  const etags = await Promise.all(ops.map((op) => waitFor('a served bundle', async () => {
-    const res = await fetch(url(op), { headers: { authorization: `Bearer ${token}` } });
-    await res.arrayBuffer();
-    return res.status === 200 ? res.headers.get('etag') ?? undefined : undefined;
-  })));
+  const etags = await Promise.all(
+    ops.map((op) =>
+      waitFor('a served bundle', async () => {
+        const res = await fetch(url(op), { headers: { authorization: `Bearer ${token}` } });
+        await res.arrayBuffer();
+        return res.status === 200 ? (res.headers.get('etag') ?? undefined) : undefined;
+      }),
+    ),
+  );
   await waitFor('both operators serving the same revision', async () => {
     const res = await fetch(url(follower), { headers: { authorization: `Bearer ${token}`, 'if-none-match': etags[0] as string } });
     await res.arrayBuffer();
@@ -178,10 +232,15 @@ async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; 
 
   // The plain watch: when each resourceVersion of a Rule reached a client-node watch.
   const seen = new Map<string, number>();
-  const watch = await new Watch(kc).watch(`/apis/${GROUP}/${VERSION}/namespaces/${PROP_NS}/rules`, {}, (_phase, obj: { metadata?: { resourceVersion?: string } }) => {
-    const rv = obj.metadata?.resourceVersion;
-    if (rv && !seen.has(rv)) seen.set(rv, performance.now());
-  }, () => undefined);
+  const watch = await new Watch(kc).watch(
+    `/apis/${GROUP}/${VERSION}/namespaces/${PROP_NS}/rules`,
+    {},
+    (_phase, obj: { metadata?: { resourceVersion?: string } }) => {
+      const rv = obj.metadata?.resourceVersion;
+      if (rv && !seen.has(rv)) seen.set(rv, performance.now());
+    },
+    () => undefined,
+  );
 
   let conflicts = 0;
   let n = 0;
@@ -190,13 +249,27 @@ async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; 
     const i = n++;
     const name = `rule-${String(i % RULES_PER_NS).padStart(3, '0')}`;
     for (;;) {
-      const current = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: PROP_NS, plural: 'rules', name }) as { spec: Record<string, unknown> };
-      const spec = i % 2 === 0
-        ? { ...current.spec, condition: `${CONDITIONS[i % CONDITIONS.length]} && principal.id != "change-${i}"` }
-        : { ...current.spec, actions: [`action-${i % 20}`, `changed-${i}`] };
+      const current = (await custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: PROP_NS,
+        plural: 'rules',
+        name,
+      })) as { spec: Record<string, unknown> };
+      const spec =
+        i % 2 === 0
+          ? { ...current.spec, condition: `${CONDITIONS[i % CONDITIONS.length]} && principal.id != "change-${i}"` }
+          : { ...current.spec, actions: [`action-${i % 20}`, `changed-${i}`] };
       const t0 = performance.now();
       try {
-        const res = await custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: PROP_NS, plural: 'rules', name, body: { ...current, spec } }) as { metadata: { resourceVersion: string } };
+        const res = (await custom.replaceNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: PROP_NS,
+          plural: 'rules',
+          name,
+          body: { ...current, spec },
+        })) as { metadata: { resourceVersion: string } };
         return { t0, t1: performance.now(), rv: res.metadata.resourceVersion };
       } catch (err) {
         if (statusOf(err) !== 409) throw err;
@@ -208,26 +281,37 @@ async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; 
   /** A held long poll on each operator; resolves with when each answered with a new ETag. */
   async function holdPolls(): Promise<Promise<number>[]> {
     const answers = ops.map(async (op, k) => {
-      const res = await fetch(url(op), { headers: { authorization: `Bearer ${token}`, 'if-none-match': etags[k] as string, prefer: 'wait=30' } });
+      const res = await fetch(url(op), {
+        headers: { authorization: `Bearer ${token}`, 'if-none-match': etags[k] as string, prefer: 'wait=30' },
+      });
       const at = performance.now();
       await res.arrayBuffer();
       const etag = res.headers.get('etag');
-      if (res.status !== 200 || !etag || etag === etags[k]) throw new Error(`operator ${k}: ${res.status} with ETag ${etag} (had ${etags[k]})`);
+      if (res.status !== 200 || !etag || etag === etags[k])
+        throw new Error(`operator ${k}: ${res.status} with ETag ${etag} (had ${etags[k]})`);
       etags[k] = etag;
       return at;
     });
     answers.forEach((a) => a.catch(() => undefined));
-    await waitFor('both long polls held', async () => (await Promise.all(ops.map(async (op) => (await op.metrics.longPolls.get()).values[0]?.value ?? 0))).every((v) => v >= 1), 5000);
+    await waitFor(
+      'both long polls held',
+      async () => (await Promise.all(ops.map(async (op) => (await op.metrics.longPolls.get()).values[0]?.value ?? 0))).every((v) => v >= 1),
+      5000,
+    );
     return answers;
   }
 
   async function series(label: string, spaced: boolean): Promise<Change[]> {
     const out: Change[] = [];
-    for (let k = -5; k < CHANGES; k++) { // 5 unmeasured changes first
-      if (spaced) { await sleep(100); await Promise.all(ops.map((op) => op.controller.idle())); }
+    for (let k = -5; k < CHANGES; k++) {
+      // 5 unmeasured changes first
+      if (spaced) {
+        await sleep(100);
+        await Promise.all(ops.map((op) => op.controller.idle()));
+      }
       const polls = await holdPolls();
       const { t0, t1, rv } = await change();
-      const [tl, tf] = await Promise.all(polls) as [number, number];
+      const [tl, tf] = (await Promise.all(polls)) as [number, number];
       const tw = await waitFor('the watch event', () => seen.get(rv), 10_000);
       if (k >= 0) out.push({ writeMs: t1 - t0, watchMs: tw - t0, leaderMs: tl - t1, followerMs: tf - t1 });
       if (k >= 0 && (k + 1) % 20 === 0) progress(`  ${label}: ${k + 1}/${CHANGES}`);
@@ -249,17 +333,30 @@ async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; 
 
 // --- 2. startup and memory -----------------------------------------------------------------------
 
-interface Start { readonly readyMs: number; readonly bundlesMs: number | undefined; readonly cpuMs: number; readonly rssReady: number; readonly rssIdle: number; readonly heapIdle: number; readonly statusWrites: number; readonly stopMs: number }
+interface Start {
+  readonly readyMs: number;
+  readonly bundlesMs: number | undefined;
+  readonly cpuMs: number;
+  readonly rssReady: number;
+  readonly rssIdle: number;
+  readonly heapIdle: number;
+  readonly statusWrites: number;
+  readonly stopMs: number;
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as { port: number }; srv.close(() => resolve(port)); });
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
   });
 }
 
 const vmRss = (pid: number): number => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-const metric = (text: string, name: string): number => [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
+const metric = (text: string, name: string): number =>
+  [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
 
 /** Spawns `serve` on `namespaces`, measures it up to IDLE_S after ready, stops it (SIGTERM). */
 async function startup(label: string, namespaces: readonly string[], bundles: number, profile: boolean): Promise<Start> {
@@ -268,27 +365,63 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
   const profDir = PROFILE_DIR && profile ? join(PROFILE_DIR, label.replace(/\W+/g, '-')) : undefined;
   if (profDir) mkdirSync(profDir, { recursive: true });
   const t0 = performance.now();
-  const child = spawn(process.execPath, [
-    ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), join(ROOT, 'src', 'cli.ts'), 'serve',
-    '--kubeconfig', KUBECONFIG, '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', `127.0.0.1:${port}`,
-    '--operator-namespace', OPS_NS, '--identity', 'bench', '--namespaces', namespaces.join(','), '--state-dir', stateDir, '--log-level', 'warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      join(ROOT, 'src', 'cli.ts'),
+      'serve',
+      '--kubeconfig',
+      KUBECONFIG,
+      '--insecure-http',
+      '--listen',
+      '127.0.0.1:0',
+      '--ops-listen',
+      `127.0.0.1:${port}`,
+      '--operator-namespace',
+      OPS_NS,
+      '--identity',
+      'bench',
+      '--namespaces',
+      namespaces.join(','),
+      '--state-dir',
+      stateDir,
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.add(child);
   let output = '';
-  const keep = (d: Buffer): void => { output = (output + d.toString()).slice(-4000); };
+  const keep = (d: Buffer): void => {
+    output = (output + d.toString()).slice(-4000);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.on('exit', () => { children.delete(child); resolve(); }));
+  const exited = new Promise<void>((resolve) =>
+    child.on('exit', () => {
+      children.delete(child);
+      resolve();
+    }),
+  );
   const pid = child.pid as number;
   const ops = `http://127.0.0.1:${port}`;
   const get = async (path: string): Promise<{ status: number; text: string } | undefined> => {
-    try { const res = await fetch(`${ops}${path}`); return { status: res.status, text: await res.text() }; } catch { return undefined; }
+    try {
+      const res = await fetch(`${ops}${path}`);
+      return { status: res.status, text: await res.text() };
+    } catch {
+      return undefined;
+    }
   };
   /** SIGTERM, then SIGKILL after 60 s; how long the process took to exit. */
   const stop = async (): Promise<number> => {
     const t1 = performance.now();
     child.kill('SIGTERM');
-    const killer = setTimeout(() => { progress(`  ${label}: still running 60 s after SIGTERM: SIGKILL`); child.kill('SIGKILL'); }, 60_000);
+    const killer = setTimeout(() => {
+      progress(`  ${label}: still running 60 s after SIGTERM: SIGKILL`);
+      child.kill('SIGKILL');
+    }, 60_000);
     await exited;
     clearTimeout(killer);
     rmSync(stateDir, { recursive: true, force: true });
@@ -312,8 +445,13 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
       }
       if (Number.isNaN(bundlesMs) && tick % 4 === 0) {
         const count = [...((await get('/metrics'))?.text ?? '').matchAll(/^acl_bundle_revision\{/gm)].length;
-        if (count >= bundles) { bundlesMs = performance.now() - t0; progress(`  ${label}: ${bundles} bundles served after ${s(bundlesMs)}`); }
-        else if (count !== lastBundles && tick % 40 === 20) { lastBundles = count; progress(`  ${label}: ${count}/${bundles} bundles after ${s(performance.now() - t0)}`); }
+        if (count >= bundles) {
+          bundlesMs = performance.now() - t0;
+          progress(`  ${label}: ${bundles} bundles served after ${s(bundlesMs)}`);
+        } else if (count !== lastBundles && tick % 40 === 20) {
+          lastBundles = count;
+          progress(`  ${label}: ${count}/${bundles} bundles after ${s(performance.now() - t0)}`);
+        }
       }
       await sleep(50);
     }
@@ -321,7 +459,9 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
     await sleep(IDLE_S * 1000);
     const rssIdle = vmRss(pid);
     const metrics = (await get('/metrics'))?.text ?? '';
-    progress(`  ${label}: RSS ${mb(rssIdle)}, V8 heap ${mb(metric(metrics, 'acl_nodejs_heap_size_total_bytes'))} (used ${mb(metric(metrics, 'acl_nodejs_heap_size_used_bytes'))}), external ${mb(metric(metrics, 'acl_nodejs_external_memory_bytes'))}; queue ${metric(metrics, 'acl_queue_depth')}, reconciles ${fmt(metric(metrics, 'acl_reconcile_total'))}, lists ${fmt(metric(metrics, 'acl_watch_lists_total'))}, watch restarts ${fmt(metric(metrics, 'acl_watch_restarts_total'))}`);
+    progress(
+      `  ${label}: RSS ${mb(rssIdle)}, V8 heap ${mb(metric(metrics, 'acl_nodejs_heap_size_total_bytes'))} (used ${mb(metric(metrics, 'acl_nodejs_heap_size_used_bytes'))}), external ${mb(metric(metrics, 'acl_nodejs_external_memory_bytes'))}; queue ${metric(metrics, 'acl_queue_depth')}, reconciles ${fmt(metric(metrics, 'acl_reconcile_total'))}, lists ${fmt(metric(metrics, 'acl_watch_lists_total'))}, watch restarts ${fmt(metric(metrics, 'acl_watch_restarts_total'))}`,
+    );
     const heapIdle = metric(metrics, 'acl_nodejs_heap_size_used_bytes');
     const statusWrites = metric(metrics, 'acl_status_writes_total');
     return { readyMs, bundlesMs, cpuMs, rssReady, rssIdle, heapIdle, statusWrites, stopMs: await stop() };
@@ -335,7 +475,12 @@ function profileSummary(label: string): string[] {
   if (!PROFILE_DIR) return [];
   const dir = join(PROFILE_DIR, label.replace(/\W+/g, '-'));
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  return file ? [`CPU profile of "${label}" (${join(dir, file)}):`, ...summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, 15).map((l) => `  ${l}`)] : [];
+  return file
+    ? [
+        `CPU profile of "${label}" (${join(dir, file)}):`,
+        ...summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, 15).map((l) => `  ${l}`),
+      ]
+    : [];
 }
 
 // --- run -----------------------------------------------------------------------------------------
@@ -343,16 +488,21 @@ function profileSummary(label: string): string[] {
 const server = kc.getCurrentCluster()?.server ?? '?';
 const version = await kc.makeApiClient(VersionApi).getCode().catch(unusable);
 const crds = await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition().catch(unusable);
-const missing = ['rules', 'connectors', 'bundles'].map((p) => `${p}.${GROUP}`).filter((n) => !crds.items.some((c) => c.metadata?.name === n));
+const missing = ['rules', 'connectors', 'bundles']
+  .map((p) => `${p}.${GROUP}`)
+  .filter((n) => !crds.items.some((c) => c.metadata?.name === n));
 if (missing.length > 0) unusable(`${server} lacks the CRDs ${missing.join(', ')}: install them with kubectl apply -f crds/`);
 
-console.log(`acl-operator Kubernetes benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`);
+console.log(
+  `acl-operator Kubernetes benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`,
+);
 console.log(`machine: ${machine()}`);
 console.log(`API server: ${server}, Kubernetes ${version.gitVersion}`);
 const allNamespaces = [PROP_NS, OPS_NS, EMPTY_NS, ...TENANTS];
 // An earlier run's namespaces still being deleted would load the API server during this one.
-const terminating = async (): Promise<number> => (await core.listNamespace({ labelSelector: 'acl-operator-bench=true' })).items.filter((n) => n.status?.phase === 'Terminating').length;
-if (await terminating() > 0) {
+const terminating = async (): Promise<number> =>
+  (await core.listNamespace({ labelSelector: 'acl-operator-bench=true' })).items.filter((n) => n.status?.phase === 'Terminating').length;
+if ((await terminating()) > 0) {
   const w0 = performance.now();
   progress(`waiting for ${await terminating()} namespaces of an earlier run to be deleted`);
   await waitFor('the namespaces of an earlier run to be deleted', async () => (await terminating()) === 0, 15 * 60_000);
@@ -361,28 +511,69 @@ if (await terminating() > 0) {
 try {
   const prop = await propagation();
   console.log('');
-  console.log(`Propagation: Rule replace accepted -> new bundle ETag on a held long poll, ${CHANGES} sequential changes, ${RULES_PER_NS} rules in the tenant`);
-  const row = (what: string, xs: readonly number[], fromIssue: readonly number[] | undefined, write: readonly number[], watch: readonly number[]): string[] => [
-    what, ms(pct(xs, 0.5)), ms(pct(xs, 0.9)), ms(pct(xs, 0.99)), ms(Math.max(...xs)),
-    fromIssue ? x(pct(xs, 0.5) / pct(write, 0.5)) : '', fromIssue ? x(pct(fromIssue, 0.5) / pct(watch, 0.5)) : '',
+  console.log(
+    `Propagation: Rule replace accepted -> new bundle ETag on a held long poll, ${CHANGES} sequential changes, ${RULES_PER_NS} rules in the tenant`,
+  );
+  const row = (
+    what: string,
+    xs: readonly number[],
+    fromIssue: readonly number[] | undefined,
+    write: readonly number[],
+    watch: readonly number[],
+  ): string[] => [
+    what,
+    ms(pct(xs, 0.5)),
+    ms(pct(xs, 0.9)),
+    ms(pct(xs, 0.99)),
+    ms(Math.max(...xs)),
+    fromIssue ? x(pct(xs, 0.5) / pct(write, 0.5)) : '',
+    fromIssue ? x(pct(fromIssue, 0.5) / pct(watch, 0.5)) : '',
   ];
   const rows: string[][] = [];
-  for (const [name, cs] of [['spaced', prop.spaced], ['back-to-back', prop.backToBack]] as const) {
+  for (const [name, cs] of [
+    ['spaced', prop.spaced],
+    ['back-to-back', prop.backToBack],
+  ] as const) {
     const write = cs.map((c) => c.writeMs);
     const watch = cs.map((c) => c.watchMs);
     rows.push(row(`${name}: API server replace round trip (baseline)`, write, undefined, write, watch));
     rows.push(row(`${name}: plain watch sees it, from the replace issued (baseline)`, watch, undefined, write, watch));
-    rows.push(row(`${name}: leader serves it`, cs.map((c) => c.leaderMs), cs.map((c) => c.leaderMs + c.writeMs), write, watch));
-    rows.push(row(`${name}: follower serves it`, cs.map((c) => c.followerMs), cs.map((c) => c.followerMs + c.writeMs), write, watch));
+    rows.push(
+      row(
+        `${name}: leader serves it`,
+        cs.map((c) => c.leaderMs),
+        cs.map((c) => c.leaderMs + c.writeMs),
+        write,
+        watch,
+      ),
+    );
+    rows.push(
+      row(
+        `${name}: follower serves it`,
+        cs.map((c) => c.followerMs),
+        cs.map((c) => c.followerMs + c.writeMs),
+        write,
+        watch,
+      ),
+    );
   }
   for (const l of table(['', 'p50', 'p90', 'p99', 'max', 'p50 / replace', 'p50 / watch'], rows)) console.log(`  ${l}`);
-  console.log(`  target: leader p50 < 200 ms (spaced ${ms(pct(prop.spaced.map((c) => c.leaderMs), 0.5))}); 409 conflicts retried: ${prop.conflicts}`);
+  console.log(
+    `  target: leader p50 < 200 ms (spaced ${ms(
+      pct(
+        prop.spaced.map((c) => c.leaderMs),
+        0.5,
+      ),
+    )}); 409 conflicts retried: ${prop.conflicts}`,
+  );
   console.log('  (p50 / watch compares times from the replace being issued, p50 / replace times from its return)');
 
   progress(`startup: creating ${NAMESPACES} namespaces with ${RULES_PER_NS} rules, a connector and a bundle each`);
   const objects = TENANTS.flatMap((ns, i) => tenantObjects(ns, 1000 + i));
   const c0 = performance.now();
-  await pool([OPS_NS, EMPTY_NS, ...TENANTS], 10, async (ns) => { await ensureNamespace(ns); });
+  await pool([OPS_NS, EMPTY_NS, ...TENANTS], 10, async (ns) => {
+    await ensureNamespace(ns);
+  });
   const created = await createAll(objects, 'objects');
   const createMs = performance.now() - c0;
 
@@ -391,17 +582,53 @@ try {
   const again = await startup(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`, TENANTS, NAMESPACES, true);
 
   console.log('');
-  console.log(`Startup and memory: ${fmt(NAMESPACES)} namespaces x (${RULES_PER_NS} rules, 1 connector, 1 bundle), --namespaces naming them, a child process`);
-  console.log(`  objects: ${fmt(created)} created in ${s(createMs)} with ${NAMESPACES + 2} namespaces (${fmt(created / (createMs / 1000))} objects/s, ${CREATE_CONCURRENCY} in flight)${created < objects.length ? `; ${fmt(objects.length - created)} existed already (BENCH_KEEP)` : ''}`);
+  console.log(
+    `Startup and memory: ${fmt(NAMESPACES)} namespaces x (${RULES_PER_NS} rules, 1 connector, 1 bundle), --namespaces naming them, a child process`,
+  );
+  console.log(
+    `  objects: ${fmt(created)} created in ${s(createMs)} with ${NAMESPACES + 2} namespaces (${fmt(created / (createMs / 1000))} objects/s, ${CREATE_CONCURRENCY} in flight)${created < objects.length ? `; ${fmt(objects.length - created)} existed already (BENCH_KEEP)` : ''}`,
+  );
   const startRow = (what: string, r: Start): string[] => [
-    what, s(r.readyMs), r.bundlesMs === undefined ? '-' : s(r.bundlesMs), s(r.cpuMs), mb(r.rssReady), mb(r.rssIdle), mb(r.heapIdle), fmt(r.statusWrites),
-    s(r.stopMs), r === base ? '' : `${x(r.readyMs / base.readyMs)} / ${x(r.rssIdle / base.rssIdle)}`,
+    what,
+    s(r.readyMs),
+    r.bundlesMs === undefined ? '-' : s(r.bundlesMs),
+    s(r.cpuMs),
+    mb(r.rssReady),
+    mb(r.rssIdle),
+    mb(r.heapIdle),
+    fmt(r.statusWrites),
+    s(r.stopMs),
+    r === base ? '' : `${x(r.readyMs / base.readyMs)} / ${x(r.rssIdle / base.rssIdle)}`,
   ];
-  const startTable = table(['', 'to /readyz', 'to all bundles', 'CPU to ready', 'RSS ready', `RSS +${IDLE_S} s`, 'heap used', 'status writes', 'SIGTERM to exit', 'x baseline (ready / RSS)'],
-    [startRow('baseline: 1 empty namespace', base), startRow(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`, first), startRow(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`, again)]);
+  const startTable = table(
+    [
+      '',
+      'to /readyz',
+      'to all bundles',
+      'CPU to ready',
+      'RSS ready',
+      `RSS +${IDLE_S} s`,
+      'heap used',
+      'status writes',
+      'SIGTERM to exit',
+      'x baseline (ready / RSS)',
+    ],
+    [
+      startRow('baseline: 1 empty namespace', base),
+      startRow(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`, first),
+      startRow(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`, again),
+    ],
+  );
   for (const l of startTable) console.log(`  ${l}`);
-  for (const l of [...profileSummary(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`), ...profileSummary(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`)]) console.log(l);
+  for (const l of [
+    ...profileSummary(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`),
+    ...profileSummary(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`),
+  ])
+    console.log(l);
 } finally {
   if (KEEP) progress(`BENCH_KEEP=1: kept namespaces ${PROP_NS}, ${OPS_NS}, ${EMPTY_NS}, bench-kube-000..`);
-  else { progress('deleting the bench-kube-* namespaces'); await dropNamespaces(allNamespaces); }
+  else {
+    progress('deleting the bench-kube-* namespaces');
+    await dropNamespaces(allNamespaces);
+  }
 }

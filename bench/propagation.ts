@@ -26,7 +26,13 @@ import { fmt, machine, table, targetLines, type Target } from './http/report.ts'
 import { median } from './http/rounds.ts';
 import { cleanUp, cleanUpOnExit } from './propagation/cleanup.ts';
 import {
-  BUNDLE_KEY, MAX_PROBE_GAP_MS, startFleet, withPolling, type Counters, type EditTiming, type FleetOptions,
+  BUNDLE_KEY,
+  MAX_PROBE_GAP_MS,
+  startFleet,
+  withPolling,
+  type Counters,
+  type EditTiming,
+  type FleetOptions,
 } from './propagation/fleet.ts';
 
 const OPA_BIN = process.env['OPA_BIN'] || undefined;
@@ -39,7 +45,10 @@ function count(name: string, fallback: number, min = 1): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min) { console.error(`${name}=${text}: expected an integer of at least ${min}`); process.exit(2); }
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`${name}=${text}: expected an integer of at least ${min}`);
+    process.exit(2);
+  }
   return n;
 }
 function delays(): { minS: number; maxS: number } {
@@ -64,21 +73,38 @@ const TARGET_MS = 1000;
 /** Long polling: the longest random pause before an edit, once every OPA holds a long poll again. */
 const LONG_POLL_GAP_MS = 250;
 
-const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 const ms = (x: number): string => (x < 1000 ? `${fmt(x, x < 100 ? 1 : 0)} ms` : `${fmt(x / 1000, 2)} s`);
-const load = (): string => loadavg().map((x) => fmt(x, 2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((x) => fmt(x, 2))
+    .join(' ');
 const ENV = ['OPA_BIN', 'BENCH_QUICK', 'BENCH_AGENTS', 'BENCH_EDITS', 'BENCH_BASELINE_EDITS', 'BENCH_BASELINE_DELAYS'];
-const command = [...ENV.filter((k) => (process.env[k] ?? '') !== '').map((k) => `${k}=${process.env[k]}`), 'node bench/propagation.ts'].join(' ');
+const command = [
+  ...ENV.filter((k) => (process.env[k] ?? '') !== '').map((k) => `${k}=${process.env[k]}`),
+  'node bench/propagation.ts',
+].join(' ');
 const [major, minor, patch] = opaVersion(OPA_BIN);
 
-console.log(`acl-operator propagation benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`);
+console.log(
+  `acl-operator propagation benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`,
+);
 console.log(`command: ${command}`);
 console.log(`machine: ${machine()}; load average at start ${load()}`);
-console.log(`OPA ${major}.${minor}.${patch} (${OPA_BIN}); ${AGENTS} OPAs on bundle ${BUNDLE_KEY}, started from the configuration the service generates`);
-console.log(`long polling (the generated configuration: long_polling_timeout_seconds 60): ${EDITS} measured edits after ${WARMUP_EDITS} unmeasured`);
-console.log(`baseline (plain polling, min_delay_seconds ${BASELINE.minS}, max_delay_seconds ${BASELINE.maxS}): `
-  + `${BASELINE_EDITS} edit(s), each after a random pause of 0-${BASELINE.maxS} s`);
-if (!SPEC_DELAYS) console.log('  (BENCH_BASELINE_DELAYS: NOT the service spec\'s 10-30 s; the baseline and the ratio are for a smoke check only)');
+console.log(
+  `OPA ${major}.${minor}.${patch} (${OPA_BIN}); ${AGENTS} OPAs on bundle ${BUNDLE_KEY}, started from the configuration the service generates`,
+);
+console.log(
+  `long polling (the generated configuration: long_polling_timeout_seconds 60): ${EDITS} measured edits after ${WARMUP_EDITS} unmeasured`,
+);
+console.log(
+  `baseline (plain polling, min_delay_seconds ${BASELINE.minS}, max_delay_seconds ${BASELINE.maxS}): ` +
+    `${BASELINE_EDITS} edit(s), each after a random pause of 0-${BASELINE.maxS} s`,
+);
+if (!SPEC_DELAYS)
+  console.log("  (BENCH_BASELINE_DELAYS: NOT the service spec's 10-30 s; the baseline and the ratio are for a smoke check only)");
 console.log('');
 
 interface Series {
@@ -112,8 +138,11 @@ async function measure(label: string, setup: Setup, warmup: number, edits: numbe
   return {
     edits: timings,
     counters: {
-      propagationCount: delta('propagationCount'), propagationSumS: delta('propagationSumS'), propagationUnder1s: delta('propagationUnder1s'),
-      statusReports: delta('statusReports'), bundleRequests: delta('bundleRequests'),
+      propagationCount: delta('propagationCount'),
+      propagationSumS: delta('propagationSumS'),
+      propagationUnder1s: delta('propagationUnder1s'),
+      statusReports: delta('statusReports'),
+      bundleRequests: delta('bundleRequests'),
     },
   };
 }
@@ -122,15 +151,26 @@ cleanUpOnExit();
 let longPolling: Series;
 let baseline: Series | undefined;
 try {
-  longPolling = await measure('long polling', { configure: (c) => c, longPolling: true, editTimeoutMs: 60_000 },
-    WARMUP_EDITS, EDITS, () => Math.random() * LONG_POLL_GAP_MS);
+  longPolling = await measure(
+    'long polling',
+    { configure: (c) => c, longPolling: true, editTimeoutMs: 60_000 },
+    WARMUP_EDITS,
+    EDITS,
+    () => Math.random() * LONG_POLL_GAP_MS,
+  );
   if (BASELINE_EDITS > 0) {
-    baseline = await measure('baseline', {
-      configure: (c) => withPolling(c, { min_delay_seconds: BASELINE.minS, max_delay_seconds: BASELINE.maxS }),
-      longPolling: false,
-      // Every OPA polls within max_delay_seconds; the margin covers a slow download or a retry.
-      editTimeoutMs: 2 * BASELINE.maxS * 1000 + 30_000,
-    }, 0, BASELINE_EDITS, () => Math.random() * BASELINE.maxS * 1000);
+    baseline = await measure(
+      'baseline',
+      {
+        configure: (c) => withPolling(c, { min_delay_seconds: BASELINE.minS, max_delay_seconds: BASELINE.maxS }),
+        longPolling: false,
+        // Every OPA polls within max_delay_seconds; the margin covers a slow download or a retry.
+        editTimeoutMs: 2 * BASELINE.maxS * 1000 + 30_000,
+      },
+      0,
+      BASELINE_EDITS,
+      () => Math.random() * BASELINE.maxS * 1000,
+    );
   }
 } catch (err) {
   console.log(`FAILED: ${err instanceof Error ? err.message : String(err)}`);
@@ -147,29 +187,41 @@ const row = (name: string, xs: readonly number[]): void => {
   const sorted = Float64Array.from(xs).sort();
   rows.push([name, fmt(xs.length), ms(median(xs)), ms(percentile(sorted, 0.95)), ms(Math.max(...xs))]);
 };
-const series: [string, Series | undefined][] = [['long polling', longPolling], [`baseline ${BASELINE.minS}-${BASELINE.maxS} s polling`, baseline]];
+const series: [string, Series | undefined][] = [
+  ['long polling', longPolling],
+  [`baseline ${BASELINE.minS}-${BASELINE.maxS} s polling`, baseline],
+];
 for (const [name, s] of series) {
   if (!s) continue;
   row(`${name}: all agents report it active`, s.edits.map(reported));
   row(`${name}: all OPAs answer with it`, s.edits.map(answered));
-  row(`${name}: each agent reports it (per agent)`, s.edits.flatMap((e) => e.perAgentMs));
+  row(
+    `${name}: each agent reports it (per agent)`,
+    s.edits.flatMap((e) => e.perAgentMs),
+  );
 }
-console.log(`Propagation of a rule edit to ${AGENTS} OPAs, from the service's publish of the new revision (p50: median; p95: nearest rank)`);
+console.log(
+  `Propagation of a rule edit to ${AGENTS} OPAs, from the service's publish of the new revision (p50: median; p95: nearest rank)`,
+);
 for (const line of table(['series', 'samples', 'p50', 'p95', 'max'], rows)) console.log(`  ${line}`);
-console.log(`  (each OPA is asked for its revision from the publish on, 1 ms apart at first and at most ${MAX_PROBE_GAP_MS} ms apart later;`);
-console.log('   an OPA\'s time is that of its first answer with the new revision)');
+console.log(
+  `  (each OPA is asked for its revision from the publish on, 1 ms apart at first and at most ${MAX_PROBE_GAP_MS} ms apart later;`,
+);
+console.log("   an OPA's time is that of its first answer with the new revision)");
 
 console.log('');
 if (baseline) {
-  console.log(`Ratio long-polling p50 / baseline p50: all agents report it ${fmt(p50(longPolling, reported) / p50(baseline, reported), 4)},`
-    + ` all OPAs answer with it ${fmt(p50(longPolling, answered) / p50(baseline, answered), 4)}`
-    + ` (baseline p50 ${ms(p50(baseline, reported))} and ${ms(p50(baseline, answered))}; the issue's anchors for polling: 20-120 s)`);
+  console.log(
+    `Ratio long-polling p50 / baseline p50: all agents report it ${fmt(p50(longPolling, reported) / p50(baseline, reported), 4)},` +
+      ` all OPAs answer with it ${fmt(p50(longPolling, answered) / p50(baseline, answered), 4)}` +
+      ` (baseline p50 ${ms(p50(baseline, reported))} and ${ms(p50(baseline, answered))}; the issue's anchors for polling: 20-120 s)`,
+  );
 } else {
   console.log('Ratio long-polling p50 / baseline p50: not measured (BENCH_BASELINE_EDITS=0)');
 }
 
 console.log('');
-console.log('Cross-check: acl_bundle_propagation_seconds (the service\'s publish → each agent reports it active) over the measured edits');
+console.log("Cross-check: acl_bundle_propagation_seconds (the service's publish → each agent reports it active) over the measured edits");
 for (const [name, s] of series) {
   if (!s) continue;
   const c = s.counters;
@@ -177,17 +229,25 @@ for (const [name, s] of series) {
   const expected = AGENTS * s.edits.length;
   const oursMean = ours.reduce((a, b) => a + b, 0) / ours.length;
   const theirsMean = (c.propagationSumS * 1000) / c.propagationCount;
-  console.log(`  ${name}: count ${fmt(c.propagationCount)} (expected ${fmt(expected)} = ${AGENTS} agents × ${s.edits.length} edits),`
-    + ` sum ${fmt(c.propagationSumS, 3)} s, mean ${ms(theirsMean)} (ours, per agent: ${ms(oursMean)}), at most 1 s: ${fmt(c.propagationUnder1s)}`);
-  console.log(`    status reports ${fmt(c.statusReports)} (${fmt(c.statusReports / expected, 1)} per agent per edit, pauses included),`
-    + ` bundle requests ${fmt(c.bundleRequests)}`);
-  if (c.propagationCount !== expected) console.log(`  WARNING ${name}: the histogram counted ${c.propagationCount} propagations, not ${expected}`);
-  else if (Math.abs(theirsMean - oursMean) > 5 + 0.01 * oursMean) console.log(`  WARNING ${name}: the histogram's mean and ours differ by more than 5 ms + 1%`);
+  console.log(
+    `  ${name}: count ${fmt(c.propagationCount)} (expected ${fmt(expected)} = ${AGENTS} agents × ${s.edits.length} edits),` +
+      ` sum ${fmt(c.propagationSumS, 3)} s, mean ${ms(theirsMean)} (ours, per agent: ${ms(oursMean)}), at most 1 s: ${fmt(c.propagationUnder1s)}`,
+  );
+  console.log(
+    `    status reports ${fmt(c.statusReports)} (${fmt(c.statusReports / expected, 1)} per agent per edit, pauses included),` +
+      ` bundle requests ${fmt(c.bundleRequests)}`,
+  );
+  if (c.propagationCount !== expected)
+    console.log(`  WARNING ${name}: the histogram counted ${c.propagationCount} propagations, not ${expected}`);
+  else if (Math.abs(theirsMean - oursMean) > 5 + 0.01 * oursMean)
+    console.log(`  WARNING ${name}: the histogram's mean and ours differ by more than 5 ms + 1%`);
 }
 const publish = longPolling.edits.map((e) => e.publishMs);
 const listeners = longPolling.edits.map((e) => e.listenersMs);
-console.log(`Also (long polling): manifest write → publish (re-read, compile, build) p50 ${ms(median(publish))}, max ${ms(Math.max(...publish))};`
-  + ` the service's publish listeners (answering the ${AGENTS} held long polls among them) p50 ${ms(median(listeners))}, max ${ms(Math.max(...listeners))}`);
+console.log(
+  `Also (long polling): manifest write → publish (re-read, compile, build) p50 ${ms(median(publish))}, max ${ms(Math.max(...publish))};` +
+    ` the service's publish listeners (answering the ${AGENTS} held long polls among them) p50 ${ms(median(listeners))}, max ${ms(Math.max(...listeners))}`,
+);
 console.log(`Load average at end: ${load()}`);
 
 const target = (what: string, f: (e: EditTiming) => number): Target => {

@@ -3,8 +3,17 @@
 // passes or fails.
 import { buildBundle, selectRules } from '../src/bundle/index.ts';
 import {
-  buildDirectory, buildIndex, compileCondition, compileRule, decide, toDecisionInput,
-  type CompiledRule, type DecisionInput, type EntityDirectory, type RuleIndex, type RuleModel,
+  buildDirectory,
+  buildIndex,
+  compileCondition,
+  compileRule,
+  decide,
+  toDecisionInput,
+  type CompiledRule,
+  type DecisionInput,
+  type EntityDirectory,
+  type RuleIndex,
+  type RuleModel,
 } from '../src/policy/index.ts';
 import { search } from '../src/http/authzen.ts';
 import { directoryLoad } from './directory.ts';
@@ -27,9 +36,15 @@ function makeRules(n: number, seed: number, conditions: 'shared' | 'unique'): Ru
     if (!compiled.ok) throw new Error(compiled.error.message);
     const actions = [...new Set([`action-${Math.floor(r() * ACTIONS)}`, `action-${Math.floor(r() * ACTIONS)}`])];
     return {
-      namespace: 'bench', name: `rule-${String(i).padStart(5, '0')}`, state: 'Enforced', description: `Generated rule ${i}`,
-      subjectType: `subject-${Math.floor(r() * SUBJECT_TYPES)}`, actions, resourceType: `resource-${Math.floor(r() * RESOURCE_TYPES)}`,
-      conditionText: text, condition: compiled.cond,
+      namespace: 'bench',
+      name: `rule-${String(i).padStart(5, '0')}`,
+      state: 'Enforced',
+      description: `Generated rule ${i}`,
+      subjectType: `subject-${Math.floor(r() * SUBJECT_TYPES)}`,
+      actions,
+      resourceType: `resource-${Math.floor(r() * RESOURCE_TYPES)}`,
+      conditionText: text,
+      condition: compiled.cond,
     };
   });
 }
@@ -43,12 +58,23 @@ function makeRequests(rules: readonly RuleModel[], n: number, seed: number): Dec
   return Array.from({ length: n }, (_, i) => {
     const rule = rules[Math.floor(r() * rules.length)] as RuleModel;
     const allow = i % 2 === 0;
-    const doc = toDecisionInput(JSON.parse(JSON.stringify({
-      principal: { type: rule.subjectType, id: `u-${i}`, team: 'blue', roles: allow ? ['admin'] : ['viewer'], level: allow ? 5 : 1 },
-      action: rule.actions[0],
-      resource: { type: rule.resourceType, id: `r-${i}`, team: allow ? 'blue' : 'red', owner: 'x', classification: 'public', path: allow ? '/shared/a' : '/home/a' },
-      context: { ipAddress: '10.1.2.3' },
-    })) as unknown);
+    const doc = toDecisionInput(
+      JSON.parse(
+        JSON.stringify({
+          principal: { type: rule.subjectType, id: `u-${i}`, team: 'blue', roles: allow ? ['admin'] : ['viewer'], level: allow ? 5 : 1 },
+          action: rule.actions[0],
+          resource: {
+            type: rule.resourceType,
+            id: `r-${i}`,
+            team: allow ? 'blue' : 'red',
+            owner: 'x',
+            classification: 'public',
+            path: allow ? '/shared/a' : '/home/a',
+          },
+          context: { ipAddress: '10.1.2.3' },
+        }),
+      ) as unknown,
+    );
     if (typeof doc === 'string') throw new Error(doc);
     return doc;
   });
@@ -58,7 +84,9 @@ function makeRequests(rules: readonly RuleModel[], n: number, seed: number): Dec
 function linearIndex(tenant: string, rules: readonly CompiledRule[]): RuleIndex {
   const sorted = [...rules].sort((a, b) => (a.model.name < b.model.name ? -1 : 1));
   return {
-    tenant, size: sorted.length, rules: sorted,
+    tenant,
+    size: sorted.length,
+    rules: sorted,
     candidates: (s, a, t) => sorted.filter((x) => x.model.subjectType === s && x.model.resourceType === t && x.model.actions.includes(a)),
     slot: (s, a, t) => sorted.filter((x) => x.model.subjectType === s && x.model.resourceType === t && x.model.actions.includes(a)),
   };
@@ -79,7 +107,12 @@ function passNs(index: RuleIndex, requests: readonly DecisionInput[], directory?
   return ns;
 }
 
-interface Setup { readonly rules: number; readonly compiled: readonly CompiledRule[]; readonly index: RuleIndex; readonly requests: readonly DecisionInput[] }
+interface Setup {
+  readonly rules: number;
+  readonly compiled: readonly CompiledRule[];
+  readonly index: RuleIndex;
+  readonly requests: readonly DecisionInput[];
+}
 
 /**
  * Measures every setup in turn, `rounds` times, after a warm-up pass each: a burst of noise on a
@@ -116,7 +149,9 @@ console.log('');
 console.log('Decision cost (decide(): index lookup, condition closures, reasons), 20,000 requests, ~50% allowed');
 console.log(`rules spread over ${SUBJECT_TYPES} subject types, ${ACTIONS} actions, ${RESOURCE_TYPES} resource types`);
 for (const conditions of ['shared', 'unique'] as const) {
-  console.log(`  conditions ${conditions === 'shared' ? 'shared (4 conditions repeat across the rules)' : 'unique (each rule adds its own constant to one of the 4)'}:`);
+  console.log(
+    `  conditions ${conditions === 'shared' ? 'shared (4 conditions repeat across the rules)' : 'unique (each rule adds its own constant to one of the 4)'}:`,
+  );
   const setups: Setup[] = [10, 1_000, 10_000].map((n) => {
     const rules = makeRules(n, n, conditions);
     const compiled = rules.map(compileRule);
@@ -125,7 +160,10 @@ for (const conditions of ['shared', 'unique'] as const) {
   const { ns, ratio } = interleaved(setups, 9);
   setups.forEach((setup, i) => {
     const linear = setup.rules <= 1_000 ? passNs(linearIndex('bench', setup.compiled), setup.requests.slice(0, 5_000)) : undefined;
-    console.log(`    ${fmt(setup.rules).padStart(6)} rules: ${fmt(ns[i] as number).padStart(6)} ns/decision` + (linear === undefined ? '' : `   (without the index: ${fmt(linear)} ns, ${fmt(linear / (ns[i] as number), 1)}x slower)`));
+    console.log(
+      `    ${fmt(setup.rules).padStart(6)} rules: ${fmt(ns[i] as number).padStart(6)} ns/decision` +
+        (linear === undefined ? '' : `   (without the index: ${fmt(linear)} ns, ${fmt(linear / (ns[i] as number), 1)}x slower)`),
+    );
   });
   console.log(`    ratio 10,000 / 10 rules: ${fmt(ratio, 2)} (median of 9 interleaved rounds; target <= 2)`);
 }
@@ -141,7 +179,10 @@ console.log('');
     return { type: type as string, id: id as string, properties };
   });
   const directory = buildDirectory(entities);
-  const idOnly = withAttributes.map((req) => ({ ...req, principal: { type: req.principal['type'] as string, id: req.principal['id'] as string } }));
+  const idOnly = withAttributes.map((req) => ({
+    ...req,
+    principal: { type: req.principal['type'] as string, id: req.principal['id'] as string },
+  }));
   passNs(index, withAttributes);
   passNs(index, idOnly, directory);
   const base: number[] = [];
@@ -150,17 +191,29 @@ console.log('');
   for (let r = 0; r < 9; r++) {
     const a = passNs(index, withAttributes);
     const b = passNs(index, idOnly, directory);
-    base.push(a); looked.push(b); ratios.push(b / a);
+    base.push(a);
+    looked.push(b);
+    ratios.push(b / a);
   }
   console.log('Entity directory (1,000 rules; principal attributes in the request vs looked up among 20,000 entities)');
   console.log(`  attributes in the request: ${fmt(median(base)).padStart(6)} ns/decision`);
-  console.log(`  attributes from directory: ${fmt(median(looked)).padStart(6)} ns/decision   ratio ${fmt(median(ratios), 2)} (median of 9 interleaved rounds)`);
+  console.log(
+    `  attributes from directory: ${fmt(median(looked)).padStart(6)} ns/decision   ratio ${fmt(median(ratios), 2)} (median of 9 interleaved rounds)`,
+  );
 
   // AuthZEN subject search: every user of one subject type in the directory is a candidate.
   const rule = rules.find((x) => x.condition !== undefined) as RuleModel;
-  const users = Array.from({ length: 20_000 }, (_, i) => ({ type: rule.subjectType, id: `user-${String(i).padStart(5, '0')}`, properties: { team: 'blue', roles: i % 2 === 0 ? ['admin'] : ['viewer'], level: i % 10 } }));
+  const users = Array.from({ length: 20_000 }, (_, i) => ({
+    type: rule.subjectType,
+    id: `user-${String(i).padStart(5, '0')}`,
+    properties: { team: 'blue', roles: i % 2 === 0 ? ['admin'] : ['viewer'], level: i % 10 },
+  }));
   const view = { tenant: 'bench', index, directory: buildDirectory(users) };
-  const body = { subject: { type: rule.subjectType }, action: { name: rule.actions[0] }, resource: { type: rule.resourceType, id: 'r-1', properties: { team: 'blue', owner: 'x', classification: 'public', path: '/shared/a' } } };
+  const body = {
+    subject: { type: rule.subjectType },
+    action: { name: rule.actions[0] },
+    resource: { type: rule.resourceType, id: 'r-1', properties: { team: 'blue', owner: 'x', classification: 'public', path: '/shared/a' } },
+  };
   const times: number[] = [];
   let found = 0;
   for (let r = 0; r < 7; r++) {
@@ -176,22 +229,33 @@ console.log('');
     } while (token !== undefined);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  console.log(`  subject search over 20,000 users, pages of 1,000: ${fmt(median(times), 1)} ms for all pages (${fmt(found)} found), ${fmt((median(times) * 1e6) / 20_000)} ns per candidate = ${fmt((median(times) * 1e6) / 20_000 / median(looked), 1)}x a directory decision`);
+  console.log(
+    `  subject search over 20,000 users, pages of 1,000: ${fmt(median(times), 1)} ms for all pages (${fmt(found)} found), ${fmt((median(times) * 1e6) / 20_000)} ns per candidate = ${fmt((median(times) * 1e6) / 20_000 / median(looked), 1)}x a directory decision`,
+  );
 }
 console.log('');
 {
   console.log('Directories of one tenant through the controller (first load, then one edit a rule reads; bundle rebuilt)');
   const small = await directoryLoad(10, 5_000);
   const large = await directoryLoad(100, 5_000);
-  for (const [label, r] of [['10 x 5,000', small], ['100 x 5,000', large]] as const) {
-    console.log(`  ${label.padStart(11)} entities: first load ${fmt(r.firstLoadMs).padStart(6)} ms, one edit ${fmt(r.editMs).padStart(6)} ms, policy.rego ${fmt(r.regoBytes / 1e6, 1)} MB`);
+  for (const [label, r] of [
+    ['10 x 5,000', small],
+    ['100 x 5,000', large],
+  ] as const) {
+    console.log(
+      `  ${label.padStart(11)} entities: first load ${fmt(r.firstLoadMs).padStart(6)} ms, one edit ${fmt(r.editMs).padStart(6)} ms, policy.rego ${fmt(r.regoBytes / 1e6, 1)} MB`,
+    );
   }
-  console.log(`  ratio 100 / 10 Directories: first load ${fmt(large.firstLoadMs / small.firstLoadMs, 1)}x, edit ${fmt(large.editMs / small.editMs, 1)}x (10x the entities)`);
+  console.log(
+    `  ratio 100 / 10 Directories: first load ${fmt(large.firstLoadMs / small.firstLoadMs, 1)}x, edit ${fmt(large.editMs / small.editMs, 1)}x (10x the entities)`,
+  );
 }
 console.log('');
 console.log('Bundle build (translate, tar, gzip level 9, sha256), median of 5');
 const small = await msToBuild(selectRules('bench', makeRules(10, 1, 'unique'), {}), 5);
 const large = await msToBuild(selectRules('bench', makeRules(10_000, 2, 'unique'), {}), 5);
 console.log(`      10 rules: ${fmt(small.ms, 1).padStart(7)} ms, ${fmt(small.bytes)} bytes (policy.rego ${fmt(small.regoBytes)} bytes)`);
-console.log(`  10,000 rules: ${fmt(large.ms, 1).padStart(7)} ms, ${fmt(large.bytes)} bytes (policy.rego ${fmt(large.regoBytes)} bytes) (target < 300 ms)`);
+console.log(
+  `  10,000 rules: ${fmt(large.ms, 1).padStart(7)} ms, ${fmt(large.bytes)} bytes (policy.rego ${fmt(large.regoBytes)} bytes) (target < 300 ms)`,
+);
 console.log(`  ratio 10,000 / 10 rules: ${fmt(large.ms / small.ms, 0)}x time, ${fmt(large.bytes / small.bytes, 0)}x bytes`);

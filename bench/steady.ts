@@ -23,9 +23,13 @@ import { DIRECTORY_TENANT, directoryFile, rulesFile, tenantRules, writeFolder } 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const DIRECTORY = process.env['BENCH_DIRECTORY'] === '1';
 const RUN_S = QUICK ? 3 : 10;
-const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
-console.log(`acl-operator steady-under-change benchmark, standalone, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check)' : ''}`);
+console.log(
+  `acl-operator steady-under-change benchmark, standalone, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check)' : ''}`,
+);
 console.log(`machine: ${machine()}`);
 pinToLoadCore();
 
@@ -37,8 +41,12 @@ async function startServer(name: string, args: readonly string[], directory: boo
   const folder = join(root, name, 'manifests');
   await mkdir(folder, { recursive: true });
   await writeFolder(folder, rules, directory);
-  const server = await spawnPinned<SteadyCommands, SteadyReady>(SERVER_CORE, fileURLToPath(new URL('./steady/server.ts', import.meta.url)),
-    ['--folder', folder, '--state', join(root, name, 'state'), ...args], ['--max-old-space-size=4096']);
+  const server = await spawnPinned<SteadyCommands, SteadyReady>(
+    SERVER_CORE,
+    fileURLToPath(new URL('./steady/server.ts', import.meta.url)),
+    ['--folder', folder, '--state', join(root, name, 'state'), ...args],
+    ['--max-old-space-size=4096'],
+  );
   return { server, folder };
 }
 
@@ -46,18 +54,27 @@ try {
   progress(`writing the folder${DIRECTORY ? ' (with 500,000 Directory entities)' : ''} and starting the service`);
   const loadgen = await startLoadgen();
   const main = await startServer('main', [], DIRECTORY);
-  console.log(`service started with 10,000 rules${DIRECTORY ? ' and 500,000 Directory entities' : ''} in ${fmt(main.server.ready.startMs)} ms (settle interval 300 ms, debounce 100 ms)`);
+  console.log(
+    `service started with 10,000 rules${DIRECTORY ? ' and 500,000 Directory entities' : ''} in ${fmt(main.server.ready.startMs)} ms (settle interval 300 ms, debounce 100 ms)`,
+  );
   const { port, token } = main.server.ready;
   const edits = Array.from({ length: 40 }, (_, n) => rulesFile(rules, n + 1));
   const result = await measureSteady({
-    loadgen, port, requests: decisionBodies(rules, 2000, 7).map(decisionRequest), runS: RUN_S, warmupS: QUICK ? 1 : 3,
+    loadgen,
+    port,
+    requests: decisionBodies(rules, 2000, 7).map(decisionRequest),
+    runS: RUN_S,
+    warmupS: QUICK ? 1 : 3,
     // The edited files are made before the runs: the driver shares its core with the load generator.
     rules: { port, path: BUNDLE_PATH, token, edit: (n) => writeFile(join(main.folder, 'rules.yaml'), edits[n % edits.length] as string) },
-    directory: DIRECTORY ? {
-      port, path: `/${DIRECTORY_TENANT}/connectors/policyagent/opa/bundles/all`,
-      token: (await readFile(join(root, 'main', 'state', 'tokens', DIRECTORY_TENANT, 'opa'), 'utf8')).trim(),
-      edit: (n) => writeFile(join(main.folder, 'dir-000.yaml'), directoryFile(0, n)),
-    } : undefined,
+    directory: DIRECTORY
+      ? {
+          port,
+          path: `/${DIRECTORY_TENANT}/connectors/policyagent/opa/bundles/all`,
+          token: (await readFile(join(root, 'main', 'state', 'tokens', DIRECTORY_TENANT, 'opa'), 'utf8')).trim(),
+          edit: (n) => writeFile(join(main.folder, 'dir-000.yaml'), directoryFile(0, n)),
+        }
+      : undefined,
   });
   await main.server.stop();
 
@@ -78,7 +95,9 @@ try {
   console.log('');
   for (const line of report(result, RUN_S, 'file written → new ETag served; debounce 100 ms and settle 300 ms included')) console.log(line);
   const pm = median(pipeline);
-  console.log(`goal rule edit to served < 100 ms, without debounce and settle (--settle-ms 0): median ${fmt(pm)} ms, max ${fmt(max(pipeline))} ms ${verdict(pm < 100)}`);
+  console.log(
+    `goal rule edit to served < 100 ms, without debounce and settle (--settle-ms 0): median ${fmt(pm)} ms, max ${fmt(max(pipeline))} ms ${verdict(pm < 100)}`,
+  );
 } finally {
   await rm(root, { recursive: true, force: true });
 }

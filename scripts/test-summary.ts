@@ -7,12 +7,24 @@
 //   node scripts/test-summary.ts [report.json] [--opa-only]   (--opa-only: a run of test/opa alone)
 import { readFileSync } from 'node:fs';
 
-interface Assertion { status?: string; fullName?: string }
-interface FileResult { name?: string; assertionResults?: Assertion[] }
+interface Assertion {
+  status?: string;
+  fullName?: string;
+}
+interface FileResult {
+  name?: string;
+  assertionResults?: Assertion[];
+}
 const args = process.argv.slice(2);
 const opaOnly = args.includes('--opa-only');
 const file = args.find((a) => !a.startsWith('--')) ?? '.vitest-results.json';
-let report: { numPassedTests?: number; numFailedTests?: number; numPendingTests?: number; numTodoTests?: number; testResults?: FileResult[] };
+let report: {
+  numPassedTests?: number;
+  numFailedTests?: number;
+  numPendingTests?: number;
+  numTodoTests?: number;
+  testResults?: FileResult[];
+};
 try {
   report = JSON.parse(readFileSync(file, 'utf8')) as typeof report;
 } catch (err) {
@@ -34,8 +46,13 @@ function suite(dir: string): { passed: number; failed: number; skipped: number }
 }
 const e2e = suite('e2e');
 const opa = suite('opa');
-if (!opaOnly) console.log(`  test/e2e (Kubernetes API server${process.env['E2E_KUBECONFIG'] ? ` from E2E_KUBECONFIG=${process.env['E2E_KUBECONFIG']}` : ': set E2E_KUBECONFIG to run'}): ${e2e.passed} passed, ${e2e.failed} failed, ${e2e.skipped} skipped`);
-console.log(`  test/opa (OPA binary${process.env['OPA_BIN'] ? ` ${process.env['OPA_BIN']}` : ': set OPA_BIN to run'}): ${opa.passed} passed, ${opa.failed} failed, ${opa.skipped} skipped`);
+if (!opaOnly)
+  console.log(
+    `  test/e2e (Kubernetes API server${process.env['E2E_KUBECONFIG'] ? ` from E2E_KUBECONFIG=${process.env['E2E_KUBECONFIG']}` : ': set E2E_KUBECONFIG to run'}): ${e2e.passed} passed, ${e2e.failed} failed, ${e2e.skipped} skipped`,
+  );
+console.log(
+  `  test/opa (OPA binary${process.env['OPA_BIN'] ? ` ${process.env['OPA_BIN']}` : ': set OPA_BIN to run'}): ${opa.passed} passed, ${opa.failed} failed, ${opa.skipped} skipped`,
+);
 if (passed + failed === 0) process.exit(1);
 if (!opaOnly && process.env['E2E_KUBECONFIG'] && e2e.passed === 0) {
   console.error('E2E_KUBECONFIG is set but no e2e test passed');

@@ -48,7 +48,13 @@ function logStream(config: Config): Destination | undefined {
   if (config.decisionLog.kind !== 'stdout') return undefined;
   // Bounded like a decision log file: a stdout nobody reads drops lines (counted) rather than grow.
   const stream = pino.destination({ dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES });
-  process.once('exit', () => { try { stream.flushSync(); } catch { /* already closed */ } });
+  process.once('exit', () => {
+    try {
+      stream.flushSync();
+    } catch {
+      /* already closed */
+    }
+  });
   return stream;
 }
 
@@ -69,17 +75,31 @@ function checkDecisionLog(config: Config): string | undefined {
  * (up to 20 ms of them) are written, also on an exit that skipped stop().
  */
 function reopenOnHangup(service: { fleet: { sink: { reopen(): void; flushSync(): void } } }, log: Logger): void {
-  process.on('SIGHUP', () => { service.fleet.sink.reopen(); log.info('Reopened the decision log'); });
-  process.once('exit', () => { service.fleet.sink.flushSync(); });
+  process.on('SIGHUP', () => {
+    service.fleet.sink.reopen();
+    log.info('Reopened the decision log');
+  });
+  process.once('exit', () => {
+    service.fleet.sink.flushSync();
+  });
 }
 
 async function serve(argv: string[]): Promise<number> {
   const read = readConfig(argv, process.env);
-  if (read.ok === 'help') { process.stdout.write(SERVE_USAGE); return 0; }
-  if (!read.ok) { process.stderr.write(`${read.message}\n\n${SERVE_USAGE}`); return 2; }
+  if (read.ok === 'help') {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
+  }
+  if (!read.ok) {
+    process.stderr.write(`${read.message}\n\n${SERVE_USAGE}`);
+    return 2;
+  }
   const config = read.config;
   const badLog = checkDecisionLog(config);
-  if (badLog !== undefined) { process.stderr.write(`${badLog}\n`); return 2; }
+  if (badLog !== undefined) {
+    process.stderr.write(`${badLog}\n`);
+    return 2;
+  }
   if (config.manifests === undefined) return serveKubernetes(config);
   try {
     const { stat } = await import('node:fs/promises');
@@ -108,7 +128,10 @@ function untilSignal(service: { stop(): Promise<void> }, log: Logger): Promise<v
   return new Promise<void>((resolve) => {
     const onSignal = (signal: string): void => {
       log.info({ signal }, 'Stopping');
-      service.stop().then(resolve, (err: unknown) => { log.error({ err }, 'Failed to stop cleanly'); resolve(); });
+      service.stop().then(resolve, (err: unknown) => {
+        log.error({ err }, 'Failed to stop cleanly');
+        resolve();
+      });
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
@@ -136,32 +159,55 @@ async function serveKubernetes(config: Config): Promise<number> {
 async function status(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { 'state-dir': { type: 'string' }, rule: { type: 'string' }, bundle: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      'state-dir': { type: 'string' },
+      rule: { type: 'string' },
+      bundle: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
   });
-  if (values.help) { process.stdout.write(USAGE); return 0; }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const dir = values['state-dir'] ?? process.env['ACL_STATE_DIR'] ?? '.acl-state';
   try {
     await access(join(dir, 'objects'));
   } catch {
-    process.stderr.write(`${dir} is not the state folder of a standalone service (no objects/ in it); start one with acl-operator --manifests <dir> --state-dir ${dir}\n`);
+    process.stderr.write(
+      `${dir} is not the state folder of a standalone service (no objects/ in it); start one with acl-operator --manifests <dir> --state-dir ${dir}\n`,
+    );
     return 2;
   }
   const state = openStateFolder(dir);
   await state.load();
-  process.stdout.write(await formatStatus(state, { ...(values.rule ? { rule: values.rule } : {}), ...(values.bundle ? { bundle: values.bundle } : {}) }));
+  process.stdout.write(
+    await formatStatus(state, { ...(values.rule ? { rule: values.rule } : {}), ...(values.bundle ? { bundle: values.bundle } : {}) }),
+  );
   return 0;
 }
 
 async function render(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { manifests: { type: 'string' }, out: { type: 'string' }, 'no-rego': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      manifests: { type: 'string' },
+      out: { type: 'string' },
+      'no-rego': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
     strict: true,
   });
-  if (values.help) { process.stdout.write(USAGE); return 0; }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const dir = values.manifests ?? process.env['ACL_MANIFESTS'];
-  if (!dir) { process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${USAGE}`); return 2; }
+  if (!dir) {
+    process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${USAGE}`);
+    return 2;
+  }
   let folder: Awaited<ReturnType<typeof readManifestFolder>>;
   try {
     folder = await readManifestFolder(dir);
@@ -169,7 +215,10 @@ async function render(argv: string[]): Promise<number> {
     process.stderr.write(`cannot read manifests from ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  if (folder.files.length === 0) { process.stderr.write(`no .yaml or .yml files in ${dir}\n`); return 1; }
+  if (folder.files.length === 0) {
+    process.stderr.write(`no .yaml or .yml files in ${dir}\n`);
+    return 1;
+  }
   process.stderr.write(`Read ${folder.files.length} file(s) from ${dir}\n`);
   const result = await renderManifests(folder.manifests, folder.errors);
   process.stdout.write(formatRender(result, { rego: !values['no-rego'] }));
@@ -188,10 +237,15 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
-      case 'render': return await render(rest);
-      case 'status': return await status(rest);
-      case 'serve': return await serve(rest);
-      case '-h': case '--help': case 'help':
+      case 'render':
+        return await render(rest);
+      case 'status':
+        return await status(rest);
+      case 'serve':
+        return await serve(rest);
+      case '-h':
+      case '--help':
+      case 'help':
         process.stdout.write(USAGE);
         return 0;
       default:

@@ -3,12 +3,26 @@ import { DEFAULT_FLEET, DEFAULT_FOLDER, DEFAULT_KUBE, kubePublicUrl, parseAddres
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
-    const r = readConfig(['--manifests', 'm', '--insecure-http', '--listen', '127.0.0.1:1'], { ACL_LISTEN: '0.0.0.0:2', ACL_OPS_LISTEN: ':3', ACL_LOG_LEVEL: 'debug', ACL_STATE_DIR: 's' });
+    const r = readConfig(['--manifests', 'm', '--insecure-http', '--listen', '127.0.0.1:1'], {
+      ACL_LISTEN: '0.0.0.0:2',
+      ACL_OPS_LISTEN: ':3',
+      ACL_LOG_LEVEL: 'debug',
+      ACL_STATE_DIR: 's',
+    });
     expect(r).toEqual({
       ok: true,
       config: {
-        manifests: 'm', stateDir: 's', listen: { host: '127.0.0.1', port: 1 }, opsListen: { host: '0.0.0.0', port: 3 },
-        tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1048576, maxLongPollSeconds: 120, logLevel: 'debug', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
+        manifests: 'm',
+        stateDir: 's',
+        listen: { host: '127.0.0.1', port: 1 },
+        opsListen: { host: '0.0.0.0', port: 3 },
+        tls: { mode: 'insecure' },
+        publicUrl: undefined,
+        maxBodyBytes: 1048576,
+        maxLongPollSeconds: 120,
+        logLevel: 'debug',
+        ...DEFAULT_FLEET,
+        kube: DEFAULT_KUBE,
         folder: DEFAULT_FOLDER,
       },
     });
@@ -19,26 +33,52 @@ describe('readConfig', () => {
       const c = readConfig(['--manifests', 'm', '--insecure-http', ...argv], env);
       return c.ok === true ? c.config.folder : c;
     };
-    expect(folder(['--settle-ms', '0', '--max-manifest-bytes', '65536'], { ACL_MAX_MANIFEST_DOCUMENTS: '10' })).toEqual({ settleMs: 0, maxManifestBytes: 65536, maxManifestDocuments: 10 });
+    expect(folder(['--settle-ms', '0', '--max-manifest-bytes', '65536'], { ACL_MAX_MANIFEST_DOCUMENTS: '10' })).toEqual({
+      settleMs: 0,
+      maxManifestBytes: 65536,
+      maxManifestDocuments: 10,
+    });
     expect(folder(['--settle-ms', '90000'])).toMatchObject({ ok: false, message: expect.stringContaining('--settle-ms (ACL_SETTLE_MS)') });
-    expect(folder(['--max-manifest-bytes', '10'])).toMatchObject({ ok: false, message: expect.stringContaining('--max-manifest-bytes (ACL_MAX_MANIFEST_BYTES)') });
+    expect(folder(['--max-manifest-bytes', '10'])).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('--max-manifest-bytes (ACL_MAX_MANIFEST_BYTES)'),
+    });
   });
 
   it('reads where decision lines go, and the bounds of the OPA fleet', () => {
     const r = (argv: string[], env: Record<string, string> = {}) => readConfig(['--manifests', 'm', '--insecure-http', ...argv], env);
     const fleet = (argv: string[], env: Record<string, string> = {}) => {
       const c = r(argv, env);
-      return c.ok === true ? { decisionLog: c.config.decisionLog, agentExpirySeconds: c.config.agentExpirySeconds, maxAgents: c.config.maxAgents, maxUploadBytes: c.config.maxUploadBytes } : c;
+      return c.ok === true
+        ? {
+            decisionLog: c.config.decisionLog,
+            agentExpirySeconds: c.config.agentExpirySeconds,
+            maxAgents: c.config.maxAgents,
+            maxUploadBytes: c.config.maxUploadBytes,
+          }
+        : c;
     };
     expect(fleet([])).toEqual(DEFAULT_FLEET);
     expect(fleet(['--decision-log', 'stdout'])).toMatchObject({ decisionLog: { kind: 'stdout' } });
     expect(fleet(['--decision-log', '-'])).toMatchObject({ decisionLog: { kind: 'stdout' } });
-    expect(fleet([], { ACL_DECISION_LOG: '/var/log/acl/decisions.log' })).toMatchObject({ decisionLog: { kind: 'file', path: '/var/log/acl/decisions.log' } });
+    expect(fleet([], { ACL_DECISION_LOG: '/var/log/acl/decisions.log' })).toMatchObject({
+      decisionLog: { kind: 'file', path: '/var/log/acl/decisions.log' },
+    });
     expect(fleet(['--decision-log', 'off'], { ACL_DECISION_LOG: 'stdout' })).toMatchObject({ decisionLog: { kind: 'off' } });
-    expect(fleet(['--agent-expiry-seconds', '60', '--max-agents', '500', '--max-upload-bytes', '1048576'])).toMatchObject({ agentExpirySeconds: 60, maxAgents: 500, maxUploadBytes: 1048576 });
-    expect(r(['--agent-expiry-seconds', '5'])).toMatchObject({ ok: false, message: expect.stringContaining('--agent-expiry-seconds (ACL_AGENT_EXPIRY_SECONDS)') });
+    expect(fleet(['--agent-expiry-seconds', '60', '--max-agents', '500', '--max-upload-bytes', '1048576'])).toMatchObject({
+      agentExpirySeconds: 60,
+      maxAgents: 500,
+      maxUploadBytes: 1048576,
+    });
+    expect(r(['--agent-expiry-seconds', '5'])).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('--agent-expiry-seconds (ACL_AGENT_EXPIRY_SECONDS)'),
+    });
     expect(r(['--max-agents', '0'])).toMatchObject({ ok: false, message: expect.stringContaining('--max-agents (ACL_MAX_AGENTS)') });
-    expect(r(['--max-upload-bytes', '1000'])).toMatchObject({ ok: false, message: expect.stringContaining('--max-upload-bytes (ACL_MAX_UPLOAD_BYTES)') });
+    expect(r(['--max-upload-bytes', '1000'])).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('--max-upload-bytes (ACL_MAX_UPLOAD_BYTES)'),
+    });
   });
 
   it('names the Service in Kubernetes when --public-url is not given', () => {
@@ -55,35 +95,67 @@ describe('readConfig', () => {
     expect(ok([])).toBeUndefined();
     expect(ok(['--public-url', 'https://pdp.example.com/'])).toBe('https://pdp.example.com');
     expect(ok([], { ACL_PUBLIC_URL: 'https://PDP.example.com:8443' })).toBe('https://pdp.example.com:8443');
-    expect(ok(['--public-url', 'http://pdp.example.com'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): must be an https URL, got http:' });
-    expect(ok(['--public-url', 'pdp.example.com'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): "pdp.example.com" is not an absolute URL' });
-    expect(ok(['--public-url', 'https://pdp.example.com/?x=1'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): must not have a query or a fragment' });
-    expect(ok(['--public-url', 'https://u:p@pdp.example.com'])).toEqual({ ok: false, message: '--public-url (ACL_PUBLIC_URL): must not carry credentials' });
-    expect(ok(['--public-url', 'https://pdp.example.com/authz'])).toMatchObject({ ok: false, message: expect.stringContaining('must be scheme, host and port only (no path such as "/authz")') });
+    expect(ok(['--public-url', 'http://pdp.example.com'])).toEqual({
+      ok: false,
+      message: '--public-url (ACL_PUBLIC_URL): must be an https URL, got http:',
+    });
+    expect(ok(['--public-url', 'pdp.example.com'])).toEqual({
+      ok: false,
+      message: '--public-url (ACL_PUBLIC_URL): "pdp.example.com" is not an absolute URL',
+    });
+    expect(ok(['--public-url', 'https://pdp.example.com/?x=1'])).toEqual({
+      ok: false,
+      message: '--public-url (ACL_PUBLIC_URL): must not have a query or a fragment',
+    });
+    expect(ok(['--public-url', 'https://u:p@pdp.example.com'])).toEqual({
+      ok: false,
+      message: '--public-url (ACL_PUBLIC_URL): must not carry credentials',
+    });
+    expect(ok(['--public-url', 'https://pdp.example.com/authz'])).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('must be scheme, host and port only (no path such as "/authz")'),
+    });
     const plain = readConfig(['--manifests', 'm', '--insecure-http', '--public-url', 'http://127.0.0.1:8080'], {});
     expect(plain.ok === true ? plain.config.publicUrl : plain).toBe('http://127.0.0.1:8080');
   });
 
   it('reads the Kubernetes settings from flags and ACL_* variables', () => {
     const r = readConfig(['--tls-secret', 'acl-tls', '--namespaces', ' b, a,b ', '--operator-namespace', 'ops'], {
-      ACL_KUBECONFIG: '/k', ACL_IDENTITY: 'pod-1', ACL_RESYNC_SECONDS: '60', ACL_SERVICE_NAME: 'acl',
+      ACL_KUBECONFIG: '/k',
+      ACL_IDENTITY: 'pod-1',
+      ACL_RESYNC_SECONDS: '60',
+      ACL_SERVICE_NAME: 'acl',
     });
     expect(r).toMatchObject({
       ok: true,
       config: {
-        manifests: undefined, tls: { mode: 'secret', name: 'acl-tls' },
-        kube: { kubeconfig: '/k', namespaces: ['a', 'b'], operatorNamespace: 'ops', serviceName: 'acl', identity: 'pod-1', resyncSeconds: 60 },
+        manifests: undefined,
+        tls: { mode: 'secret', name: 'acl-tls' },
+        kube: {
+          kubeconfig: '/k',
+          namespaces: ['a', 'b'],
+          operatorNamespace: 'ops',
+          serviceName: 'acl',
+          identity: 'pod-1',
+          resyncSeconds: 60,
+        },
       },
     });
   });
 
   it('reads booleans and numbers from the environment', () => {
     const r = readConfig([], { ACL_TLS_SELF_SIGNED: 'true', ACL_MAX_BODY_BYTES: '2048', ACL_MAX_LONG_POLL_SECONDS: '30' });
-    expect(r).toMatchObject({ ok: true, config: { manifests: undefined, tls: { mode: 'self-signed' }, maxBodyBytes: 2048, maxLongPollSeconds: 30 } });
+    expect(r).toMatchObject({
+      ok: true,
+      config: { manifests: undefined, tls: { mode: 'self-signed' }, maxBodyBytes: 2048, maxLongPollSeconds: 30 },
+    });
   });
 
   it('takes a certificate and key pair', () => {
-    expect(readConfig(['--tls-cert', 'c.pem', '--tls-key', 'k.pem'], {})).toMatchObject({ ok: true, config: { tls: { mode: 'files', cert: 'c.pem', key: 'k.pem' } } });
+    expect(readConfig(['--tls-cert', 'c.pem', '--tls-key', 'k.pem'], {})).toMatchObject({
+      ok: true,
+      config: { tls: { mode: 'files', cert: 'c.pem', key: 'k.pem' } },
+    });
   });
 
   it.each([
@@ -116,7 +188,11 @@ describe('parseAddress', () => {
     ['8443', { host: '0.0.0.0', port: 8443 }],
     ['[::1]:8443', { host: '::1', port: 8443 }],
     ['localhost:0', { host: 'localhost', port: 0 }],
-  ])('reads %s', (text, address) => { expect(parseAddress(text)).toEqual(address); });
+  ])('reads %s', (text, address) => {
+    expect(parseAddress(text)).toEqual(address);
+  });
 
-  it.each(['', 'host:', 'host:99999', 'a:b:c'])('refuses %j', (text) => { expect(typeof parseAddress(text)).toBe('string'); });
+  it.each(['', 'host:', 'host:99999', 'a:b:c'])('refuses %j', (text) => {
+    expect(typeof parseAddress(text)).toBe('string');
+  });
 });

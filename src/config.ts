@@ -62,7 +62,10 @@ Kubernetes mode only:
   -h, --help                   Show this help
 `;
 
-export interface Address { readonly host: string; readonly port: number }
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
 
 /** "0.0.0.0:8443", ":8443", "[::1]:8443", "8443" */
 export function parseAddress(text: string): Address | string {
@@ -83,12 +86,18 @@ export function publicUrlOf(text: string, plainHttp: boolean): { ok: true; url: 
   } catch {
     return { ok: false, message: `"${text}" is not an absolute URL` };
   }
-  if (u.protocol !== 'https:' && !(plainHttp && u.protocol === 'http:')) return { ok: false, message: `must be an https URL${plainHttp ? ' (or http, with --insecure-http)' : ''}, got ${u.protocol}` };
-  if (u.search !== '' || u.hash !== '' || text.includes('?') || text.includes('#')) return { ok: false, message: 'must not have a query or a fragment' };
+  if (u.protocol !== 'https:' && !(plainHttp && u.protocol === 'http:'))
+    return { ok: false, message: `must be an https URL${plainHttp ? ' (or http, with --insecure-http)' : ''}, got ${u.protocol}` };
+  if (u.search !== '' || u.hash !== '' || text.includes('?') || text.includes('#'))
+    return { ok: false, message: 'must not have a query or a fragment' };
   if (u.username !== '' || u.password !== '') return { ok: false, message: 'must not carry credentials' };
   // AuthZEN metadata of a PDP identifier with a path lives at /.well-known/authzen-configuration/<path>,
   // which this service reads as the per-tenant form: an identifier is scheme, host and port only.
-  if (u.pathname !== '/' && u.pathname !== '') return { ok: false, message: `must be scheme, host and port only (no path such as ${JSON.stringify(u.pathname)}): AuthZEN clients find the metadata at /.well-known/authzen-configuration of the host` };
+  if (u.pathname !== '/' && u.pathname !== '')
+    return {
+      ok: false,
+      message: `must be scheme, host and port only (no path such as ${JSON.stringify(u.pathname)}): AuthZEN clients find the metadata at /.well-known/authzen-configuration of the host`,
+    };
   return { ok: true, url: u.origin };
 }
 
@@ -101,7 +110,10 @@ export function kubePublicUrl(serviceName: string, namespace: string, port: numb
   return port === 0 ? undefined : `https://${serviceName}.${namespace}.svc${port === 443 ? '' : `:${port}`}`;
 }
 
-const Bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes')]);
+const Bool = z.union([
+  z.boolean(),
+  z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes'),
+]);
 const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const Raw = z.object({
@@ -154,7 +166,12 @@ export interface KubeSettings {
 
 /** Kubernetes settings when no flag or variable sets them. */
 export const DEFAULT_KUBE: KubeSettings = {
-  kubeconfig: undefined, namespaces: undefined, operatorNamespace: undefined, serviceName: 'acl-operator', identity: undefined, resyncSeconds: 300,
+  kubeconfig: undefined,
+  namespaces: undefined,
+  operatorNamespace: undefined,
+  serviceName: 'acl-operator',
+  identity: undefined,
+  resyncSeconds: 300,
 };
 
 export interface Config {
@@ -188,7 +205,10 @@ export const DEFAULT_FOLDER: FolderSettings = { settleMs: 300, maxManifestBytes:
 
 /** Settings of the OPA fleet when no flag or variable sets them. */
 export const DEFAULT_FLEET = {
-  decisionLog: { kind: 'off' }, agentExpirySeconds: 300, maxAgents: 10_000, maxUploadBytes: 4 * 1024 * 1024,
+  decisionLog: { kind: 'off' },
+  agentExpirySeconds: 300,
+  maxAgents: 10_000,
+  maxUploadBytes: 4 * 1024 * 1024,
 } as const satisfies Pick<Config, 'decisionLog' | 'agentExpirySeconds' | 'maxAgents' | 'maxUploadBytes'>;
 
 /** --decision-log: off, stdout (or -), or a file path. */
@@ -200,13 +220,32 @@ export function decisionLogOf(text: string): SinkTarget {
 }
 
 const ENV: Record<keyof z.input<typeof Raw>, string> = {
-  manifests: 'ACL_MANIFESTS', 'state-dir': 'ACL_STATE_DIR', listen: 'ACL_LISTEN', 'ops-listen': 'ACL_OPS_LISTEN',
-  'tls-cert': 'ACL_TLS_CERT', 'tls-key': 'ACL_TLS_KEY', 'tls-self-signed': 'ACL_TLS_SELF_SIGNED', 'insecure-http': 'ACL_INSECURE_HTTP',
-  'public-url': 'ACL_PUBLIC_URL', 'max-body-bytes': 'ACL_MAX_BODY_BYTES', 'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS', 'log-level': 'ACL_LOG_LEVEL',
-  'decision-log': 'ACL_DECISION_LOG', 'agent-expiry-seconds': 'ACL_AGENT_EXPIRY_SECONDS', 'max-agents': 'ACL_MAX_AGENTS', 'max-upload-bytes': 'ACL_MAX_UPLOAD_BYTES',
-  'settle-ms': 'ACL_SETTLE_MS', 'max-manifest-bytes': 'ACL_MAX_MANIFEST_BYTES', 'max-manifest-documents': 'ACL_MAX_MANIFEST_DOCUMENTS',
-  'tls-secret': 'ACL_TLS_SECRET', kubeconfig: 'ACL_KUBECONFIG', namespaces: 'ACL_NAMESPACES', 'operator-namespace': 'ACL_OPERATOR_NAMESPACE',
-  'service-name': 'ACL_SERVICE_NAME', identity: 'ACL_IDENTITY', 'resync-seconds': 'ACL_RESYNC_SECONDS',
+  manifests: 'ACL_MANIFESTS',
+  'state-dir': 'ACL_STATE_DIR',
+  listen: 'ACL_LISTEN',
+  'ops-listen': 'ACL_OPS_LISTEN',
+  'tls-cert': 'ACL_TLS_CERT',
+  'tls-key': 'ACL_TLS_KEY',
+  'tls-self-signed': 'ACL_TLS_SELF_SIGNED',
+  'insecure-http': 'ACL_INSECURE_HTTP',
+  'public-url': 'ACL_PUBLIC_URL',
+  'max-body-bytes': 'ACL_MAX_BODY_BYTES',
+  'max-long-poll-seconds': 'ACL_MAX_LONG_POLL_SECONDS',
+  'log-level': 'ACL_LOG_LEVEL',
+  'decision-log': 'ACL_DECISION_LOG',
+  'agent-expiry-seconds': 'ACL_AGENT_EXPIRY_SECONDS',
+  'max-agents': 'ACL_MAX_AGENTS',
+  'max-upload-bytes': 'ACL_MAX_UPLOAD_BYTES',
+  'settle-ms': 'ACL_SETTLE_MS',
+  'max-manifest-bytes': 'ACL_MAX_MANIFEST_BYTES',
+  'max-manifest-documents': 'ACL_MAX_MANIFEST_DOCUMENTS',
+  'tls-secret': 'ACL_TLS_SECRET',
+  kubeconfig: 'ACL_KUBECONFIG',
+  namespaces: 'ACL_NAMESPACES',
+  'operator-namespace': 'ACL_OPERATOR_NAMESPACE',
+  'service-name': 'ACL_SERVICE_NAME',
+  identity: 'ACL_IDENTITY',
+  'resync-seconds': 'ACL_RESYNC_SECONDS',
 };
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string } | { ok: 'help' };
@@ -218,13 +257,32 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ({ values } = parseArgs({
       args: [...argv],
       options: {
-        manifests: { type: 'string' }, 'state-dir': { type: 'string' }, listen: { type: 'string' }, 'ops-listen': { type: 'string' },
-        'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'tls-self-signed': { type: 'boolean' }, 'insecure-http': { type: 'boolean' },
-        'public-url': { type: 'string' }, 'max-body-bytes': { type: 'string' }, 'max-long-poll-seconds': { type: 'string' }, 'log-level': { type: 'string' },
-        'decision-log': { type: 'string' }, 'agent-expiry-seconds': { type: 'string' }, 'max-agents': { type: 'string' }, 'max-upload-bytes': { type: 'string' },
-        'settle-ms': { type: 'string' }, 'max-manifest-bytes': { type: 'string' }, 'max-manifest-documents': { type: 'string' },
-        'tls-secret': { type: 'string' }, kubeconfig: { type: 'string' }, namespaces: { type: 'string' }, 'operator-namespace': { type: 'string' },
-        'service-name': { type: 'string' }, identity: { type: 'string' }, 'resync-seconds': { type: 'string' },
+        manifests: { type: 'string' },
+        'state-dir': { type: 'string' },
+        listen: { type: 'string' },
+        'ops-listen': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'tls-self-signed': { type: 'boolean' },
+        'insecure-http': { type: 'boolean' },
+        'public-url': { type: 'string' },
+        'max-body-bytes': { type: 'string' },
+        'max-long-poll-seconds': { type: 'string' },
+        'log-level': { type: 'string' },
+        'decision-log': { type: 'string' },
+        'agent-expiry-seconds': { type: 'string' },
+        'max-agents': { type: 'string' },
+        'max-upload-bytes': { type: 'string' },
+        'settle-ms': { type: 'string' },
+        'max-manifest-bytes': { type: 'string' },
+        'max-manifest-documents': { type: 'string' },
+        'tls-secret': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        namespaces: { type: 'string' },
+        'operator-namespace': { type: 'string' },
+        'service-name': { type: 'string' },
+        identity: { type: 'string' },
+        'resync-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -241,7 +299,10 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   }
   const parsed = Raw.safeParse(merged);
   if (!parsed.success) {
-    return { ok: false, message: parsed.error.issues.map((i) => `--${String(i.path[0])} (${ENV[i.path[0] as keyof typeof ENV]}): ${i.message}`).join('; ') };
+    return {
+      ok: false,
+      message: parsed.error.issues.map((i) => `--${String(i.path[0])} (${ENV[i.path[0] as keyof typeof ENV]}): ${i.message}`).join('; '),
+    };
   }
   const r = parsed.data;
   const listen = parseAddress(r.listen);
@@ -249,16 +310,27 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   const opsListen = parseAddress(r['ops-listen']);
   if (typeof opsListen === 'string') return { ok: false, message: `--ops-listen: ${opsListen}` };
   const chosen = [
-    r['tls-cert'] || r['tls-key'] ? 'files' : undefined, r['tls-self-signed'] ? 'self-signed' : undefined,
-    r['insecure-http'] ? 'insecure' : undefined, r['tls-secret'] ? 'secret' : undefined,
+    r['tls-cert'] || r['tls-key'] ? 'files' : undefined,
+    r['tls-self-signed'] ? 'self-signed' : undefined,
+    r['insecure-http'] ? 'insecure' : undefined,
+    r['tls-secret'] ? 'secret' : undefined,
   ].filter(Boolean);
   if (chosen.length === 0) {
-    return { ok: false, message: r.manifests === undefined
-      ? 'the API listener needs TLS: give --tls-secret (a Secret in the operator namespace, created when missing), or --tls-cert and --tls-key, or --insecure-http for plain HTTP'
-      : 'the API listener needs TLS: give --tls-cert and --tls-key, or --tls-self-signed for a generated localhost certificate, or --insecure-http for plain HTTP (local use only)' };
+    return {
+      ok: false,
+      message:
+        r.manifests === undefined
+          ? 'the API listener needs TLS: give --tls-secret (a Secret in the operator namespace, created when missing), or --tls-cert and --tls-key, or --insecure-http for plain HTTP'
+          : 'the API listener needs TLS: give --tls-cert and --tls-key, or --tls-self-signed for a generated localhost certificate, or --insecure-http for plain HTTP (local use only)',
+    };
   }
-  if (chosen.length > 1) return { ok: false, message: `choose one of --tls-cert/--tls-key, --tls-self-signed, --tls-secret and --insecure-http (got ${chosen.join(' and ')})` };
-  if (chosen[0] === 'secret' && r.manifests !== undefined) return { ok: false, message: '--tls-secret is for Kubernetes mode: with --manifests use --tls-cert/--tls-key or --tls-self-signed' };
+  if (chosen.length > 1)
+    return {
+      ok: false,
+      message: `choose one of --tls-cert/--tls-key, --tls-self-signed, --tls-secret and --insecure-http (got ${chosen.join(' and ')})`,
+    };
+  if (chosen[0] === 'secret' && r.manifests !== undefined)
+    return { ok: false, message: '--tls-secret is for Kubernetes mode: with --manifests use --tls-cert/--tls-key or --tls-self-signed' };
   let tls: Tls;
   if (chosen[0] === 'files') {
     if (!r['tls-cert'] || !r['tls-key']) return { ok: false, message: '--tls-cert and --tls-key go together' };
@@ -270,9 +342,20 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   }
   let namespaces: string[] | undefined;
   if (r.namespaces !== undefined && r.namespaces.trim() !== '') {
-    namespaces = [...new Set(r.namespaces.split(',').map((n) => n.trim()).filter((n) => n !== ''))].sort();
+    namespaces = [
+      ...new Set(
+        r.namespaces
+          .split(',')
+          .map((n) => n.trim())
+          .filter((n) => n !== ''),
+      ),
+    ].sort();
     const bad = namespaces.filter((n) => !DnsLabel.safeParse(n).success);
-    if (bad.length > 0) return { ok: false, message: `--namespaces (ACL_NAMESPACES): ${bad.map((n) => JSON.stringify(n)).join(', ')} is not a namespace name` };
+    if (bad.length > 0)
+      return {
+        ok: false,
+        message: `--namespaces (ACL_NAMESPACES): ${bad.map((n) => JSON.stringify(n)).join(', ')} is not a namespace name`,
+      };
   }
   let publicUrl: string | undefined;
   if (r['public-url'] !== undefined) {
@@ -281,15 +364,29 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     publicUrl = checked.url;
   }
   const kube: KubeSettings = {
-    kubeconfig: r.kubeconfig, namespaces, operatorNamespace: r['operator-namespace'], serviceName: r['service-name'],
-    identity: r.identity, resyncSeconds: r['resync-seconds'],
+    kubeconfig: r.kubeconfig,
+    namespaces,
+    operatorNamespace: r['operator-namespace'],
+    serviceName: r['service-name'],
+    identity: r.identity,
+    resyncSeconds: r['resync-seconds'],
   };
   return {
     ok: true,
     config: {
-      manifests: r.manifests, stateDir: r['state-dir'], listen, opsListen, tls,
-      publicUrl, maxBodyBytes: r['max-body-bytes'], maxLongPollSeconds: r['max-long-poll-seconds'], logLevel: r['log-level'],
-      decisionLog: decisionLogOf(r['decision-log']), agentExpirySeconds: r['agent-expiry-seconds'], maxAgents: r['max-agents'], maxUploadBytes: r['max-upload-bytes'],
+      manifests: r.manifests,
+      stateDir: r['state-dir'],
+      listen,
+      opsListen,
+      tls,
+      publicUrl,
+      maxBodyBytes: r['max-body-bytes'],
+      maxLongPollSeconds: r['max-long-poll-seconds'],
+      logLevel: r['log-level'],
+      decisionLog: decisionLogOf(r['decision-log']),
+      agentExpirySeconds: r['agent-expiry-seconds'],
+      maxAgents: r['max-agents'],
+      maxUploadBytes: r['max-upload-bytes'],
       kube,
       folder: { settleMs: r['settle-ms'], maxManifestBytes: r['max-manifest-bytes'], maxManifestDocuments: r['max-manifest-documents'] },
     },

@@ -8,24 +8,47 @@ import { createMetrics } from './metrics.ts';
 import { createStore } from './store/index.ts';
 
 const T0 = Date.parse('2026-11-24T10:00:00Z');
-const entry = (revision: string): BundleReport => ({ name: 'docs', activeRevision: revision, lastActivation: undefined, lastDownload: undefined, error: undefined, httpCode: undefined, stopping: false });
+const entry = (revision: string): BundleReport => ({
+  name: 'docs',
+  activeRevision: revision,
+  lastActivation: undefined,
+  lastDownload: undefined,
+  error: undefined,
+  httpCode: undefined,
+  stopping: false,
+});
 
 describe('the fleet loop', () => {
-  beforeEach(() => { vi.useFakeTimers({ now: T0 }); });
-  afterEach(() => { vi.useRealTimers(); });
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('asks for a Bundle status refresh at most once per interval, however many agents report', async () => {
     const enqueued: ObjectKey[] = [];
     const fleet = startFleet({
-      config: DEFAULT_FLEET, store: createStore(), metrics: createMetrics({ defaultMetrics: false }), log: pino({ level: 'silent' }),
-      now: () => Date.now(), enqueue: (k) => enqueued.push(k),
+      config: DEFAULT_FLEET,
+      store: createStore(),
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: pino({ level: 'silent' }),
+      now: () => Date.now(),
+      enqueue: (k) => enqueued.push(k),
     });
     // 1,000 agents, each reporting every 10 s for a minute, moving from revision 1 to 2 on the way:
     // 6,000 reports, 2,000 of them changing what status shows.
     for (let second = 0; second < 60; second++) {
       for (let i = 0; i < 1000; i++) {
         if (i % 10 !== second % 10) continue;
-        fleet.agents.record({ tenant: 'acme', agentId: `agent-${i}`, version: '1.1.0', clientIp: '10.0.0.1', timeMs: Date.now(), bundles: [entry(second < 30 ? '1' : '2')] });
+        fleet.agents.record({
+          tenant: 'acme',
+          agentId: `agent-${i}`,
+          version: '1.1.0',
+          clientIp: '10.0.0.1',
+          timeMs: Date.now(),
+          bundles: [entry(second < 30 ? '1' : '2')],
+        });
       }
       await vi.advanceTimersByTimeAsync(1000);
     }
@@ -35,7 +58,15 @@ describe('the fleet loop', () => {
     expect(new Set(enqueued.map((k) => `${k.kind}/${k.namespace}/${k.name}`))).toEqual(new Set(['Bundle/acme/docs']));
     // Reports that change nothing status shows ask for nothing.
     enqueued.length = 0;
-    for (let i = 0; i < 1000; i++) fleet.agents.record({ tenant: 'acme', agentId: `agent-${i}`, version: '1.1.0', clientIp: '10.0.0.1', timeMs: Date.now(), bundles: [entry('2')] });
+    for (let i = 0; i < 1000; i++)
+      fleet.agents.record({
+        tenant: 'acme',
+        agentId: `agent-${i}`,
+        version: '1.1.0',
+        clientIp: '10.0.0.1',
+        timeMs: Date.now(),
+        bundles: [entry('2')],
+      });
     await vi.advanceTimersByTimeAsync(STATUS_INTERVAL_MS * 2);
     expect(enqueued).toEqual([]);
     await fleet.stop();
@@ -43,10 +74,22 @@ describe('the fleet loop', () => {
 
   it('gives status a view of the agents that moves only when a refresh fires', async () => {
     const fleet = startFleet({
-      config: DEFAULT_FLEET, store: createStore(), metrics: createMetrics({ defaultMetrics: false }), log: pino({ level: 'silent' }),
-      now: () => Date.now(), enqueue: () => undefined,
+      config: DEFAULT_FLEET,
+      store: createStore(),
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: pino({ level: 'silent' }),
+      now: () => Date.now(),
+      enqueue: () => undefined,
     });
-    const seen = (id: string, revision: string): void => fleet.agents.record({ tenant: 'acme', agentId: id, version: '1.1.0', clientIp: '10.0.0.1', timeMs: Date.now(), bundles: [entry(revision)] });
+    const seen = (id: string, revision: string): void =>
+      fleet.agents.record({
+        tenant: 'acme',
+        agentId: id,
+        version: '1.1.0',
+        clientIp: '10.0.0.1',
+        timeMs: Date.now(),
+        bundles: [entry(revision)],
+      });
     seen('a', '1');
     await vi.advanceTimersByTimeAsync(1);
     expect(fleet.view.summary('acme', 'docs', 1, Date.now())).toMatchObject({ reporting: 1, current: 1 });
@@ -63,10 +106,21 @@ describe('the fleet loop', () => {
   it('notices silence by the clock: an expired agent refreshes its bundle', async () => {
     const enqueued: ObjectKey[] = [];
     const fleet = startFleet({
-      config: { ...DEFAULT_FLEET, agentExpirySeconds: 60 }, store: createStore(), metrics: createMetrics({ defaultMetrics: false }), log: pino({ level: 'silent' }),
-      now: () => Date.now(), enqueue: (k) => enqueued.push(k),
+      config: { ...DEFAULT_FLEET, agentExpirySeconds: 60 },
+      store: createStore(),
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: pino({ level: 'silent' }),
+      now: () => Date.now(),
+      enqueue: (k) => enqueued.push(k),
     });
-    fleet.agents.record({ tenant: 'acme', agentId: 'a', version: '1.1.0', clientIp: '10.0.0.1', timeMs: Date.now(), bundles: [entry('1')] });
+    fleet.agents.record({
+      tenant: 'acme',
+      agentId: 'a',
+      version: '1.1.0',
+      clientIp: '10.0.0.1',
+      timeMs: Date.now(),
+      bundles: [entry('1')],
+    });
     await vi.advanceTimersByTimeAsync(1);
     expect(enqueued).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(59_000);

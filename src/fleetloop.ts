@@ -6,8 +6,17 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { ObjectKey } from './controller/index.ts';
 import {
-  createAgentRegistry, createDecisionSink, createRecentDecisions, MAX_BACKLOG_BYTES, summarize,
-  type Agent, type AgentRegistry, type AgentState, type DecisionSink, type Destination, type RecentDecisions,
+  createAgentRegistry,
+  createDecisionSink,
+  createRecentDecisions,
+  MAX_BACKLOG_BYTES,
+  summarize,
+  type Agent,
+  type AgentRegistry,
+  type AgentState,
+  type DecisionSink,
+  type Destination,
+  type RecentDecisions,
 } from './fleet/index.ts';
 import type { FleetDeps } from './http/index.ts';
 import type { Metrics } from './metrics.ts';
@@ -45,7 +54,8 @@ export function startFleet(o: FleetOptions): Fleet {
   const intervalMs = o.statusIntervalMs ?? STATUS_INTERVAL_MS;
   const windowMs = o.config.agentExpirySeconds * 1000;
   const agents = createAgentRegistry({
-    windowMs, maxAgents: o.config.maxAgents,
+    windowMs,
+    maxAgents: o.config.maxAgents,
     onPropagated: (seconds) => metrics.propagationSeconds.observe(seconds),
     onEvicted: () => metrics.agentsEvicted.inc(),
   });
@@ -56,11 +66,13 @@ export function startFleet(o: FleetOptions): Fleet {
       metrics.decisionLogDropped.inc(lines);
       log.warn({ lines }, `Dropped decision log lines: the decision log fell more than ${MAX_BACKLOG_BYTES / (1024 * 1024)} MB behind`);
     },
-    onError: (err) => log.error({ err, decisionLog: target.kind === 'file' ? target.path : target.kind }, 'Failed to write the decision log'),
+    onError: (err) =>
+      log.error({ err, decisionLog: target.kind === 'file' ? target.path : target.kind }, 'Failed to write the decision log'),
     ...(target.kind === 'stdout' && o.stdout ? { stream: o.stdout } : {}),
   });
 
-  const revisionOf = (tenant: string, bundle: string): number | undefined => store.snapshot().tenants.get(tenant)?.bundles.get(bundle)?.built.revision;
+  const revisionOf = (tenant: string, bundle: string): number | undefined =>
+    store.snapshot().tenants.get(tenant)?.bundles.get(bundle)?.built.revision;
   const gauges = (tenant: string, bundle: string): void => {
     const summary = agents.summary(tenant, bundle, revisionOf(tenant, bundle), now());
     for (const state of STATES) metrics.agents.set({ tenant, bundle, state }, summary[state]);
@@ -113,11 +125,15 @@ export function startFleet(o: FleetOptions): Fleet {
   expiry.unref();
 
   return {
-    agents, recent, sink, maxUploadBytes: o.config.maxUploadBytes,
+    agents,
+    recent,
+    sink,
+    maxUploadBytes: o.config.maxUploadBytes,
     view: {
       windowSeconds: o.config.agentExpirySeconds,
       // Against the revision served now: a new revision shows its agents behind at once.
-      summary: (tenant, bundle, revision) => summarize(shown.get(bundleKey(tenant, bundle)) ?? [], revision === undefined ? undefined : String(revision)),
+      summary: (tenant, bundle, revision) =>
+        summarize(shown.get(bundleKey(tenant, bundle)) ?? [], revision === undefined ? undefined : String(revision)),
     },
     async stop() {
       unsubscribeAgents();

@@ -2,9 +2,23 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 
 export const REDACT_PATHS = [
-  'req.headers.authorization', 'headers.authorization', 'authorization', 'token', '*.token', 'secret.token', 'data.token',
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'token',
+  '*.token',
+  'secret.token',
+  'data.token',
 ];
 
 export function createLogger(level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
-  return pino({ level, base: { service: 'acl-operator' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino(
+    {
+      level,
+      base: { service: 'acl-operator' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
 }

@@ -11,7 +11,14 @@ import type { LongPolls } from './http/index.ts';
 import { createLogger } from './log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { startServing } from './serving.ts';
-import { createFolderSource, createOpaConfigWriter, createThreadReader, openStateFolder, type FolderSource, type StateFolder } from './standalone/index.ts';
+import {
+  createFolderSource,
+  createOpaConfigWriter,
+  createThreadReader,
+  openStateFolder,
+  type FolderSource,
+  type StateFolder,
+} from './standalone/index.ts';
 import { createThreadPacker } from './work/packer.ts';
 import { createWorkerThread } from './work/pool.ts';
 import { bundleKey, createStore, type Store } from './store/index.ts';
@@ -60,7 +67,10 @@ async function watchFolders(dirs: readonly string[], changed: () => void, log: L
   let timer: NodeJS.Timeout | undefined;
   const schedule = (): void => {
     if (timer) return;
-    timer = setTimeout(() => { timer = undefined; changed(); }, 50);
+    timer = setTimeout(() => {
+      timer = undefined;
+      changed();
+    }, 50);
     timer.unref();
   };
   const watchers: FSWatcher[] = [];
@@ -70,12 +80,18 @@ async function watchFolders(dirs: readonly string[], changed: () => void, log: L
     w.on('error', (err) => log.warn({ err, dir }, 'Stopped watching the token files (they are still checked every flush)'));
     watchers.push(w);
   }
-  return { close() { for (const w of watchers) w.close(); if (timer) clearTimeout(timer); } };
+  return {
+    close() {
+      for (const w of watchers) w.close();
+      if (timer) clearTimeout(timer);
+    },
+  };
 }
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  if (config.manifests === undefined) throw new Error('startService is standalone mode and needs config.manifests; Kubernetes mode is startOperator');
+  if (config.manifests === undefined)
+    throw new Error('startService is standalone mode and needs config.manifests; Kubernetes mode is startOperator');
   const log = options.log ?? createLogger(config.logLevel);
   const now = options.now ?? (() => new Date());
   const metrics = createMetrics();
@@ -89,7 +105,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const readingThread = createWorkerThread('acl-manifests');
   const packingThread = createWorkerThread('acl-bundles');
   const source = createFolderSource({
-    dir: config.manifests, state, log: log.child({ module: 'standalone' }),
+    dir: config.manifests,
+    state,
+    log: log.child({ module: 'standalone' }),
     enqueue: (key) => controller?.enqueue(key),
     reader: createThreadReader(readingThread, { maxBytes: folder.maxManifestBytes, maxDocuments: folder.maxManifestDocuments }),
     settleMs: options.settleMs ?? folder.settleMs,
@@ -99,23 +117,44 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...(options.racyWindowMs !== undefined ? { racyWindowMs: options.racyWindowMs } : {}),
   });
   const fleet = startFleet({
-    config, store, metrics, log: log.child({ module: 'fleet' }), now: () => now().getTime(), enqueue: (key) => controller?.enqueue(key),
+    config,
+    store,
+    metrics,
+    log: log.child({ module: 'fleet' }),
+    now: () => now().getTime(),
+    enqueue: (key) => controller?.enqueue(key),
     ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
   controller = createController({
-    objects: source, writer: source.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, agents: fleet.view,
+    objects: source,
+    writer: source.writer,
+    store,
+    log: log.child({ module: 'controller' }),
+    now,
+    metrics: metrics.controller,
+    agents: fleet.view,
     packer: createThreadPacker(packingThread),
     ...(options.random ? { random: options.random } : {}),
   });
   const serving = await startServing({
-    config, store, metrics, log, now, fleet,
+    config,
+    store,
+    metrics,
+    log,
+    now,
+    fleet,
     notReady: () => (ready ? undefined : 'the manifests folder has not been read and built yet'),
   });
 
   for (const a of await state.activity().catch(() => [])) store.activity.restore(bundleKey(a.namespace, a.bundle), a.records);
-  const unreadable = (file: string, message: string): void => { log.warn({ file, error: message }, 'Skipped an unreadable recent-decisions file'); };
-  for (const d of await state.decisions(unreadable).catch((err: unknown) => { log.warn({ err }, 'Could not read the recent decisions'); return []; })) {
+  const unreadable = (file: string, message: string): void => {
+    log.warn({ file, error: message }, 'Skipped an unreadable recent-decisions file');
+  };
+  for (const d of await state.decisions(unreadable).catch((err: unknown) => {
+    log.warn({ err }, 'Could not read the recent decisions');
+    return [];
+  })) {
     fleet.recent.restore(bundleKey(d.namespace, d.bundle), d.decisions);
   }
   await state.clearAgents();
@@ -141,12 +180,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
     const seen = new Set<string>();
     for (const t of snapshot.tenants.values()) {
       for (const b of t.bundles.values()) {
-        const report = agentsReport(fleet.agents, { tenant: t.tenant, connector: b.connector, bundle: b.name, revision: b.built.revision }, nowMs);
+        const report = agentsReport(
+          fleet.agents,
+          { tenant: t.tenant, connector: b.connector, bundle: b.name, revision: b.built.revision },
+          nowMs,
+        );
         const key = bundleKey(t.tenant, b.name);
         if (report.list.length === 0 && !withAgents.has(key)) continue;
         seen.add(key);
         await state.writeAgents(t.tenant, b.name, report.list.length === 0 ? undefined : { ...report });
-        if (report.list.length === 0) withAgents.delete(key); else withAgents.add(key);
+        if (report.list.length === 0) withAgents.delete(key);
+        else withAgents.add(key);
       }
     }
     for (const key of [...withAgents].filter((k) => !seen.has(k))) {
@@ -160,7 +204,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // memory at once, and checked again at every flush in case a watch event was missed.
   const repairTokens = (): void => {
     state.repairTokens().then(
-      (files) => { for (const file of files) log.warn({ file }, 'Rewrote a token file that was deleted or changed'); },
+      (files) => {
+        for (const file of files) log.warn({ file }, 'Rewrote a token file that was deleted or changed');
+      },
       (err: unknown) => log.error({ err }, 'Failed to rewrite token files'),
     );
   };
@@ -203,5 +249,18 @@ export async function startService(config: Config, options: ServiceOptions = {})
     return stopping;
   };
 
-  return { apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, store, state, source, controller, longPolls: serving.longPolls, metrics, fleet, flushActivity, stop };
+  return {
+    apiUrl: api.url,
+    opsUrl: serving.ops.url,
+    caFile: api.caFile,
+    store,
+    state,
+    source,
+    controller,
+    longPolls: serving.longPolls,
+    metrics,
+    fleet,
+    flushActivity,
+    stop,
+  };
 }

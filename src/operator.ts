@@ -93,11 +93,22 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   let controller: Controller | undefined;
   let elector: LeaderElector | undefined;
   const leading = (): boolean => elector?.isLeader() ?? false;
-  log.info({ server: clients.config.getCurrentCluster()?.server, namespaces: config.kube.namespaces ?? 'all', operatorNamespace: namespace, identity }, 'Starting the Kubernetes operator');
+  log.info(
+    {
+      server: clients.config.getCurrentCluster()?.server,
+      namespaces: config.kube.namespaces ?? 'all',
+      operatorNamespace: namespace,
+      identity,
+    },
+    'Starting the Kubernetes operator',
+  );
 
   let tlsSecret: TlsSecret | undefined;
   const kubeSource = createKubeSource({
-    clients, namespaces: config.kube.namespaces, log: log.child({ module: 'kube' }), identity,
+    clients,
+    namespaces: config.kube.namespaces,
+    log: log.child({ module: 'kube' }),
+    identity,
     enqueue: (key) => controller?.enqueue(key),
     onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
     onList: (feed) => metrics.watchLists.inc({ feed }),
@@ -107,12 +118,24 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   });
   if (config.tls.mode === 'secret') {
     tlsSecret = await openTlsSecret({
-      core: clients.core, namespace, name: config.tls.name, serviceName: config.kube.serviceName, dir: join(config.stateDir, 'tls-secret'), log,
-      onCaChange: () => { if (leading()) kubeSource.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets')); },
+      core: clients.core,
+      namespace,
+      name: config.tls.name,
+      serviceName: config.kube.serviceName,
+      dir: join(config.stateDir, 'tls-secret'),
+      log,
+      onCaChange: () => {
+        if (leading()) kubeSource.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets'));
+      },
     });
   }
   const fleet = startFleet({
-    config, store, metrics, log: log.child({ module: 'fleet' }), now: () => now().getTime(), enqueue: (key) => controller?.enqueue(key),
+    config,
+    store,
+    metrics,
+    log: log.child({ module: 'fleet' }),
+    now: () => now().getTime(),
+    enqueue: (key) => controller?.enqueue(key),
     ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
@@ -120,14 +143,27 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   // bundle polls never holds a large bundle's gzip.
   const packingThread = createWorkerThread('acl-bundles');
   controller = createController({
-    objects: kubeSource, writer: kubeSource.writer, store, log: log.child({ module: 'controller' }), now, metrics: metrics.controller, leading, agents: fleet.view,
+    objects: kubeSource,
+    writer: kubeSource.writer,
+    store,
+    log: log.child({ module: 'controller' }),
+    now,
+    metrics: metrics.controller,
+    leading,
+    agents: fleet.view,
     packer: createThreadPacker(packingThread),
     ...(options.random ? { random: options.random } : {}),
   });
   const ctl = controller;
-  const resyncAll = (): void => { for (const key of kubeSource.keys()) ctl.enqueue(key); };
+  const resyncAll = (): void => {
+    for (const key of kubeSource.keys()) ctl.enqueue(key);
+  };
   elector = createLeaderElector({
-    api: clients.coordination, namespace, name: 'acl-operator', identity, log: log.child({ module: 'leader' }),
+    api: clients.coordination,
+    namespace,
+    name: 'acl-operator',
+    identity,
+    log: log.child({ module: 'leader' }),
     ...(options.leaseSeconds !== undefined ? { leaseSeconds: options.leaseSeconds } : {}),
     ...(options.renewMs !== undefined ? { renewMs: options.renewMs } : {}),
     ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
@@ -145,14 +181,26 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   const podName = process.env['POD_NAME'];
   const podUid = process.env['POD_UID'];
   const sharing: AgentSharing = createAgentSharing({
-    clients, namespace, identity, registry: fleet.agents, log: log.child({ module: 'agents' }), now: () => now().getTime(), leading,
+    clients,
+    namespace,
+    identity,
+    registry: fleet.agents,
+    log: log.child({ module: 'agents' }),
+    now: () => now().getTime(),
+    leading,
     ...(podName && podUid && podName === identity ? { pod: { name: podName, uid: podUid } } : {}),
     ...(options.agentPublishIntervalMs !== undefined ? { publishIntervalMs: options.agentPublishIntervalMs } : {}),
     ...(options.agentHeartbeatMs !== undefined ? { heartbeatMs: options.agentHeartbeatMs } : {}),
   });
   const serving = await startServing({
-    config, store, metrics, log, now, fleet,
-    notReady: () => (ready ? undefined : 'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet'),
+    config,
+    store,
+    metrics,
+    log,
+    now,
+    fleet,
+    notReady: () =>
+      ready ? undefined : 'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet',
     ...publicUrlOption(kubePublicUrl(config.kube.serviceName, namespace, config.listen.port)),
   });
   let api: Awaited<ReturnType<typeof serving.listenApi>> | undefined;
@@ -217,6 +265,17 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   };
 
   return {
-    apiUrl: api.url, opsUrl: serving.ops.url, caFile: api.caFile, identity, store, source: kubeSource, controller, elector, metrics, fleet, flushActivity, stop,
+    apiUrl: api.url,
+    opsUrl: serving.ops.url,
+    caFile: api.caFile,
+    identity,
+    store,
+    source: kubeSource,
+    controller,
+    elector,
+    metrics,
+    fleet,
+    flushActivity,
+    stop,
   };
 }

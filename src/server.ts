@@ -23,16 +23,34 @@ export interface Listening {
  * A self-signed certificate (EC P-256, one year). Marked as a CA so that clients can trust it
  * directly (curl --cacert, OPA ca_cert).
  */
-export async function selfSignedCertificate(o: { commonName: string; organization: string; dnsNames: readonly string[]; ips?: readonly string[]; now: Date }): Promise<{ cert: string; private: string }> {
-  return generate([{ name: 'commonName', value: o.commonName }, { name: 'organizationName', value: o.organization }], {
-    keyType: 'ec', algorithm: 'sha256', notBeforeDate: new Date(o.now.getTime() - 60_000), notAfterDate: new Date(o.now.getTime() + 365 * 86_400_000),
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [...o.dnsNames.map((value) => ({ type: 2 as const, value })), ...(o.ips ?? []).map((ip) => ({ type: 7 as const, ip }))] },
+export async function selfSignedCertificate(o: {
+  commonName: string;
+  organization: string;
+  dnsNames: readonly string[];
+  ips?: readonly string[];
+  now: Date;
+}): Promise<{ cert: string; private: string }> {
+  return generate(
+    [
+      { name: 'commonName', value: o.commonName },
+      { name: 'organizationName', value: o.organization },
     ],
-  });
+    {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      notBeforeDate: new Date(o.now.getTime() - 60_000),
+      notAfterDate: new Date(o.now.getTime() + 365 * 86_400_000),
+      extensions: [
+        { name: 'basicConstraints', cA: true, critical: true },
+        { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
+        { name: 'extKeyUsage', serverAuth: true },
+        {
+          name: 'subjectAltName',
+          altNames: [...o.dnsNames.map((value) => ({ type: 2 as const, value })), ...(o.ips ?? []).map((ip) => ({ type: 7 as const, ip }))],
+        },
+      ],
+    },
+  );
 }
 
 /** A self-signed certificate for localhost, 127.0.0.1 and ::1, made once and kept in `<dir>`. */
@@ -47,7 +65,13 @@ export async function ensureSelfSigned(dir: string, log: Logger, now = new Date(
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const pems = await selfSignedCertificate({ commonName: 'localhost', organization: 'acl-operator standalone', dnsNames: ['localhost'], ips: ['127.0.0.1', '::1'], now });
+  const pems = await selfSignedCertificate({
+    commonName: 'localhost',
+    organization: 'acl-operator standalone',
+    dnsNames: ['localhost'],
+    ips: ['127.0.0.1', '::1'],
+    now,
+  });
   await mkdir(dir, { recursive: true });
   await writeFile(key, pems.private, { mode: 0o600 });
   await writeFile(cert, pems.cert, { mode: 0o644 });
@@ -88,7 +112,10 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
   let caFile: string | undefined;
   if (tls.mode === 'insecure') {
     server = createHttpServer(app);
-    log.warn({ listen: `${options.address.host}:${options.address.port}` }, 'Serving the API over plain HTTP: tokens and API keys cross the network in clear text; use only on localhost');
+    log.warn(
+      { listen: `${options.address.host}:${options.address.port}` },
+      'Serving the API over plain HTTP: tokens and API keys cross the network in clear text; use only on localhost',
+    );
   } else {
     if (tls.mode === 'secret') throw new Error('listenApi needs the TLS Secret written to files first (Kubernetes mode does it)');
     const files = tls.mode === 'files' ? tls : await ensureSelfSigned(join(options.stateDir, 'tls'), log);
@@ -102,11 +129,13 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
       watcher = watch(dirname(files.cert), () => {
         if (timer) clearTimeout(timer);
         timer = setTimeout(() => {
-          read().then((pair) => {
-            createSecureContext(pair); // throws on a mismatched or broken pair
-            https.setSecureContext(pair);
-            log.info({ cert: basename(files.cert) }, 'Reloaded the TLS certificate');
-          }).catch((err: unknown) => log.error({ err, cert: files.cert }, 'Kept the previous TLS certificate: the new files do not load'));
+          read()
+            .then((pair) => {
+              createSecureContext(pair); // throws on a mismatched or broken pair
+              https.setSecureContext(pair);
+              log.info({ cert: basename(files.cert) }, 'Reloaded the TLS certificate');
+            })
+            .catch((err: unknown) => log.error({ err, cert: files.cert }, 'Kept the previous TLS certificate: the new files do not load'));
         }, 200);
       });
     }
@@ -116,7 +145,14 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
   server.keepAliveTimeout = 65_000;
   const port = await listen(server, options.address);
   const scheme = tls.mode === 'insecure' ? 'http' : 'https';
-  return { server, url: `${scheme}://${hostForUrl(options.address.host)}:${port}`, caFile, close: () => { watcher?.close(); } };
+  return {
+    server,
+    url: `${scheme}://${hostForUrl(options.address.host)}:${port}`,
+    caFile,
+    close: () => {
+      watcher?.close();
+    },
+  };
 }
 
 export async function listenOps(app: RequestListener, address: Address): Promise<Listening> {

@@ -55,7 +55,13 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
     async listenApi(tls) {
       api = await listenApi(
         createApiHandler({
-          store, longPolls, metrics, log: log.child({ module: 'http' }), now: () => o.now().getTime(), maxBodyBytes: config.maxBodyBytes, maxWaitSeconds: config.maxLongPollSeconds,
+          store,
+          longPolls,
+          metrics,
+          log: log.child({ module: 'http' }),
+          now: () => o.now().getTime(),
+          maxBodyBytes: config.maxBodyBytes,
+          maxWaitSeconds: config.maxLongPollSeconds,
           publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
           fleet: o.fleet,
         }),
@@ -75,7 +81,10 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
       api.close();
     },
     async closeOps() {
-      await new Promise<void>((resolve) => { ops.server.close(() => resolve()); ops.server.closeAllConnections(); });
+      await new Promise<void>((resolve) => {
+        ops.server.close(() => resolve());
+        ops.server.closeAllConnections();
+      });
     },
   };
 }

@@ -26,7 +26,10 @@ function compare(rules: readonly RuleModel[], inputs: readonly unknown[]): strin
 
 describe('compiled closures agree with the CEL library evaluator', () => {
   it('on every conformance rule for every recorded input', () => {
-    const mismatches = compare(conformanceRules(), conformanceVectors().map((v) => v.input));
+    const mismatches = compare(
+      conformanceRules(),
+      conformanceVectors().map((v) => v.input),
+    );
     expect(mismatches.slice(0, 10)).toEqual([]);
   });
 

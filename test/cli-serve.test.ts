@@ -16,7 +16,24 @@ let banner = '';
 let exit: Promise<number | null>;
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [CLI, '--manifests', 'examples', '--state-dir', state, '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--log-level', 'warn'], { cwd: ROOT });
+  child = spawn(
+    process.execPath,
+    [
+      CLI,
+      '--manifests',
+      'examples',
+      '--state-dir',
+      state,
+      '--insecure-http',
+      '--listen',
+      '127.0.0.1:0',
+      '--ops-listen',
+      '127.0.0.1:0',
+      '--log-level',
+      'warn',
+    ],
+    { cwd: ROOT },
+  );
   exit = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     child.stderr.on('data', (chunk: Buffer) => {
@@ -45,25 +62,40 @@ describe('acl-operator serve', () => {
     expect(banner).toMatch(/API +http:\/\/127\.0\.0\.1:\d+ +\(plain HTTP\)/);
     expect(banner).toContain(`token file (OPA token_path)  ${join(state, 'tokens', 'acme', 'gateways')}`);
     expect(banner).toContain('One OPA per bundle');
-    const expected = [['acme', 'gateways', 'gateway-all-v1'], ['acme', 'gateways', 'gateway-documents'], ['records', 'record-services', 'records']] as const;
+    const expected = [
+      ['acme', 'gateways', 'gateway-all-v1'],
+      ['acme', 'gateways', 'gateway-documents'],
+      ['records', 'record-services', 'records'],
+    ] as const;
     for (const [tenant, connector, bundle] of expected) {
       const opaFile = join(state, 'opa', tenant, `${bundle}.yaml`);
       expect(banner).toContain(`bundle ${bundle}: opa run --server --config-file ${opaFile}`);
       const config = parse(readFileSync(opaFile, 'utf8')) as {
         services: Record<string, { url: string; credentials: { bearer: { token_path: string } } }>;
         bundles: Record<string, { service: string; resource: string; polling: Record<string, number> }>;
-        status: unknown; decision_logs: unknown;
+        status: unknown;
+        decision_logs: unknown;
       };
       // Exactly one bundle: two of ours in one OPA would overlap on roots ["acl"].
       expect(Object.keys(config.bundles)).toEqual([bundle]);
-      expect(config.services['acl']?.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${tenant}/connectors/policyagent/${connector}$`));
+      expect(config.services['acl']?.url).toMatch(
+        new RegExp(`^http://127\\.0\\.0\\.1:\\d+/${tenant}/connectors/policyagent/${connector}$`),
+      );
       expect(config.services['acl']?.credentials.bearer.token_path).toBe(join(state, 'tokens', tenant, connector));
-      expect(config.bundles[bundle]).toMatchObject({ service: 'acl', resource: `bundles/${bundle}`, polling: { long_polling_timeout_seconds: 60 } });
+      expect(config.bundles[bundle]).toMatchObject({
+        service: 'acl',
+        resource: `bundles/${bundle}`,
+        polling: { long_polling_timeout_seconds: 60 },
+      });
       expect(config.status).toEqual({ service: 'acl' });
       expect(config.decision_logs).toMatchObject({ service: 'acl' });
     }
-    expect(readdirSync(join(state, 'opa'), { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).sort())
-      .toEqual(expected.map(([tenant, , bundle]) => join(tenant, `${bundle}.yaml`)).sort());
+    expect(
+      readdirSync(join(state, 'opa'), { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort(),
+    ).toEqual(expected.map(([tenant, , bundle]) => join(tenant, `${bundle}.yaml`)).sort());
   });
 
   it('prints a decision curl that works when pasted', () => {
@@ -97,7 +129,10 @@ describe('acl-operator serve', () => {
     expect(r.stdout).toMatch(/acme +gateway-documents +gateways +Ready +1 +4 +0\/0 +Unknown +sha256:/);
     expect(r.stdout).toContain('One OPA per bundle');
     expect(r.stdout).toContain('No problems in the manifests folder.');
-    const rule = spawnSync(process.execPath, [CLI, 'status', '--state-dir', state, '--rule', 'acme/team-documents'], { cwd: ROOT, encoding: 'utf8' });
+    const rule = spawnSync(process.execPath, [CLI, 'status', '--state-dir', state, '--rule', 'acme/team-documents'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(rule.stdout).toContain('Translation  Current (generation 1)');
     expect(rule.stdout).toContain('input.principal.team == input.resource.team');
   });
@@ -118,7 +153,10 @@ describe('acl-operator serve refuses bad setups', () => {
     [['--manifests', 'examples', '--tls-secret', 'x'], /--tls-secret is for Kubernetes mode/],
     [['--tls-self-signed', '--tls-secret', 'x'], /choose one of/],
     [['--insecure-http', '--namespaces', 'acme,Bad_Name'], /"Bad_Name" is not a namespace name/],
-    [['--manifests', 'examples', '--insecure-http', '--decision-log', '/no/such/folder/decisions.log'], /--decision-log \/no\/such\/folder\/decisions\.log: ENOENT/],
+    [
+      ['--manifests', 'examples', '--insecure-http', '--decision-log', '/no/such/folder/decisions.log'],
+      /--decision-log \/no\/such\/folder\/decisions\.log: ENOENT/,
+    ],
     [['--manifests', 'examples', '--insecure-http', '--decision-log', '/tmp'], /--decision-log \/tmp: EISDIR/],
   ])('%j', (args, message, status = 2) => {
     // No cluster in sight: no KUBECONFIG, and a HOME without .kube/config.
@@ -138,10 +176,29 @@ describe('acl-operator serve refuses bad setups', () => {
 describe('acl-operator serve --decision-log stdout', () => {
   it('writes decision lines and log lines to stdout, each line whole', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acl-serve-log-'));
-    const proc = spawn(process.execPath, [CLI, '--manifests', 'examples', '--state-dir', join(dir, 'state'), '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--decision-log', 'stdout'], { cwd: ROOT });
+    const proc = spawn(
+      process.execPath,
+      [
+        CLI,
+        '--manifests',
+        'examples',
+        '--state-dir',
+        join(dir, 'state'),
+        '--insecure-http',
+        '--listen',
+        '127.0.0.1:0',
+        '--ops-listen',
+        '127.0.0.1:0',
+        '--decision-log',
+        'stdout',
+      ],
+      { cwd: ROOT },
+    );
     let out = '';
     let err = '';
-    proc.stdout.on('data', (c: Buffer) => { out += c.toString('utf8'); });
+    proc.stdout.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+    });
     const url = await new Promise<string>((resolve, reject) => {
       proc.stderr.on('data', (c: Buffer) => {
         err += c.toString('utf8');
@@ -151,15 +208,25 @@ describe('acl-operator serve --decision-log stdout', () => {
       proc.on('exit', (code) => reject(new Error(`exited with ${String(code)}: ${err}`)));
     });
     const res = await fetch(`${url}/authorization`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer acme-example-key-for-local-use-only' },
-      body: JSON.stringify({ subject: { type: 'user', id: 'alice', properties: { team: 'blue' } }, action: 'read', resource: { type: 'document', id: 'd1', properties: { team: 'blue' } } }),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer acme-example-key-for-local-use-only' },
+      body: JSON.stringify({
+        subject: { type: 'user', id: 'alice', properties: { team: 'blue' } },
+        action: 'read',
+        resource: { type: 'document', id: 'd1', properties: { team: 'blue' } },
+      }),
     });
     expect(res.status).toBe(200);
     const exited = new Promise((resolve) => proc.on('exit', resolve));
     proc.kill('SIGTERM');
     await exited;
-    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.filter((l) => l['stream'] === 'decisions')).toMatchObject([{ tenant: 'acme', source: 'service', decision: 'allow', policyId: 'acme/team-documents' }]);
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l['stream'] === 'decisions')).toMatchObject([
+      { tenant: 'acme', source: 'service', decision: 'allow', policyId: 'acme/team-documents' },
+    ]);
     expect(lines.some((l) => l['msg'] === 'Serving')).toBe(true);
     rmSync(dir, { recursive: true, force: true });
   });

@@ -50,11 +50,14 @@ describe('acl-operator render', () => {
     const dir = join(tmp, 'bad');
     rmSync(dir, { recursive: true, force: true });
     spawnSync('mkdir', ['-p', dir]);
-    writeFileSync(join(dir, 'rules.yaml'), [
-      'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: good, namespace: t}\nspec: {state: Enforced, subjectType: user, actions: [read], resourceType: doc}',
-      'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: bad, namespace: t}\nspec: {state: Enforced, subjectType: user, actions: [read], resourceType: doc, condition: "principal.a + 1 > 2"}',
-      'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Bundle\nmetadata: {name: b, namespace: t}\nspec: {connector: nobody}',
-    ].join('\n---\n'));
+    writeFileSync(
+      join(dir, 'rules.yaml'),
+      [
+        'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: good, namespace: t}\nspec: {state: Enforced, subjectType: user, actions: [read], resourceType: doc}',
+        'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: bad, namespace: t}\nspec: {state: Enforced, subjectType: user, actions: [read], resourceType: doc, condition: "principal.a + 1 > 2"}',
+        'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Bundle\nmetadata: {name: b, namespace: t}\nspec: {connector: nobody}',
+      ].join('\n---\n'),
+    );
     const r = cli('render', '--manifests', dir, '--no-rego');
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('Rule t/bad is Invalid: addition "+" is not supported (at line 1, column 13)');

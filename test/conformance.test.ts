@@ -17,7 +17,9 @@ describe('recorded OPA conformance corpus', () => {
   });
 
   it('holds only numbers a double represents exactly, so OPA and the evaluator read the same values', () => {
-    const lines = readFileSync(join(CONFORMANCE_DIR, 'vectors.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+    const lines = readFileSync(join(CONFORMANCE_DIR, 'vectors.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const refused = lines.map((l, i) => [i + 1, parseExactJson(l)] as const).filter(([, r]) => !r.ok);
     expect(refused).toEqual([]);
   });
@@ -30,11 +32,16 @@ describe('recorded OPA conformance corpus', () => {
     const mismatches: string[] = [];
     for (const v of vectors) {
       const input = toDecisionInput(v.input);
-      if (typeof input === 'string') { mismatches.push(`line ${v.line}: ${input}`); continue; }
+      if (typeof input === 'string') {
+        mismatches.push(`line ${v.line}: ${input}`);
+        continue;
+      }
       const matches = matchingRules(index, input);
       const decision = decide(index, input);
       if (decision.allow !== v.allow || JSON.stringify(matches) !== JSON.stringify(v.matches)) {
-        mismatches.push(`line ${v.line}: allow ${decision.allow} (recorded ${v.allow}), matches ${JSON.stringify(matches)} (recorded ${JSON.stringify(v.matches)})`);
+        mismatches.push(
+          `line ${v.line}: allow ${decision.allow} (recorded ${v.allow}), matches ${JSON.stringify(matches)} (recorded ${JSON.stringify(v.matches)})`,
+        );
       }
     }
     expect(mismatches.slice(0, 20)).toEqual([]);

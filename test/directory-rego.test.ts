@@ -4,8 +4,19 @@
 // given the same directory. Also pins what the extract holds: only the keys the rules read.
 import { describe, expect, it } from 'vitest';
 import {
-  buildDirectory, buildIndex, compileRule, decide, pathsOf, toDecisionInput, translate,
-  type DecisionInput, type DirectoryEntity, type EntityDirectory, type Json, type RegoVersion, type RuleModel,
+  buildDirectory,
+  buildIndex,
+  compileRule,
+  decide,
+  pathsOf,
+  toDecisionInput,
+  translate,
+  type DecisionInput,
+  type DirectoryEntity,
+  type EntityDirectory,
+  type Json,
+  type RegoVersion,
+  type RuleModel,
 } from '../src/policy/index.ts';
 import { directoryRules, directoryValues, generateDirectory, generateInputs } from './support/corpus.ts';
 import { loadPolicy, RegoModelError, type Value } from './support/rego-model.ts';
@@ -65,7 +76,8 @@ describe('the generated directory and requests', () => {
   it('are varied enough to mean something', () => {
     expect(cases.length).toBe(rules.length * INPUTS_PER_RULE);
     expect(directory.size).toBeGreaterThan(50);
-    const known = (e: Json | undefined, type: Json | undefined): boolean => typeof e === 'string' && typeof type === 'string' && directory.get(type, e) !== undefined;
+    const known = (e: Json | undefined, type: Json | undefined): boolean =>
+      typeof e === 'string' && typeof type === 'string' && directory.get(type, e) !== undefined;
     const principals = cases.filter((c) => known(c.input.principal['id'], c.input.principal['type'])).length;
     const resources = cases.filter((c) => known(c.input.resource['id'], c.input.resource['type'])).length;
     // Entities the directory knows, and ones it does not (unknown ids, ids that are not strings).
@@ -116,7 +128,9 @@ describe('OPA (the model) on the translated rules with the directory decides lik
     });
 
     it(`for a bundle of each rule alone, with its own pruned extract (Rego v${v})`, () => {
-      const mismatches = rules.flatMap((rule) => disagreements(translate([rule], { regoVersion: v, directory }), [rule], directory, cases).map((m) => `${rule.name}: ${m}`));
+      const mismatches = rules.flatMap((rule) =>
+        disagreements(translate([rule], { regoVersion: v, directory }), [rule], directory, cases).map((m) => `${rule.name}: ${m}`),
+      );
       expect(mismatches.slice(0, 10)).toEqual([]);
     });
   }
@@ -128,13 +142,43 @@ describe('OPA (the model) on the translated rules with the directory decides lik
 describe('each way a request meets the directory', () => {
   const handRules = [
     ruleModelFor('roles', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: '"admin" in principal.roles' }),
-    ruleModelFor('owner-soft', { subjectType: 'user', actions: ['delete'], resourceType: 'record', condition: 'resource.owner == principal.id && actionProperties.soft == true' }),
-    ruleModelFor('whole', { subjectType: 'user', actions: ['list'], resourceType: 'record', condition: 'size(principal) == 4 && "dept" in resource' }),
+    ruleModelFor('owner-soft', {
+      subjectType: 'user',
+      actions: ['delete'],
+      resourceType: 'record',
+      condition: 'resource.owner == principal.id && actionProperties.soft == true',
+    }),
+    ruleModelFor('whole', {
+      subjectType: 'user',
+      actions: ['list'],
+      resourceType: 'record',
+      condition: 'size(principal) == 4 && "dept" in resource',
+    }),
     ruleModelFor('tier', { subjectType: 'group', actions: ['read'], resourceType: 'record', condition: 'principal.tier == "gold"' }),
-    ruleModelFor('members', { subjectType: 'user', actions: ['join'], resourceType: 'group', condition: 'principal.id in resource.members' }),
-    ruleModelFor('no-props', { subjectType: 'user', actions: ['archive'], resourceType: 'record', condition: 'size(actionProperties) == 0' }),
-    ruleModelFor('soft-key', { subjectType: 'user', actions: ['purge'], resourceType: 'record', condition: '"soft" in actionProperties && !("hard" in actionProperties)' }),
-    ruleModelFor('quoted', { subjectType: 'user', actions: ['tag'], resourceType: 'record', condition: 'principal["x-y"] == false && principal.nested.a[1] == null' }),
+    ruleModelFor('members', {
+      subjectType: 'user',
+      actions: ['join'],
+      resourceType: 'group',
+      condition: 'principal.id in resource.members',
+    }),
+    ruleModelFor('no-props', {
+      subjectType: 'user',
+      actions: ['archive'],
+      resourceType: 'record',
+      condition: 'size(actionProperties) == 0',
+    }),
+    ruleModelFor('soft-key', {
+      subjectType: 'user',
+      actions: ['purge'],
+      resourceType: 'record',
+      condition: '"soft" in actionProperties && !("hard" in actionProperties)',
+    }),
+    ruleModelFor('quoted', {
+      subjectType: 'user',
+      actions: ['tag'],
+      resourceType: 'record',
+      condition: 'principal["x-y"] == false && principal.nested.a[1] == null',
+    }),
   ];
   const handDirectory = buildDirectory([
     { type: 'user', id: 'alice', properties: { roles: ['admin'], email: 'a@x', 'x-y': false, nested: { a: [1, null] } } },
@@ -144,9 +188,17 @@ describe('each way a request meets the directory', () => {
     { type: 'group', id: 'g1', properties: { tier: 'gold', members: ['alice'] } },
     { type: 'group', id: 'alice', properties: { tier: 'gold' } },
   ]);
-  const user = (id: Json | undefined, extra: Record<string, Json> = {}): Record<string, Json> => ({ type: 'user', ...(id === undefined ? {} : { id }), ...extra });
-  const req = (principal: Record<string, Json>, action: string, resource: Record<string, Json>, actionProperties?: Record<string, Json>): unknown =>
-    ({ principal, action, resource, ...(actionProperties === undefined ? {} : { actionProperties }) });
+  const user = (id: Json | undefined, extra: Record<string, Json> = {}): Record<string, Json> => ({
+    type: 'user',
+    ...(id === undefined ? {} : { id }),
+    ...extra,
+  });
+  const req = (
+    principal: Record<string, Json>,
+    action: string,
+    resource: Record<string, Json>,
+    actionProperties?: Record<string, Json>,
+  ): unknown => ({ principal, action, resource, ...(actionProperties === undefined ? {} : { actionProperties }) });
   // [what, request, allowed]
   const table: [string, unknown, boolean][] = [
     ['the directory supplies a missing key', req(user('alice'), 'read', { type: 'record', id: 'r9' }), true],
@@ -157,10 +209,22 @@ describe('each way a request meets the directory', () => {
     ['an id that is absent', req(user(undefined), 'read', { type: 'record' }), false],
     ['an id of another type', req({ type: 'user', id: 'g1' }, 'read', { type: 'record' }), false],
     ['a unicode id', req(user('ünï😀'), 'read', { type: 'record' }), true],
-    ['both entities from the directory, with the action property', req(user('bob'), 'delete', { type: 'record', id: 'r1' }, { soft: true }), true],
+    [
+      'both entities from the directory, with the action property',
+      req(user('bob'), 'delete', { type: 'record', id: 'r1' }, { soft: true }),
+      true,
+    ],
     ['both entities from the directory, without it', req(user('bob'), 'delete', { type: 'record', id: 'r1' }), false],
-    ['the request overrides the resource owner', req(user('bob'), 'delete', { type: 'record', id: 'r1', owner: 'alice' }, { soft: true }), false],
-    ['a whole principal counts the directory keys (type, id, email and one more)', req(user('bob', { extra: 1 }), 'list', { type: 'record', id: 'r1' }), true],
+    [
+      'the request overrides the resource owner',
+      req(user('bob'), 'delete', { type: 'record', id: 'r1', owner: 'alice' }, { soft: true }),
+      false,
+    ],
+    [
+      'a whole principal counts the directory keys (type, id, email and one more)',
+      req(user('bob', { extra: 1 }), 'list', { type: 'record', id: 'r1' }),
+      true,
+    ],
     ['a whole principal without them', req(user('carol', { extra: 1 }), 'list', { type: 'record', id: 'r1' }), false],
     ['a collision adds no key', req(user('bob', { email: 'other' }), 'list', { type: 'record', id: 'r1' }), false],
     ['"dept" in resource holds for a null directory value', req(user('bob', { n: 1 }), 'list', { type: 'record', id: 'r1' }), true],
@@ -179,7 +243,9 @@ describe('each way a request meets the directory', () => {
 
   it('the evaluator decides each as expected', () => {
     const index = buildIndex('acme', handRules.map(compileRule));
-    expect(table.map(([what, doc]) => [what, decide(index, caseOf(doc).input, handDirectory).allow])).toEqual(table.map(([what, , allow]) => [what, allow]));
+    expect(table.map(([what, doc]) => [what, decide(index, caseOf(doc).input, handDirectory).allow])).toEqual(
+      table.map(([what, , allow]) => [what, allow]),
+    );
   });
 
   for (const v of VERSIONS) {
@@ -194,11 +260,17 @@ describe('each way a request meets the directory', () => {
 // Pruning: the extract holds the keys the rules read, and nothing when they read nothing it has.
 
 /** The extract an independent reading of the rules expects: per type, the keys read (all for a whole read). */
-function expectedExtract(ruleSet: readonly RuleModel[], all: readonly DirectoryEntity[]): Record<string, Record<string, Record<string, Json>>> {
+function expectedExtract(
+  ruleSet: readonly RuleModel[],
+  all: readonly DirectoryEntity[],
+): Record<string, Record<string, Record<string, Json>>> {
   const wanted = new Map<string, Set<string> | 'all'>();
   const want = (type: string, key: string | number | undefined): void => {
     if (wanted.get(type) === 'all') return;
-    if (key === undefined) { wanted.set(type, 'all'); return; }
+    if (key === undefined) {
+      wanted.set(type, 'all');
+      return;
+    }
     if (typeof key !== 'string' || key === 'type' || key === 'id') return;
     const s = (wanted.get(type) ?? new Set<string>()) as Set<string>;
     s.add(key);
@@ -249,7 +321,9 @@ describe('the embedded directory', () => {
   }
 
   it('leaves out a property no rule reads, and entities without any it does', () => {
-    const only = [ruleModelFor('roles', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: '"admin" in principal.roles' })];
+    const only = [
+      ruleModelFor('roles', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: '"admin" in principal.roles' }),
+    ];
     const dir = buildDirectory([
       { type: 'user', id: 'alice', properties: { roles: ['admin'], email: 'a@x' } },
       { type: 'user', id: 'bob', properties: { email: 'b@x' } },
@@ -262,8 +336,12 @@ describe('the embedded directory', () => {
       expect(embedded(rego)).toEqual({ user: { alice: { roles: ['admin'] } } });
     }
     // A whole read of the principal takes every property of its type.
-    const whole = [ruleModelFor('whole', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: 'size(principal) > 3' })];
-    expect(embedded(translate(whole, { regoVersion: 0, directory: dir }))).toEqual({ user: { alice: { roles: ['admin'], email: 'a@x' }, bob: { email: 'b@x' } } });
+    const whole = [
+      ruleModelFor('whole', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: 'size(principal) > 3' }),
+    ];
+    expect(embedded(translate(whole, { regoVersion: 0, directory: dir }))).toEqual({
+      user: { alice: { roles: ['admin'], email: 'a@x' }, bob: { email: 'b@x' } },
+    });
   });
 
   it('is omitted entirely, the Rego unchanged, when the rules read nothing the directory has', () => {
@@ -272,10 +350,34 @@ describe('the embedded directory', () => {
       { type: 'record', id: 'r1', properties: { owner: 'alice' } },
     ]);
     const sets: RuleModel[][] = [
-      [ruleModelFor('ctx', { subjectType: 'user', resourceType: 'record', condition: 'context.ip == "1" && actionProperties.soft == true && size(actionProperties) == 0' })],
-      [ruleModelFor('missing-key', { subjectType: 'user', resourceType: 'record', condition: 'principal.team == "x" && resource.roles == 1' })],
-      [ruleModelFor('ids', { subjectType: 'user', resourceType: 'record', condition: 'principal.id == resource.id && principal.type == "user"' })],
-      [ruleModelFor('other-type', { subjectType: 'robot', resourceType: 'document', condition: 'size(principal) == 1 && "owner" in resource' })],
+      [
+        ruleModelFor('ctx', {
+          subjectType: 'user',
+          resourceType: 'record',
+          condition: 'context.ip == "1" && actionProperties.soft == true && size(actionProperties) == 0',
+        }),
+      ],
+      [
+        ruleModelFor('missing-key', {
+          subjectType: 'user',
+          resourceType: 'record',
+          condition: 'principal.team == "x" && resource.roles == 1',
+        }),
+      ],
+      [
+        ruleModelFor('ids', {
+          subjectType: 'user',
+          resourceType: 'record',
+          condition: 'principal.id == resource.id && principal.type == "user"',
+        }),
+      ],
+      [
+        ruleModelFor('other-type', {
+          subjectType: 'robot',
+          resourceType: 'document',
+          condition: 'size(principal) == 1 && "owner" in resource',
+        }),
+      ],
       [ruleModelFor('no-condition', { subjectType: 'user', resourceType: 'record' })],
     ];
     for (const set of sets) {
@@ -345,13 +447,19 @@ describe('a translation that merged wrongly', () => {
 // Before that fix the evaluator kept "\uD800", never found it, and disagreed with OPA.
 
 describe('a directory id with a lone surrogate', () => {
-  const rule = ruleModelFor('roles', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: '"admin" in principal.roles' });
+  const rule = ruleModelFor('roles', {
+    subjectType: 'user',
+    actions: ['read'],
+    resourceType: 'record',
+    condition: '"admin" in principal.roles',
+  });
   const dir = buildDirectory([{ type: 'user', id: '\uD800', properties: { roles: ['admin'] } }]);
   const request = caseOf({ principal: { type: 'user', id: '\uFFFD' }, action: 'read', resource: { type: 'record' } });
 
   it('is found by the id a request sends, by the evaluator and by OPA alike', () => {
     expect(decide(buildIndex('acme', [compileRule(rule)]), request.input, dir).allow).toBe(true);
     for (const v of VERSIONS) expect(loadPolicy(translate([rule], { regoVersion: v, directory: dir })).allow(request.raw)).toBe(true);
-    for (const v of VERSIONS) expect(disagreements(translate([rule], { regoVersion: v, directory: dir }), [rule], dir, [request])).toEqual([]);
+    for (const v of VERSIONS)
+      expect(disagreements(translate([rule], { regoVersion: v, directory: dir }), [rule], dir, [request])).toEqual([]);
   });
 });

@@ -64,7 +64,20 @@ describe('the IP pattern', () => {
 
   it('accepts exactly the strings Go parses as IP addresses (checked on valid, mangled and random strings)', () => {
     const r = rng(7);
-    const seeds = ['10.1.2.3', '0.0.0.0', '255.255.255.255', '::', '::1', '1::', '2001:db8::1', '1:2:3:4:5:6:7:8', '::ffff:10.1.2.3', '1:2:3:4:5:6:1.2.3.4', 'fe80::1:2', 'ABCD:ef01::9'];
+    const seeds = [
+      '10.1.2.3',
+      '0.0.0.0',
+      '255.255.255.255',
+      '::',
+      '::1',
+      '1::',
+      '2001:db8::1',
+      '1:2:3:4:5:6:7:8',
+      '::ffff:10.1.2.3',
+      '1:2:3:4:5:6:1.2.3.4',
+      'fe80::1:2',
+      'ABCD:ef01::9',
+    ];
     const alphabet = '0123456789abcdefABCDEF:.%/ g';
     const candidates = new Set<string>(seeds);
     for (let i = 0; i < 20_000; i++) {
@@ -72,7 +85,15 @@ describe('the IP pattern', () => {
       const at = Math.floor(r() * (seed.length + 1));
       const ch = alphabet[Math.floor(r() * alphabet.length)] as string;
       const op = r();
-      candidates.add(op < 0.4 ? seed.slice(0, at) + ch + seed.slice(at) : op < 0.7 ? seed.slice(0, at) + seed.slice(at + 1) : op < 0.85 ? seed.slice(0, at) + ch + seed.slice(at + 1) : Array.from({ length: 1 + Math.floor(r() * 12) }, () => alphabet[Math.floor(r() * 11)]).join(''));
+      candidates.add(
+        op < 0.4
+          ? seed.slice(0, at) + ch + seed.slice(at)
+          : op < 0.7
+            ? seed.slice(0, at) + seed.slice(at + 1)
+            : op < 0.85
+              ? seed.slice(0, at) + ch + seed.slice(at + 1)
+              : Array.from({ length: 1 + Math.floor(r() * 12) }, () => alphabet[Math.floor(r() * 11)]).join(''),
+      );
     }
     const disagreements = [...candidates].filter((s) => !s.includes('/') && ip.test(s) !== goParsesIp(s));
     expect(disagreements.slice(0, 10)).toEqual([]);
@@ -85,7 +106,7 @@ describe('the IP pattern', () => {
 describe('the timestamp pattern', () => {
   const ts = new RegExp(TIMESTAMP_PATTERN);
 
-  it('accepts exactly the real calendar days of 1678 to 2261, which all fit OPA\'s int64 nanoseconds', () => {
+  it("accepts exactly the real calendar days of 1678 to 2261, which all fit OPA's int64 nanoseconds", () => {
     const wrong: string[] = [];
     for (let year = 1600; year <= 2300; year++) {
       for (let month = 1; month <= 12; month++) {

@@ -3,8 +3,15 @@
 // documented behaviour by the unit tests at the end.
 import { describe, expect, it } from 'vitest';
 import {
-  buildIndex, compileCondition, compileRule, matchingRules, toDecisionInput, translate,
-  type DecisionInput, type RegoVersion, type RuleModel,
+  buildIndex,
+  compileCondition,
+  compileRule,
+  matchingRules,
+  toDecisionInput,
+  translate,
+  type DecisionInput,
+  type RegoVersion,
+  type RuleModel,
 } from '../src/policy/index.ts';
 import { conformanceRules, conformanceVectors } from './support/conformance.ts';
 import { corpusRules, generateInputs } from './support/corpus.ts';
@@ -96,22 +103,87 @@ describe('the translated time and network rules on hand-picked edge values', () 
   // The generated corpus rarely reaches these rules' true side; these inputs cover it.
   const rules = corpusRules();
   const stamps = [
-    '2024-03-11T09:30:00Z', '2024-03-11T16:59:59.999999999Z', '2024-03-11T17:00:00Z', '2024-03-11T08:59:59Z', '2024-03-10T10:15:00Z',
-    '2024-03-09T16:59:59.999+01:00', '2024-03-11T17:00:00-08:00', '2024-02-29T12:00:00Z', '2023-02-29T12:00:00Z', '2024-03-11t09:30:00z',
-    '2024-03-11T9:30:00Z', '2024-03-11T24:00:00Z', '1970-01-01T00:00:00+23:59', '1969-12-31T23:59:59.5-00:30', '2262-04-11T23:47:16Z',
-    '2262-04-11T23:47:17Z', '1677-09-21T00:12:44Z', '1677-09-21T00:12:43Z', '0000-01-01T10:00:00Z', '9999-12-31T10:00:00Z', 'x', 7, null,
-    '1678-01-01T00:00:00+23:59', '2261-12-31T23:59:59-23:59', '1677-12-31T23:59:59Z', '2262-01-01T00:00:00Z', '1900-02-29T10:00:00Z',
-    '2000-02-29T10:00:00Z', '2100-02-29T10:00:00Z', '2260-02-29T10:00:00Z', '1680-02-29T10:00:00Z', '2024-04-31T10:00:00Z',
-    '2024-03-11T10:00:00,5Z', '2024-03-11T10:00:00.Z', '2024-03-11T10:00:00+24:00', '2024-03-11T10:00:60Z',
+    '2024-03-11T09:30:00Z',
+    '2024-03-11T16:59:59.999999999Z',
+    '2024-03-11T17:00:00Z',
+    '2024-03-11T08:59:59Z',
+    '2024-03-10T10:15:00Z',
+    '2024-03-09T16:59:59.999+01:00',
+    '2024-03-11T17:00:00-08:00',
+    '2024-02-29T12:00:00Z',
+    '2023-02-29T12:00:00Z',
+    '2024-03-11t09:30:00z',
+    '2024-03-11T9:30:00Z',
+    '2024-03-11T24:00:00Z',
+    '1970-01-01T00:00:00+23:59',
+    '1969-12-31T23:59:59.5-00:30',
+    '2262-04-11T23:47:16Z',
+    '2262-04-11T23:47:17Z',
+    '1677-09-21T00:12:44Z',
+    '1677-09-21T00:12:43Z',
+    '0000-01-01T10:00:00Z',
+    '9999-12-31T10:00:00Z',
+    'x',
+    7,
+    null,
+    '1678-01-01T00:00:00+23:59',
+    '2261-12-31T23:59:59-23:59',
+    '1677-12-31T23:59:59Z',
+    '2262-01-01T00:00:00Z',
+    '1900-02-29T10:00:00Z',
+    '2000-02-29T10:00:00Z',
+    '2100-02-29T10:00:00Z',
+    '2260-02-29T10:00:00Z',
+    '1680-02-29T10:00:00Z',
+    '2024-04-31T10:00:00Z',
+    '2024-03-11T10:00:00,5Z',
+    '2024-03-11T10:00:00.Z',
+    '2024-03-11T10:00:00+24:00',
+    '2024-03-11T10:00:60Z',
   ];
   const addresses = [
-    '10.1.2.3', '10.0.0.0', '11.0.0.1', '010.1.2.3', '10.1.2.3/32', '1.2.3', '::ffff:10.9.8.7', '::ffff:a09:807', '2001:db8::1',
-    '2001:db9::1', '2001:DB8:0:0:0:0:0:1', 'fe80::1%eth0', '::', '::1', '::10.1.2.3', '1:2:3:4:5:6:7::8', '2001:db8::/48', '', 3, true,
-    '1.2.3.4.5', '256.1.1.1', '1::2::3', '1:2:3:4:5:6:7:8:9', '::ffff:1.2.3.04', 'abc', '12345::', ':1', '1:', '1:2:3:4:5:6:1.2.3.4',
-    '1:2:3:4:5:6:7:1.2.3.4', '::1.2.3.4', ' 10.1.2.3', '10.1.2.3 ', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8', '::ffff:10.1.2.3',
+    '10.1.2.3',
+    '10.0.0.0',
+    '11.0.0.1',
+    '010.1.2.3',
+    '10.1.2.3/32',
+    '1.2.3',
+    '::ffff:10.9.8.7',
+    '::ffff:a09:807',
+    '2001:db8::1',
+    '2001:db9::1',
+    '2001:DB8:0:0:0:0:0:1',
+    'fe80::1%eth0',
+    '::',
+    '::1',
+    '::10.1.2.3',
+    '1:2:3:4:5:6:7::8',
+    '2001:db8::/48',
+    '',
+    3,
+    true,
+    '1.2.3.4.5',
+    '256.1.1.1',
+    '1::2::3',
+    '1:2:3:4:5:6:7:8:9',
+    '::ffff:1.2.3.04',
+    'abc',
+    '12345::',
+    ':1',
+    '1:',
+    '1:2:3:4:5:6:1.2.3.4',
+    '1:2:3:4:5:6:7:1.2.3.4',
+    '::1.2.3.4',
+    ' 10.1.2.3',
+    '10.1.2.3 ',
+    '1:2:3:4:5:6:7::',
+    '::2:3:4:5:6:7:8',
+    '::ffff:10.1.2.3',
   ];
   const docs = (root: 'context', key: string, values: readonly unknown[], extra: readonly Record<string, unknown>[]): unknown[] =>
-    values.flatMap((value) => extra.map((e) => ({ principal: { type: 'x', ...e }, action: 'x', resource: { type: 'x' }, [root]: { [key]: value, ...e } })));
+    values.flatMap((value) =>
+      extra.map((e) => ({ principal: { type: 'x', ...e }, action: 'x', resource: { type: 'x' }, [root]: { [key]: value, ...e } })),
+    );
   const cases: [string, unknown[]][] = [
     ['corpus-time', docs('context', 'timeOfDay', stamps, [{ level: 30 }, { level: 0 }, { level: 59 }, {}])],
     ['corpus-network', docs('context', 'ipAddress', addresses, [{ trusted: true }, { trusted: false }, {}])],
@@ -151,7 +223,13 @@ describe('the translated time and network rules on hand-picked edge values', () 
 // The model itself: each case is OPA behaviour that the model must reproduce.
 
 const input = (principal: Record<string, unknown>): DecisionInput =>
-  ({ principal: { type: 'user', ...principal }, action: 'read', resource: { type: 'doc' }, context: {}, actionProperties: {} }) as DecisionInput;
+  ({
+    principal: { type: 'user', ...principal },
+    action: 'read',
+    resource: { type: 'doc' },
+    context: {},
+    actionProperties: {},
+  }) as DecisionInput;
 
 /** A v0 module with one rule `r` per body given. */
 function module(...bodies: string[]): RegoPolicy {
@@ -184,13 +262,26 @@ describe('the OPA model', () => {
   });
 
   it('evaluates the arguments of a negated call outside the negation (OPA issue #1877)', () => {
-    const p = loadPolicy([
-      'package t', 'f(x) {', '\tx == 1', '}',
-      'neg_missing {', '\tnot f(input.missing)', '}',
-      'neg_other {', '\tnot f(input.principal.type)', '}',
-      'neg_builtin_error {', '\tnot startswith(input.principal.type, 1)', '}',
-      'neg_nested {', '\tnot count(input.missing) == 1', '}',
-    ].join('\n'));
+    const p = loadPolicy(
+      [
+        'package t',
+        'f(x) {',
+        '\tx == 1',
+        '}',
+        'neg_missing {',
+        '\tnot f(input.missing)',
+        '}',
+        'neg_other {',
+        '\tnot f(input.principal.type)',
+        '}',
+        'neg_builtin_error {',
+        '\tnot startswith(input.principal.type, 1)',
+        '}',
+        'neg_nested {',
+        '\tnot count(input.missing) == 1',
+        '}',
+      ].join('\n'),
+    );
     const doc = input({});
     expect(p.rule('neg_missing', doc)).toBe(false); // `__local0__ = input.missing` fails first
     expect(p.rule('neg_other', doc)).toBe(true);
@@ -202,15 +293,24 @@ describe('the OPA model', () => {
     const compiled = compileCondition('!(principal.x == 1)');
     if (!compiled.ok) throw new Error(compiled.error.message);
     const rule: RuleModel = {
-      namespace: 't', name: 'not-x', state: 'Enforced', description: undefined, subjectType: 'user',
-      actions: ['read'], resourceType: 'doc', conditionText: '!(principal.x == 1)', condition: compiled.cond,
+      namespace: 't',
+      name: 'not-x',
+      state: 'Enforced',
+      description: undefined,
+      subjectType: 'user',
+      actions: ['read'],
+      resourceType: 'doc',
+      conditionText: '!(principal.x == 1)',
+      condition: compiled.cond,
     };
     const missing = input({});
     const evaluator = matchingRules(buildIndex('t', [compileRule(rule)]), missing).length > 0;
     expect(evaluator).toBe(false); // a missing attribute is an error in CEL, so the rule does not match
     for (const v of VERSIONS) expect(policy([rule], v).allow(missing)).toBe(evaluator);
     // The tempting translation `not input.principal.x == 1` allows the request in OPA.
-    const wrong = loadPolicy('package acl\ndefault allow = false\nallow {\n\tinput.principal.type == "user"\n\tnot input.principal.x == 1\n}\n');
+    const wrong = loadPolicy(
+      'package acl\ndefault allow = false\nallow {\n\tinput.principal.type == "user"\n\tnot input.principal.x == 1\n}\n',
+    );
     expect(wrong.allow(missing)).toBe(true);
   });
 
@@ -247,13 +347,25 @@ describe('the OPA model', () => {
   });
 
   it('ORs the bodies of a rule and tries every definition of a function', () => {
-    const p = loadPolicy([
-      'package t',
-      'size(x) = n {', '\tis_string(x)', '\tn := count(x)', '}',
-      'size(x) = n {', '\tis_array(x)', '\tn := count(x)', '}',
-      'r {', '\tsize(input.principal.v) == 2', '}',
-      'r {', '\tinput.principal.w == true', '}',
-    ].join('\n'));
+    const p = loadPolicy(
+      [
+        'package t',
+        'size(x) = n {',
+        '\tis_string(x)',
+        '\tn := count(x)',
+        '}',
+        'size(x) = n {',
+        '\tis_array(x)',
+        '\tn := count(x)',
+        '}',
+        'r {',
+        '\tsize(input.principal.v) == 2',
+        '}',
+        'r {',
+        '\tinput.principal.w == true',
+        '}',
+      ].join('\n'),
+    );
     expect(p.rule('r', input({ v: 'é𝒜' }))).toBe(true); // two code points
     expect(p.rule('r', input({ v: [1, 2] }))).toBe(true);
     expect(p.rule('r', input({ v: { a: 1, b: 2 } }))).toBe(false); // no object definition
@@ -348,7 +460,7 @@ describe('the OPA model', () => {
       'package t\nr {\n\tx := 1\n\tx := 2\n}\n',
       'package t\nr {\n\tnot x := 1\n}\n',
       'package t\nr {\n\tinput.x == 12345678901234567890\n}\n',
-      'package t\nr {\n\tinput.x == \'a\'\n}\n',
+      "package t\nr {\n\tinput.x == 'a'\n}\n",
     ];
     for (const text of bad) expect(() => loadPolicy(text), text).toThrow(RegoModelError);
   });
@@ -369,7 +481,9 @@ describe('the OPA model: constant objects, partial object rules and reference it
     const eq = v === 1 ? ':=' : '=';
     const open = (head: string): string => (v === 1 ? `${head.replace(' = ', ' := ')} if {` : `${head} {`);
     return [
-      'package acl', ...(v === 1 ? ['', 'import rego.v1'] : []), '',
+      'package acl',
+      ...(v === 1 ? ['', 'import rego.v1'] : []),
+      '',
       `acl_directory ${eq} {`,
       '\t"group": {',
       '\t\t"g-1": {"x-y": "v", "tier": "gold"}',
@@ -380,25 +494,62 @@ describe('the OPA model: constant objects, partial object rules and reference it
       '\t}',
       '}',
       '',
-      open('acl_principal[k] = x'), '\tx := input.principal[k]', '}',
-      open('acl_principal[k] = x'), '\tx := acl_directory[input.principal.type][input.principal.id][k]', '\tnot acl_has_key(input.principal, k)', '}',
-      open('acl_has_key(o, k)'), '\t_ = o[k]', '}',
-      open('acl_in(x, c)'), '\tis_array(c)', '\tc[_] == x', '}',
-      open('acl_in(x, c)'), '\tis_object(c)', '\tis_string(x)', '\t_ = c[x]', '}',
-      open('acl_size(x) = n'), '\tis_object(x)', '\tn := count(x)', '}',
-      open('admin'), '\tacl_in("admin", acl_principal.roles)', '}',
-      open('dashed'), '\tacl_principal["x-y"] == "v"', '}',
-      open('has_flag'), '\tacl_in("flag", acl_principal)', '}',
-      open('has_nothing'), '\tacl_in("nothing", acl_principal)', '}',
-      open('size_is'), '\tacl_size(acl_principal) == input.n', '}',
-      open('whole_is_object'), '\tis_object(acl_principal)', '}',
-      open('no_props'), '\tacl_size(object.get(input, "actionProperties", {})) == 0', '}',
-      open('soft'), '\tinput.actionProperties.soft == true', '}',
+      open('acl_principal[k] = x'),
+      '\tx := input.principal[k]',
+      '}',
+      open('acl_principal[k] = x'),
+      '\tx := acl_directory[input.principal.type][input.principal.id][k]',
+      '\tnot acl_has_key(input.principal, k)',
+      '}',
+      open('acl_has_key(o, k)'),
+      '\t_ = o[k]',
+      '}',
+      open('acl_in(x, c)'),
+      '\tis_array(c)',
+      '\tc[_] == x',
+      '}',
+      open('acl_in(x, c)'),
+      '\tis_object(c)',
+      '\tis_string(x)',
+      '\t_ = c[x]',
+      '}',
+      open('acl_size(x) = n'),
+      '\tis_object(x)',
+      '\tn := count(x)',
+      '}',
+      open('admin'),
+      '\tacl_in("admin", acl_principal.roles)',
+      '}',
+      open('dashed'),
+      '\tacl_principal["x-y"] == "v"',
+      '}',
+      open('has_flag'),
+      '\tacl_in("flag", acl_principal)',
+      '}',
+      open('has_nothing'),
+      '\tacl_in("nothing", acl_principal)',
+      '}',
+      open('size_is'),
+      '\tacl_size(acl_principal) == input.n',
+      '}',
+      open('whole_is_object'),
+      '\tis_object(acl_principal)',
+      '}',
+      open('no_props'),
+      '\tacl_size(object.get(input, "actionProperties", {})) == 0',
+      '}',
+      open('soft'),
+      '\tinput.actionProperties.soft == true',
+      '}',
       '',
     ].join('\n');
   };
-  const doc = (principal: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> =>
-    ({ principal, action: 'read', resource: { type: 'doc' }, ...extra });
+  const doc = (principal: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    principal,
+    action: 'read',
+    resource: { type: 'doc' },
+    ...extra,
+  });
 
   for (const v of [0, 1] as const) {
     it(`loads a multi-line constant object rule with nested values (Rego v${v}: \`acl_directory ${v === 1 ? ':=' : '='} {...}\`)`, () => {
@@ -408,7 +559,10 @@ describe('the OPA model: constant objects, partial object rules and reference it
       // without a body is a constant (OPA docs, "Rules": `pi := 3.14159`).
       expect(p.value('acl_directory', {})).toEqual({
         group: { 'g-1': { 'x-y': 'v', tier: 'gold' } },
-        user: { alice: { flag: false, meta: { a: [1, 2.5, { b: null }], not: true }, nothing: null, roles: ['admin'], 'é': 'é' }, '𝒜': { roles: [] } },
+        user: {
+          alice: { flag: false, meta: { a: [1, 2.5, { b: null }], not: true }, nothing: null, roles: ['admin'], é: 'é' },
+          𝒜: { roles: [] },
+        },
       });
     });
 
@@ -416,7 +570,13 @@ describe('the OPA model: constant objects, partial object rules and reference it
       const p = loadPolicy(section(v));
       // OPA topdown TestTopDownPartialObjectDoc: `p[k] = v { b[k] = v }` is the object of every pair.
       expect(p.value('acl_principal', doc({ type: 'user', id: 'alice', roles: 'mine' }))).toEqual({
-        type: 'user', id: 'alice', roles: 'mine', flag: false, meta: { a: [1, 2.5, { b: null }], not: true }, nothing: null, 'é': 'é',
+        type: 'user',
+        id: 'alice',
+        roles: 'mine',
+        flag: false,
+        meta: { a: [1, 2.5, { b: null }], not: true },
+        nothing: null,
+        é: 'é',
       });
       // Not in the directory, or an id that is not a string: only the input's keys.
       expect(p.value('acl_principal', doc({ type: 'user', id: 'bob', a: 1 }))).toEqual({ type: 'user', id: 'bob', a: 1 });
@@ -473,11 +633,11 @@ describe('the OPA model: constant objects, partial object rules and reference it
   }
 
   it('binds a variable by iterating a reference: object keys, array indices, nothing for a scalar', () => {
-    const p = loadPolicy([
-      'package t',
-      'keys[k] = x {', '\tx := input.principal.c[k]', '}',
-      'pairs[k] = x {', '\tx := input.principal.c[k][_]', '}',
-    ].join('\n'));
+    const p = loadPolicy(
+      ['package t', 'keys[k] = x {', '\tx := input.principal.c[k]', '}', 'pairs[k] = x {', '\tx := input.principal.c[k][_]', '}'].join(
+        '\n',
+      ),
+    );
     expect(p.value('keys', input({ c: { a: 1, b: false, c: null } }))).toEqual({ a: 1, b: false, c: null });
     expect(p.value('keys', input({ c: 'abc' }))).toEqual({});
     expect(p.value('keys', input({}))).toEqual({});
@@ -490,12 +650,20 @@ describe('the OPA model: constant objects, partial object rules and reference it
   });
 
   it('raises the conflict between two bodies of a partial object rule, as OPA does', () => {
-    const conflicting = loadPolicy([
-      'package t',
-      'p[k] = x {', '\tx := input.principal[k]', '}',
-      'p[k] = x {', '\tx := input.resource[k]', '}',
-      'r {', '\tp.type == "user"', '}',
-    ].join('\n'));
+    const conflicting = loadPolicy(
+      [
+        'package t',
+        'p[k] = x {',
+        '\tx := input.principal[k]',
+        '}',
+        'p[k] = x {',
+        '\tx := input.resource[k]',
+        '}',
+        'r {',
+        '\tp.type == "user"',
+        '}',
+      ].join('\n'),
+    );
     // OPA docs, eval_conflict_error "object keys must be unique": raised for partial rules building objects.
     expect(() => conflicting.rule('r', input({}))).toThrow(/object keys must be unique/); // "type": "user" vs "doc"
     expect(conflicting.rule('r', { ...input({}), resource: { type: 'user', x: 1 } })).toBe(true); // equal values agree

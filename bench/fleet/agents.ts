@@ -96,8 +96,13 @@ interface Counts {
 
 const counts = (): Counts => ({
   latencies: { status: latencyRecorder(), logs: latencyRecorder() },
-  due: { status: 0, logs: 0 }, sent: { status: 0, logs: 0 }, statusCodes: { status: {}, logs: {} },
-  late: latencyRecorder(), errors: 0, opened: 0, t0: performance.now(),
+  due: { status: 0, logs: 0 },
+  sent: { status: 0, logs: 0 },
+  statusCodes: { status: {}, logs: {} },
+  late: latencyRecorder(),
+  errors: 0,
+  opened: 0,
+  t0: performance.now(),
 });
 
 /** A percentile, 0 without samples (figures cross the IPC channel as JSON, where NaN becomes null). */
@@ -107,15 +112,25 @@ function figures(c: Counts, inFlight: number): FleetFigures {
   const kind = (k: Kind): KindFigures => {
     const sorted = c.latencies[k].sorted();
     return {
-      due: c.due[k], sent: c.sent[k], answered: sorted.length, statusCodes: { ...c.statusCodes[k] },
-      p50Ms: at(sorted, 0.5), p99Ms: at(sorted, 0.99), maxMs: at(sorted, 1),
+      due: c.due[k],
+      sent: c.sent[k],
+      answered: sorted.length,
+      statusCodes: { ...c.statusCodes[k] },
+      p50Ms: at(sorted, 0.5),
+      p99Ms: at(sorted, 0.99),
+      maxMs: at(sorted, 1),
     };
   };
   const late = c.late.sorted();
   return {
-    durationS: (performance.now() - c.t0) / 1000, status: kind('status'), logs: kind('logs'),
-    errors: c.errors, opened: c.opened,
-    lateP99Ms: at(late, 0.99), lateMaxMs: at(late, 1), inFlight,
+    durationS: (performance.now() - c.t0) / 1000,
+    status: kind('status'),
+    logs: kind('logs'),
+    errors: c.errors,
+    opened: c.opened,
+    lateP99Ms: at(late, 0.99),
+    lateMaxMs: at(late, 1),
+    inFlight,
   };
 }
 
@@ -136,7 +151,10 @@ const inFlight = (r: Running): number => {
   return n;
 };
 
-const count = (r: Running, f: (c: Counts) => void): void => { f(r.total); f(r.window); };
+const count = (r: Running, f: (c: Counts) => void): void => {
+  f(r.total);
+  f(r.window);
+};
 
 /** A new keep-alive connection of agent `a`, busy until its first request is sent. */
 function openConnection(r: Running, a: Agent, port: number): Promise<Connection> {
@@ -145,14 +163,24 @@ function openConnection(r: Running, a: Agent, port: number): Promise<Connection>
     socket.setNoDelay(true);
     const conn: Connection = { socket, current: undefined };
     a.open.add(conn);
-    socket.on('data', responseReader((status) => answered(r, a, conn, status)));
+    socket.on(
+      'data',
+      responseReader((status) => answered(r, a, conn, status)),
+    );
     socket.once('connect', () => resolve(conn));
-    socket.on('error', (err) => { reject(err); });
+    socket.on('error', (err) => {
+      reject(err);
+    });
     socket.once('close', () => {
       a.open.delete(conn);
       const i = a.idle.indexOf(conn);
       if (i >= 0) a.idle.splice(i, 1);
-      if (conn.current !== undefined) { conn.current = undefined; count(r, (c) => { c.errors++; }); }
+      if (conn.current !== undefined) {
+        conn.current = undefined;
+        count(r, (c) => {
+          c.errors++;
+        });
+      }
     });
   });
 }
@@ -161,13 +189,25 @@ function send(r: Running, a: Agent, kind: Kind, due: number, port: number): void
   const write = (conn: Connection): void => {
     const sentAt = performance.now();
     conn.current = { kind, sentAt };
-    count(r, (c) => { c.sent[kind]++; c.late.add(sentAt - due); });
+    count(r, (c) => {
+      c.sent[kind]++;
+      c.late.add(sentAt - due);
+    });
     conn.socket.write(kind === 'status' ? a.requests.status : a.requests.logs);
   };
   const idle = a.idle.pop();
-  if (idle !== undefined && !idle.socket.destroyed) { write(idle); return; }
-  count(r, (c) => { c.opened++; });
-  openConnection(r, a, port).then(write, () => { count(r, (c) => { c.errors++; }); });
+  if (idle !== undefined && !idle.socket.destroyed) {
+    write(idle);
+    return;
+  }
+  count(r, (c) => {
+    c.opened++;
+  });
+  openConnection(r, a, port).then(write, () => {
+    count(r, (c) => {
+      c.errors++;
+    });
+  });
 }
 
 function answered(r: Running, a: Agent, conn: Connection, status: number): void {
@@ -191,7 +231,11 @@ async function start(arg: StartArg): Promise<{ connectMs: number }> {
   running = r;
   const t0 = performance.now();
   for (let i = 0; i < agents.length; i += CONNECT_BATCH) {
-    await Promise.all(agents.slice(i, i + CONNECT_BATCH).map(async (a) => { a.idle.push(await openConnection(r, a, arg.port)); }));
+    await Promise.all(
+      agents.slice(i, i + CONNECT_BATCH).map(async (a) => {
+        a.idle.push(await openConnection(r, a, arg.port));
+      }),
+    );
   }
   const connectMs = performance.now() - t0;
 
@@ -216,9 +260,14 @@ async function start(arg: StartArg): Promise<{ connectMs: number }> {
     while (dueOf() <= now) {
       const e = schedule[at] as (typeof schedule)[number];
       const due = dueOf();
-      count(r, (c) => { c.due[e.kind]++; });
+      count(r, (c) => {
+        c.due[e.kind]++;
+      });
       send(r, e.agent, e.kind, due, arg.port);
-      if (++at === schedule.length) { at = 0; cycle++; }
+      if (++at === schedule.length) {
+        at = 0;
+        cycle++;
+      }
     }
     r.timer = setTimeout(tick, Math.max(0, dueOf() - performance.now()));
   };
@@ -241,15 +290,27 @@ async function stop(): Promise<FleetFigures> {
 }
 
 if (process.argv[1] === import.meta.filename) {
-  serveCommands<AgentCommands>({
-    prepare(arg) {
-      const built = fleetRequests({ ...arg, seed: SEED });
-      prepared.set(arg.key, built.agents);
-      return { statusBodyBytes: built.statusBodyBytes, logsBodyBytes: built.logsBodyBytes, logsJsonBytes: built.logsJsonBytes };
+  serveCommands<AgentCommands>(
+    {
+      prepare(arg) {
+        const built = fleetRequests({ ...arg, seed: SEED });
+        prepared.set(arg.key, built.agents);
+        return { statusBodyBytes: built.statusBodyBytes, logsBodyBytes: built.logsBodyBytes, logsJsonBytes: built.logsJsonBytes };
+      },
+      start,
+      mark() {
+        if (running) running.window = counts();
+        return null;
+      },
+      collect() {
+        if (!running) throw new Error('the fleet is not running');
+        return figures(running.window, inFlight(running));
+      },
+      stop,
     },
-    start,
-    mark() { if (running) running.window = counts(); return null; },
-    collect() { if (!running) throw new Error('the fleet is not running'); return figures(running.window, inFlight(running)); },
-    stop,
-  }, { pid: process.pid }, async () => { if (running) await stop(); });
+    { pid: process.pid },
+    async () => {
+      if (running) await stop();
+    },
+  );
 }

@@ -36,9 +36,11 @@ const script = (name: string): string => fileURLToPath(new URL(name, import.meta
 const serverArgs = decisions
   ? ['--decision-log', mode === 'decide-log' ? 'file' : 'off', '--timers', 'off', '--log-level', 'silent']
   : ['--decision-log', mode === 'fleet-log' ? 'file' : 'off', '--log-level', 'info'];
-const server = await spawnPinned<FleetServiceCommands, FleetServiceReady>(
-  SERVER_CORE, script('../http/servers/fleet-service.ts'), ['--rules', '10', ...serverArgs],
-);
+const server = await spawnPinned<FleetServiceCommands, FleetServiceReady>(SERVER_CORE, script('../http/servers/fleet-service.ts'), [
+  '--rules',
+  '10',
+  ...serverArgs,
+]);
 const file = join(tmpdir(), `acl-bench-fleet-${mode}-${Date.now()}.cpuprofile`);
 
 let done: string;
@@ -48,7 +50,9 @@ let threads1 = new Map<string, number>();
 if (decisions) {
   const loadgen = await startLoadgen();
   const requests: HttpRequest[] = decisionBodies(tenantRules(10), 2_000, 1).map((body) => ({
-    method: 'POST', path: '/authorization', body: JSON.stringify(body),
+    method: 'POST',
+    path: '/authorization',
+    body: JSON.stringify(body),
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
   }));
   const spec = { port: server.ready.port, requests, connections: 50, durationS: 3 };
@@ -59,8 +63,9 @@ if (decisions) {
   threads1 = await threadTimes(server.pid);
   await server.call('stopProfile', file);
   await loadgen.stop();
-  done = `POST /authorization, decision log ${mode === 'decide-log' ? 'to a file' : 'off'}: `
-    + `${Math.round(result.rps)} req/s under the profiler (it slows the server down)`;
+  done =
+    `POST /authorization, decision log ${mode === 'decide-log' ? 'to a file' : 'off'}: ` +
+    `${Math.round(result.rps)} req/s under the profiler (it slows the server down)`;
 } else {
   const agents = await spawnPinned<AgentCommands, unknown>(LOADGEN_CORE, script('./agents.ts'));
   await agents.call('prepare', { key: mode, agents: 1_000, token: server.ready.token, revision: server.ready.revision, events: 100 });
@@ -75,13 +80,19 @@ if (decisions) {
   const w = await agents.call('collect', null);
   await agents.call('stop', null);
   await agents.stop();
-  done = `${mode}: ${(w.status.answered / w.durationS).toFixed(1)} reports/s, ${(w.logs.answered / w.durationS).toFixed(1)} uploads/s under the profiler; `
-    + `p99 ${w.status.p99Ms.toFixed(1)} ms (reports), ${w.logs.p99Ms.toFixed(1)} ms (uploads)`;
+  done =
+    `${mode}: ${(w.status.answered / w.durationS).toFixed(1)} reports/s, ${(w.logs.answered / w.durationS).toFixed(1)} uploads/s under the profiler; ` +
+    `p99 ${w.status.p99Ms.toFixed(1)} ms (reports), ${w.logs.p99Ms.toFixed(1)} ms (uploads)`;
 }
 await server.stop();
 console.log(`${done}; profile ${file}`);
-const used = [...threads1].map(([name, us]) => [name, us - (threads0.get(name) ?? 0)] as const).filter(([, us]) => us > 0).sort((a, b) => b[1] - a[1]);
-console.log(`Server CPU by thread over the profiled ${seconds} s (/proc, all threads, profiler included): `
-  + used.map(([name, us]) => `${name} ${((100 * us) / (seconds * 1e6)).toFixed(1)}%`).join(', '));
+const used = [...threads1]
+  .map(([name, us]) => [name, us - (threads0.get(name) ?? 0)] as const)
+  .filter(([, us]) => us > 0)
+  .sort((a, b) => b[1] - a[1]);
+console.log(
+  `Server CPU by thread over the profiled ${seconds} s (/proc, all threads, profiler included): ` +
+    used.map(([name, us]) => `${name} ${((100 * us) / (seconds * 1e6)).toFixed(1)}%`).join(', '),
+);
 for (const line of summariseProfile(JSON.parse(readFileSync(file, 'utf8')) as Profile, 30)) console.log(line);
 process.exit(0);

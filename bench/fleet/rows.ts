@@ -95,7 +95,8 @@ export function createRunner(o: RunnerOptions): Runner {
     if (row.load === 'none') return;
     await agents.call('start', { key: row.key, port: row.server.ready.port, periodS: o.periodS, uploads: row.load === 'uploads' });
   };
-  const readings = (row: Row) => Promise.all([processTimes(row.server.pid), mainThreadUs(row.server.pid), processCpuUs(agents.pid), coreBusyUs()]);
+  const readings = (row: Row) =>
+    Promise.all([processTimes(row.server.pid), mainThreadUs(row.server.pid), processCpuUs(agents.pid), coreBusyUs()]);
 
   return {
     async warm(row, seconds) {
@@ -107,39 +108,49 @@ export function createRunner(o: RunnerOptions): Runner {
       if (row.server.ready.decisionLog) await drainDecisionLog(row.server.ready.decisionLog);
     },
 
-    measure: (row) => alone(row, async (): Promise<Sample> => {
-      const before = await row.server.call('counters', null);
-      await startLoad(row);
-      await sleep(o.settleS * 1000);
-      if (row.load !== 'none') await agents.call('mark', null);
-      await row.server.call('loopDelay', null);
-      const [cpu0, js0, load0, busy0] = await readings(row);
-      const self0 = process.cpuUsage();
-      const t0 = performance.now();
-      await sleep(o.windowS * 1000);
-      const [cpu1, js1, load1, busy1] = await readings(row);
-      const wallUs = (performance.now() - t0) * 1000;
-      const self = process.cpuUsage(self0);
-      const loop = await row.server.call('loopDelay', null);
-      const window = row.load === 'none' ? undefined : await agents.call('collect', null);
-      const total = row.load === 'none' ? undefined : await agents.call('stop', null);
-      const file = row.server.ready.decisionLog;
-      const logLines = file === undefined ? undefined : await drainDecisionLog(file);
-      const after = await row.server.call('counters', null);
-      const busy = (core: number): number => (busy1[core] ?? 0) - (busy0[core] ?? 0);
-      const systemUs = cpu1.systemUs - cpu0.systemUs;
-      const serverUs = cpu1.userUs - cpu0.userUs + systemUs;
-      const loadUs = load1 - load0;
-      return {
-        cpu: serverUs / wallUs, system: systemUs / wallUs, mainThread: (js1 - js0) / wallUs, windowS: wallUs / 1e6,
-        window, total, loadgenCpu: loadUs / wallUs, before, after, logLines, loop,
-        otherLoad: {
-          serverCore: Math.max(0, busy(SERVER_CORE) - serverUs) / wallUs,
-          // This process runs on the load core too.
-          loadCore: Math.max(0, busy(LOADGEN_CORE) - loadUs - self.user - self.system) / wallUs,
-        },
-      };
-    }),
+    measure: (row) =>
+      alone(row, async (): Promise<Sample> => {
+        const before = await row.server.call('counters', null);
+        await startLoad(row);
+        await sleep(o.settleS * 1000);
+        if (row.load !== 'none') await agents.call('mark', null);
+        await row.server.call('loopDelay', null);
+        const [cpu0, js0, load0, busy0] = await readings(row);
+        const self0 = process.cpuUsage();
+        const t0 = performance.now();
+        await sleep(o.windowS * 1000);
+        const [cpu1, js1, load1, busy1] = await readings(row);
+        const wallUs = (performance.now() - t0) * 1000;
+        const self = process.cpuUsage(self0);
+        const loop = await row.server.call('loopDelay', null);
+        const window = row.load === 'none' ? undefined : await agents.call('collect', null);
+        const total = row.load === 'none' ? undefined : await agents.call('stop', null);
+        const file = row.server.ready.decisionLog;
+        const logLines = file === undefined ? undefined : await drainDecisionLog(file);
+        const after = await row.server.call('counters', null);
+        const busy = (core: number): number => (busy1[core] ?? 0) - (busy0[core] ?? 0);
+        const systemUs = cpu1.systemUs - cpu0.systemUs;
+        const serverUs = cpu1.userUs - cpu0.userUs + systemUs;
+        const loadUs = load1 - load0;
+        return {
+          cpu: serverUs / wallUs,
+          system: systemUs / wallUs,
+          mainThread: (js1 - js0) / wallUs,
+          windowS: wallUs / 1e6,
+          window,
+          total,
+          loadgenCpu: loadUs / wallUs,
+          before,
+          after,
+          logLines,
+          loop,
+          otherLoad: {
+            serverCore: Math.max(0, busy(SERVER_CORE) - serverUs) / wallUs,
+            // This process runs on the load core too.
+            loadCore: Math.max(0, busy(LOADGEN_CORE) - loadUs - self.user - self.system) / wallUs,
+          },
+        };
+      }),
   };
 }
 

@@ -12,7 +12,10 @@ export const LOGS_PATH = `/${TENANT}/connectors/policyagent/${CONNECTOR}/logs`;
 
 /** The headers Go's HTTP client and OPA's REST client put on every upload. */
 const OPA_HEADERS = [
-  'Host: 127.0.0.1', 'User-Agent: Open Policy Agent/1.1.0 (linux, amd64)', 'Accept-Encoding: gzip', 'Content-Type: application/json',
+  'Host: 127.0.0.1',
+  'User-Agent: Open Policy Agent/1.1.0 (linux, amd64)',
+  'Accept-Encoding: gzip',
+  'Content-Type: application/json',
 ];
 
 /** A version 4 UUID from a seeded source: what OPA puts in labels.id and decision_id. */
@@ -26,8 +29,11 @@ function uuid(r: () => number): string {
 
 function request(path: string, token: string, body: Buffer, gzip: boolean): Buffer {
   const head = [
-    `POST ${path} HTTP/1.1`, ...OPA_HEADERS, ...(gzip ? ['Content-Encoding: gzip'] : []),
-    `Authorization: Bearer ${token}`, `Content-Length: ${body.length}`,
+    `POST ${path} HTTP/1.1`,
+    ...OPA_HEADERS,
+    ...(gzip ? ['Content-Encoding: gzip'] : []),
+    `Authorization: Bearer ${token}`,
+    `Content-Length: ${body.length}`,
   ];
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]);
 }
@@ -75,10 +81,18 @@ export function fleetRequests(o: FleetOptions): FleetRequests {
     const events = Array.from({ length: o.events }, (_, j) => {
       const i = k * o.events + j;
       const b = i % bodies.length;
-      return decisionEvent(i, {
-        labels: { id, version: '1.1.0' }, decision_id: uuid(r), input: opaInput(bodies[b] as (typeof bodies)[number]), result: b % 2 === 0,
-        requested_by: `10.1.${(k >> 8) & 255}.${k & 255}:${40_000 + (i % 20_000)}`,
-      }, BUNDLE, o.revision);
+      return decisionEvent(
+        i,
+        {
+          labels: { id, version: '1.1.0' },
+          decision_id: uuid(r),
+          input: opaInput(bodies[b] as (typeof bodies)[number]),
+          result: b % 2 === 0,
+          requested_by: `10.1.${(k >> 8) & 255}.${k & 255}:${40_000 + (i % 20_000)}`,
+        },
+        BUNDLE,
+        o.revision,
+      );
     });
     const json = Buffer.from(JSON.stringify(events));
     const gz = gzipSync(json);

@@ -8,8 +8,17 @@ export async function saturateWithAutocannon(spec: LoadSpec): Promise<LoadResult
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const run = autocannon({
-    url: `http://127.0.0.1:${spec.port}`, connections: spec.connections, duration: spec.durationS, pipelining: 1, timeout: 10,
-    requests: spec.requests.map((r) => ({ method: r.method, path: r.path, headers: { ...r.headers }, ...(r.body === undefined ? {} : { body: r.body }) })),
+    url: `http://127.0.0.1:${spec.port}`,
+    connections: spec.connections,
+    duration: spec.durationS,
+    pipelining: 1,
+    timeout: 10,
+    requests: spec.requests.map((r) => ({
+      method: r.method,
+      path: r.path,
+      headers: { ...r.headers },
+      ...(r.body === undefined ? {} : { body: r.body }),
+    })),
   });
   // autocannon's own histogram keeps whole milliseconds; its event carries the exact time.
   run.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => latencies.add(ms));
@@ -19,8 +28,15 @@ export async function saturateWithAutocannon(spec: LoadSpec): Promise<LoadResult
   const sorted = latencies.sorted();
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count]));
   return {
-    responses: sorted.length, durationS: result.duration, rps: sorted.length / result.duration,
-    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : NaN, statusCodes, errors: result.errors + result.timeouts,
-    loadgenCpu: (cpu.user + cpu.system) / 1e6 / wallS, late: 0,
+    responses: sorted.length,
+    durationS: result.duration,
+    rps: sorted.length / result.duration,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : NaN,
+    statusCodes,
+    errors: result.errors + result.timeouts,
+    loadgenCpu: (cpu.user + cpu.system) / 1e6 / wallS,
+    late: 0,
   };
 }

@@ -12,7 +12,14 @@ export const LOADGEN_CORE = 1;
  * benchmark says so and exits 0.
  */
 export function pinToLoadCore(what = 'the server and the load generator'): void {
-  const hasTaskset = ((): boolean => { try { execFileSync('taskset', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; } })();
+  const hasTaskset = ((): boolean => {
+    try {
+      execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   if (availableParallelism() < 2 || !hasTaskset) {
     console.log(`skipped: ${what} need a core each (2 or more cores) and taskset (util-linux) to pin them`);
     process.exit(0);

@@ -1,9 +1,21 @@
 // Summarises a V8 CPU profile (.cpuprofile, from bench/http/profile.ts or node --cpu-prof): where a
 // process's time goes, by package or src/ module, and by function (self and inclusive).
 
-interface CallFrame { readonly functionName: string; readonly url: string; readonly lineNumber: number }
-interface ProfileNode { readonly id: number; readonly callFrame: CallFrame; readonly children?: readonly number[] }
-export interface Profile { readonly nodes: readonly ProfileNode[]; readonly samples: readonly number[]; readonly timeDeltas: readonly number[] }
+interface CallFrame {
+  readonly functionName: string;
+  readonly url: string;
+  readonly lineNumber: number;
+}
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: CallFrame;
+  readonly children?: readonly number[];
+}
+export interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
 
 /** "express", "src/http", "node:internal/http", "(garbage collector)"... */
 function groupOf(frame: CallFrame): string {
@@ -31,14 +43,19 @@ export function summariseProfile(profile: Profile, rows = 25): string[] {
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
   const groups = new Map<string, number>();
-  const add = (m: Map<string, number>, key: string, us: number): void => { m.set(key, (m.get(key) ?? 0) + us); };
+  const add = (m: Map<string, number>, key: string, us: number): void => {
+    m.set(key, (m.get(key) ?? 0) + us);
+  };
   let totalUs = 0;
   let idleUs = 0;
   profile.samples.forEach((id, i) => {
     const us = profile.timeDeltas[i] ?? 0;
     const node = byId.get(id);
     if (!node) return;
-    if (node.callFrame.functionName === '(idle)') { idleUs += us; return; }
+    if (node.callFrame.functionName === '(idle)') {
+      idleUs += us;
+      return;
+    }
     totalUs += us;
     add(self, nameOf(node.callFrame), us);
     add(groups, groupOf(node.callFrame), us);
@@ -47,7 +64,10 @@ export function summariseProfile(profile: Profile, rows = 25): string[] {
       const frame = (byId.get(at) as ProfileNode).callFrame;
       if (frame.functionName === '(root)') break;
       const name = nameOf(frame);
-      if (!seen.has(name)) { seen.add(name); add(inclusive, name, us); }
+      if (!seen.has(name)) {
+        seen.add(name);
+        add(inclusive, name, us);
+      }
     }
   });
 
@@ -55,9 +75,14 @@ export function summariseProfile(profile: Profile, rows = 25): string[] {
   const top = (m: Map<string, number>): [string, number][] => [...m].sort((a, b) => b[1] - a[1]).slice(0, rows);
   return [
     `${(totalUs / 1e6).toFixed(2)} s busy, ${(idleUs / 1e6).toFixed(2)} s idle; shares are of busy time`,
-    '', 'By package or module (self time)', ...top(groups).map(([g, us]) => `  ${share(us)}  ${g}`),
-    '', 'Functions by self time', ...top(self).map(([f, us]) => `  ${share(us)}  ${f}`),
-    '', 'Functions by inclusive time (src/ only)',
+    '',
+    'By package or module (self time)',
+    ...top(groups).map(([g, us]) => `  ${share(us)}  ${g}`),
+    '',
+    'Functions by self time',
+    ...top(self).map(([f, us]) => `  ${share(us)}  ${f}`),
+    '',
+    'Functions by inclusive time (src/ only)',
     ...top(new Map([...inclusive].filter(([f]) => / src\//.test(f)))).map(([f, us]) => `  ${share(us)}  ${f}`),
   ];
 }

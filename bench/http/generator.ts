@@ -13,10 +13,16 @@ import { connect, type Socket } from 'node:net';
 import { latencyRecorder, percentile, type LoadResult, type LoadSpec } from './load.ts';
 import { requestBytes, responseReader } from './responses.ts';
 
-interface Connection { readonly socket: Socket; sentAt: number }
+interface Connection {
+  readonly socket: Socket;
+  sentAt: number;
+}
 
 /** Where responses go; swapped between warm-up and measurement. */
-interface Handler { response(c: Connection, status: number): void; error(): void }
+interface Handler {
+  response(c: Connection, status: number): void;
+  error(): void;
+}
 
 interface Open {
   readonly connections: readonly Connection[];
@@ -30,36 +36,61 @@ async function open(spec: LoadSpec): Promise<Open> {
   const requests = spec.requests.map((r) => requestBytes(r.method, r.path, r.headers, r.body));
   let next = 0;
   const handler: Handler = { response: () => {}, error: () => {} };
-  const connections = await Promise.all(Array.from({ length: spec.connections }, () => new Promise<Connection>((resolve, reject) => {
-    const socket = connect(spec.port, '127.0.0.1');
-    socket.setNoDelay(true);
-    const c: Connection = { socket, sentAt: 0 };
-    socket.on('data', responseReader((status) => handler.response(c, status)));
-    socket.once('connect', () => resolve(c));
-    socket.once('error', (err) => { reject(err); handler.error(); });
-  })));
+  const connections = await Promise.all(
+    Array.from(
+      { length: spec.connections },
+      () =>
+        new Promise<Connection>((resolve, reject) => {
+          const socket = connect(spec.port, '127.0.0.1');
+          socket.setNoDelay(true);
+          const c: Connection = { socket, sentAt: 0 };
+          socket.on(
+            'data',
+            responseReader((status) => handler.response(c, status)),
+          );
+          socket.once('connect', () => resolve(c));
+          socket.once('error', (err) => {
+            reject(err);
+            handler.error();
+          });
+        }),
+    ),
+  );
   const send = (c: Connection, from: number): void => {
     c.sentAt = from;
     c.socket.write(requests[next++ % requests.length] as Buffer);
   };
   await new Promise<void>((resolve) => {
     let warmed = 0;
-    handler.response = () => { if (++warmed === connections.length) resolve(); };
+    handler.response = () => {
+      if (++warmed === connections.length) resolve();
+    };
     for (const c of connections) send(c, 0);
   });
   return { connections, handler, send };
 }
 
 /** Latencies and status codes of the measured window, and the CPU this process spent on it. */
-function recorder(): { add(c: Connection, status: number): void; error(): void; errors(): number; count(): number; finish(late: number): LoadResult } {
+function recorder(): {
+  add(c: Connection, status: number): void;
+  error(): void;
+  errors(): number;
+  count(): number;
+  finish(late: number): LoadResult;
+} {
   const latencies = latencyRecorder();
   const statusCodes: Record<string, number> = {};
   let errors = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   return {
-    add(c, status) { latencies.add(performance.now() - c.sentAt); statusCodes[status] = (statusCodes[status] ?? 0) + 1; },
-    error() { errors++; },
+    add(c, status) {
+      latencies.add(performance.now() - c.sentAt);
+      statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+    },
+    error() {
+      errors++;
+    },
     errors: () => errors,
     count: () => latencies.count(),
     finish(late) {
@@ -67,8 +98,16 @@ function recorder(): { add(c: Connection, status: number): void; error(): void; 
       const cpu = process.cpuUsage(cpu0);
       const sorted = latencies.sorted();
       return {
-        responses: sorted.length, durationS: wallS, rps: sorted.length / wallS, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : NaN,
-        statusCodes, errors, loadgenCpu: (cpu.user + cpu.system) / 1e6 / wallS, late,
+        responses: sorted.length,
+        durationS: wallS,
+        rps: sorted.length / wallS,
+        p50Ms: percentile(sorted, 0.5),
+        p99Ms: percentile(sorted, 0.99),
+        maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : NaN,
+        statusCodes,
+        errors,
+        loadgenCpu: (cpu.user + cpu.system) / 1e6 / wallS,
+        late,
       };
     },
   };
@@ -81,13 +120,18 @@ export async function saturate(spec: LoadSpec): Promise<LoadResult> {
   let stopping = false;
   let outstanding = connections.length;
   const drained = new Promise<void>((resolve) => {
-    const settle = (): void => { if (--outstanding === 0) resolve(); };
+    const settle = (): void => {
+      if (--outstanding === 0) resolve();
+    };
     handler.response = (c, status) => {
       rec.add(c, status);
       if (stopping) settle();
       else send(c, performance.now());
     };
-    handler.error = () => { rec.error(); settle(); };
+    handler.error = () => {
+      rec.error();
+      settle();
+    };
   });
   for (const c of connections) send(c, performance.now());
   await new Promise((resolve) => setTimeout(resolve, spec.durationS * 1000));
@@ -114,9 +158,18 @@ export async function paced(spec: LoadSpec & { readonly rate: number }): Promise
       if (due === undefined) idle.push(c);
       else send(c, due);
     };
-    const settle = (): void => { if (rec.count() + rec.errors() >= total) resolve(); };
-    handler.response = (c, status) => { rec.add(c, status); free(c); settle(); };
-    handler.error = () => { rec.error(); settle(); };
+    const settle = (): void => {
+      if (rec.count() + rec.errors() >= total) resolve();
+    };
+    handler.response = (c, status) => {
+      rec.add(c, status);
+      free(c);
+      settle();
+    };
+    handler.error = () => {
+      rec.error();
+      settle();
+    };
     let scheduled = 0;
     // A setImmediate loop (not a 1 ms timer) keeps the schedule to tens of microseconds; the load
     // generator has its own core, so spinning costs the server nothing.
@@ -127,7 +180,10 @@ export async function paced(spec: LoadSpec & { readonly rate: number }): Promise
         scheduled++;
         const c = idle.pop();
         if (c) send(c, due);
-        else { late++; waiting.push(due); }
+        else {
+          late++;
+          waiting.push(due);
+        }
       }
       if (scheduled < total) setImmediate(tick);
     };

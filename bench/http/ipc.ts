@@ -6,8 +6,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export type Commands = Record<string, { readonly arg: unknown; readonly result: unknown }>;
 export type Handlers<M extends Commands> = { readonly [K in keyof M]: (arg: M[K]['arg']) => M[K]['result'] | Promise<M[K]['result']> };
 
-interface Call { readonly id: number; readonly cmd: string; readonly arg: unknown }
-type Reply = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+interface Call {
+  readonly id: number;
+  readonly cmd: string;
+  readonly arg: unknown;
+}
+type Reply =
+  | { readonly id: number; readonly ok: true; readonly result: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: string };
 type Message = { readonly ready: unknown } | Reply | { readonly stop: true };
 
 function send(message: Message | Call, child?: ChildProcess): Promise<void> {
@@ -24,17 +30,29 @@ function send(message: Message | Call, child?: ChildProcess): Promise<void> {
  * going away, it runs `onStop` (which removes its temporary folders) and exits, so an interrupted
  * benchmark leaves nothing behind.
  */
-export function serveCommands<M extends Commands>(handlers: Handlers<M>, ready: unknown, onStop: () => Promise<void> = async () => {}): void {
+export function serveCommands<M extends Commands>(
+  handlers: Handlers<M>,
+  ready: unknown,
+  onStop: () => Promise<void> = async () => {},
+): void {
   let stopping: Promise<void> | undefined;
-  const shutdown = (): void => { stopping ??= onStop().finally(() => process.exit(0)); };
+  const shutdown = (): void => {
+    stopping ??= onStop().finally(() => process.exit(0));
+  };
   process.on('message', (raw: Call | { stop: true }) => {
-    if ('stop' in raw) { shutdown(); return; }
+    if ('stop' in raw) {
+      shutdown();
+      return;
+    }
     const handler = handlers[raw.cmd] as ((arg: unknown) => unknown) | undefined;
     Promise.resolve()
-      .then(() => { if (!handler) throw new Error(`unknown command ${raw.cmd}`); return handler(raw.arg); })
+      .then(() => {
+        if (!handler) throw new Error(`unknown command ${raw.cmd}`);
+        return handler(raw.arg);
+      })
       .then(
         (result) => send({ id: raw.id, ok: true, result }),
-        (err: unknown) => send({ id: raw.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+        (err: unknown) => send({ id: raw.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
       )
       .catch(shutdown);
   });
@@ -64,7 +82,12 @@ export function track(child: ChildProcess): void {
   if (!parentHandlers) {
     // Installed by the first child started, so they exist only in the benchmark's own process.
     parentHandlers = true;
-    process.on('exit', () => { for (const c of live) { c.kill('SIGCONT'); c.kill('SIGTERM'); } });
+    process.on('exit', () => {
+      for (const c of live) {
+        c.kill('SIGCONT');
+        c.kill('SIGTERM');
+      }
+    });
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
   }
   live.add(child);
@@ -72,8 +95,15 @@ export function track(child: ChildProcess): void {
 }
 
 /** Starts `node <nodeFlags> <script> <args>` on one core and waits for its ready message. */
-export function spawnPinned<M extends Commands, R>(core: number, script: string, args: readonly string[] = [], nodeFlags: readonly string[] = []): Promise<Pinned<M, R>> {
-  const child = spawn('taskset', ['-c', String(core), process.execPath, ...nodeFlags, script, ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export function spawnPinned<M extends Commands, R>(
+  core: number,
+  script: string,
+  args: readonly string[] = [],
+  nodeFlags: readonly string[] = [],
+): Promise<Pinned<M, R>> {
+  const child = spawn('taskset', ['-c', String(core), process.execPath, ...nodeFlags, script, ...args], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   track(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -87,12 +117,14 @@ export function spawnPinned<M extends Commands, R>(core: number, script: string,
     child.on('message', (raw: Message) => {
       if ('ready' in raw) {
         resolve({
-          pid: child.pid as number, ready: raw.ready as R,
-          call: (cmd, arg) => new Promise((res, rej) => {
-            const id = nextId++;
-            pending.set(id, { resolve: res as (v: unknown) => void, reject: rej });
-            send({ id, cmd, arg }, child).catch(rej);
-          }),
+          pid: child.pid as number,
+          ready: raw.ready as R,
+          call: (cmd, arg) =>
+            new Promise((res, rej) => {
+              const id = nextId++;
+              pending.set(id, { resolve: res as (v: unknown) => void, reject: rej });
+              send({ id, cmd, arg }, child).catch(rej);
+            }),
           async stop() {
             if (child.exitCode === null && child.signalCode === null) await send({ stop: true }, child).catch(() => child.kill());
             await exited;

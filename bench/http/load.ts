@@ -44,7 +44,11 @@ export function latencyRecorder(): { add(ms: number): void; sorted(): Float64Arr
   let n = 0;
   return {
     add(ms) {
-      if (n === values.length) { const bigger = new Float64Array(values.length * 2); bigger.set(values); values = bigger; }
+      if (n === values.length) {
+        const bigger = new Float64Array(values.length * 2);
+        bigger.set(values);
+        values = bigger;
+      }
       values[n++] = ms;
     },
     sorted: () => values.slice(0, n).sort(),

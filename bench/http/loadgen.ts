@@ -14,5 +14,8 @@ export type LoadCommands = {
 export const SATURATION_TOOL = process.env['BENCH_LOADGEN'] === 'autocannon' ? 'autocannon' : 'bench/http/generator.ts';
 
 if (process.argv[1] === import.meta.filename) {
-  serveCommands<LoadCommands>({ saturate: SATURATION_TOOL === 'autocannon' ? saturateWithAutocannon : saturate, paced }, { pid: process.pid });
+  serveCommands<LoadCommands>(
+    { saturate: SATURATION_TOOL === 'autocannon' ? saturateWithAutocannon : saturate, paced },
+    { pid: process.pid },
+  );
 }

@@ -47,33 +47,47 @@ function hold(spec: OpenSpec, request: string): Promise<void> {
     const socket = connect(spec.port, '127.0.0.1');
     sockets.push(socket);
     let seen = false;
-    socket.once('connect', () => { socket.write(request); resolve(); });
+    socket.once('connect', () => {
+      socket.write(request);
+      resolve();
+    });
     socket.on('data', (chunk: Buffer) => {
       if (seen) return;
       seen = true;
       const status = chunk.toString('latin1', 9, 12); // "HTTP/1.1 200 OK"
-      if (status === '200') { const now = epochMs(); if (first200Ms === 0) first200Ms = now; last200Ms = now; }
+      if (status === '200') {
+        const now = epochMs();
+        if (first200Ms === 0) first200Ms = now;
+        last200Ms = now;
+      }
       statusCodes[status] = (statusCodes[status] ?? 0) + 1;
       answered++;
     });
-    socket.on('error', () => { errors++; resolve(); });
+    socket.on('error', () => {
+      errors++;
+      resolve();
+    });
   });
 }
 
-serveCommands<LongPollCommands>({
-  async open(spec) {
-    const request = `GET ${spec.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${spec.token}\r\n`
-      + `If-None-Match: ${spec.etag}\r\nPrefer: wait=${spec.waitS}\r\nUser-Agent: bench-longpoll\r\n\r\n`;
-    const before = sockets.length - errors;
-    await Promise.all(Array.from({ length: spec.count }, () => hold(spec, request)));
-    return { opened: sockets.length - errors - before };
+serveCommands<LongPollCommands>(
+  {
+    async open(spec) {
+      const request =
+        `GET ${spec.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${spec.token}\r\n` +
+        `If-None-Match: ${spec.etag}\r\nPrefer: wait=${spec.waitS}\r\nUser-Agent: bench-longpoll\r\n\r\n`;
+      const before = sockets.length - errors;
+      await Promise.all(Array.from({ length: spec.count }, () => hold(spec, request)));
+      return { opened: sockets.length - errors - before };
+    },
+    answers: () => ({ answered, statusCodes: { ...statusCodes }, errors, first200Ms, last200Ms }),
+    close() {
+      for (const s of sockets) s.destroy();
+      sockets.length = 0;
+      answered = errors = first200Ms = last200Ms = 0;
+      for (const code of Object.keys(statusCodes)) delete statusCodes[code];
+      return null;
+    },
   },
-  answers: () => ({ answered, statusCodes: { ...statusCodes }, errors, first200Ms, last200Ms }),
-  close() {
-    for (const s of sockets) s.destroy();
-    sockets.length = 0;
-    answered = errors = first200Ms = last200Ms = 0;
-    for (const code of Object.keys(statusCodes)) delete statusCodes[code];
-    return null;
-  },
-}, { pid: process.pid });
+  { pid: process.pid },
+);

@@ -40,7 +40,9 @@ async function until<T>(what: string, timeoutMs: number, read: () => Promise<T>,
 }
 
 async function currentEtag(service: Service): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${service.ready.port}${BUNDLE_PATH}`, { headers: { Authorization: `Bearer ${service.ready.token}` } });
+  const res = await fetch(`http://127.0.0.1:${service.ready.port}${BUNDLE_PATH}`, {
+    headers: { Authorization: `Bearer ${service.ready.token}` },
+  });
   await res.arrayBuffer();
   const etag = res.headers.get('etag');
   if (res.status !== 200 || etag === null) throw new Error(`the bundle endpoint answered ${res.status}`);
@@ -50,10 +52,16 @@ async function currentEtag(service: Service): Promise<string> {
 /** Holds `count` bundle requests with `Prefer: wait=<waitS>`, measures, then changes a rule. */
 export async function measureLongPolls(count: number, waitS: number): Promise<LongPollResult> {
   const service = await startService(10);
-  const client = await spawnPinned<LongPollCommands, unknown>(LOADGEN_CORE, fileURLToPath(new URL('./longpoll-client.ts', import.meta.url)));
+  const client = await spawnPinned<LongPollCommands, unknown>(
+    LOADGEN_CORE,
+    fileURLToPath(new URL('./longpoll-client.ts', import.meta.url)),
+  );
   try {
     const spec = { port: service.ready.port, path: BUNDLE_PATH, token: service.ready.token, waitS };
-    const held = (n: number) => (s: ServerStats): boolean => s.heldLongPolls >= n;
+    const held =
+      (n: number) =>
+      (s: ServerStats): boolean =>
+        s.heldLongPolls >= n;
     // A batch at a time, and the next only once the server holds the last: a batch larger than the
     // listen backlog (Node's default, 511), or one sent before the server accepted the previous,
     // overflows the accept queue and its SYNs are retried a second later.
@@ -68,7 +76,12 @@ export async function measureLongPolls(count: number, waitS: number): Promise<Lo
     // One small cycle first, so code is compiled and pools exist before the baseline is taken.
     await hold(await currentEtag(service), BATCH);
     await service.call('change', null);
-    await until(`${BATCH} answers`, 10_000, () => client.call('answers', null), (a) => a.answered >= BATCH);
+    await until(
+      `${BATCH} answers`,
+      10_000,
+      () => client.call('answers', null),
+      (a) => a.answered >= BATCH,
+    );
     await client.call('close', null);
     await sleep(200);
 
@@ -79,16 +92,25 @@ export async function measureLongPolls(count: number, waitS: number): Promise<Lo
     const openMs = performance.now() - t0;
     const loaded = await service.call('gcStats', null);
     const change = await service.call('change', null);
-    const answers = await until(`${opened} answers`, 30_000, () => client.call('answers', null), (a) => a.answered + a.errors >= opened);
+    const answers = await until(
+      `${opened} answers`,
+      30_000,
+      () => client.call('answers', null),
+      (a) => a.answered + a.errors >= opened,
+    );
     await client.call('close', null);
     return {
-      requested: count, held: loaded.heldLongPolls, openMs,
+      requested: count,
+      held: loaded.heldLongPolls,
+      openMs,
       rssPerHeld: (loaded.rssBytes - base.rssBytes) / loaded.heldLongPolls,
       heapPerHeld: (loaded.heapUsedBytes - base.heapUsedBytes) / loaded.heldLongPolls,
       externalPerHeld: (loaded.externalBytes - base.externalBytes) / loaded.heldLongPolls,
       firstMs: answers.first200Ms - change.receivedMs,
       releaseMs: answers.last200Ms - change.receivedMs,
-      answered: answers.answered, statusCodes: answers.statusCodes, errors: answers.errors,
+      answered: answers.answered,
+      statusCodes: answers.statusCodes,
+      errors: answers.errors,
     };
   } finally {
     await Promise.all([client.stop(), service.stop()]);

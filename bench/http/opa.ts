@@ -40,25 +40,41 @@ export async function startOpa(bin: string, bundle: Uint8Array, core: number): P
   const file = join(dir, 'bundle.tar.gz');
   await writeFile(file, bundle);
   const port = await freePort();
-  const child = spawn('taskset', ['-c', String(core), bin, 'run', '--server', '--addr', `127.0.0.1:${port}`, '--log-level', 'error', ...quiet, '--bundle', file], {
-    // Go sizes its scheduler from the affinity mask already; saying it keeps that true everywhere.
-    env: { ...process.env, GOMAXPROCS: '1' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    'taskset',
+    ['-c', String(core), bin, 'run', '--server', '--addr', `127.0.0.1:${port}`, '--log-level', 'error', ...quiet, '--bundle', file],
+    {
+      // Go sizes its scheduler from the affinity mask already; saying it keeps that true everywhere.
+      env: { ...process.env, GOMAXPROCS: '1' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   track(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`opa exited with ${child.exitCode} before it was ready`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health?bundles`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/health?bundles`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
-    if (Date.now() > deadline) { child.kill(); throw new Error('opa did not become healthy within 30 s'); }
+    if (Date.now() > deadline) {
+      child.kill();
+      throw new Error('opa did not become healthy within 30 s');
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
-    port, pid: child.pid as number, version,
+    port,
+    pid: child.pid as number,
+    version,
     cpuUs: () => processCpuUs(child.pid as number),
-    async stop() { child.kill('SIGTERM'); await exited; await rm(dir, { recursive: true, force: true }); },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }

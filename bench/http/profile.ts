@@ -24,7 +24,8 @@ if (!variant) {
   await fleet.stop();
   process.exit(2);
 }
-const server: Pinned<ServerCommands, unknown> = variant.key === 'raw' ? fleet.echo : variant.key === 'decide10k' ? fleet.large : variant.key === 'decideLog' ? fleet.logged : fleet.small;
+const server: Pinned<ServerCommands, unknown> =
+  variant.key === 'raw' ? fleet.echo : variant.key === 'decide10k' ? fleet.large : variant.key === 'decideLog' ? fleet.logged : fleet.small;
 const spec = { port: variant.port, requests: variant.requests, connections: 50, durationS: 3 };
 await loadgen.call('saturate', spec);
 await server.call('startProfile', null);

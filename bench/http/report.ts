@@ -11,7 +11,10 @@ export const kb = (bytes: number): string => `${fmt(bytes / 1024, 1)} KB`;
 
 /** Soft and hard limits on open files, as the children inherit them (Node raises soft to hard). */
 export function fileLimits(): { soft: number; hard: number } {
-  const [soft, hard] = execFileSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8' }).trim().split('\n').map((l) => (l === 'unlimited' ? Infinity : Number(l)));
+  const [soft, hard] = execFileSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => (l === 'unlimited' ? Infinity : Number(l)));
   return { soft: soft ?? 0, hard: hard ?? 0 };
 }
 
@@ -25,7 +28,10 @@ export function machine(): string {
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 
@@ -39,5 +45,8 @@ export interface Target {
 
 export function targetLines(targets: readonly Target[]): string[] {
   const label = (t: Target): string => (t.met === undefined ? 'n/a ' : t.met ? 'PASS' : 'MISS');
-  return table(['', 'target', 'measured', 'wanted'], targets.map((t) => [label(t), t.what, t.measured, t.target]));
+  return table(
+    ['', 'target', 'measured', 'wanted'],
+    targets.map((t) => [label(t), t.what, t.measured, t.target]),
+  );
 }

@@ -74,8 +74,12 @@ async function alone<T>(v: Variant, all: readonly Variant[], run: () => Promise<
  * a full collection of a 100 MB heap), which is not the cost of the requests measured next.
  */
 export async function measureRounds(
-  variants: readonly Variant[], rounds: number, durationS: number, settleS: number,
-  run: (v: Variant, durationS: number) => Promise<LoadResult>, onSample?: (v: Variant, round: number, s: Sample) => void,
+  variants: readonly Variant[],
+  rounds: number,
+  durationS: number,
+  settleS: number,
+  run: (v: Variant, durationS: number) => Promise<LoadResult>,
+  onSample?: (v: Variant, round: number, s: Sample) => void,
 ): Promise<Map<string, Sample[]>> {
   const samples = new Map<string, Sample[]>(variants.map((v) => [v.key, []]));
   for (let round = 0; round < rounds; round++) {
@@ -92,7 +96,8 @@ export async function measureRounds(
         const serverUs = (await v.cpuUs()) - cpu0;
         const busy = (core: number): number => (busy1[core] ?? 0) - (busy0[core] ?? 0);
         return {
-          result, cpuUsPerResponse: serverUs / Math.max(1, result.responses),
+          result,
+          cpuUsPerResponse: serverUs / Math.max(1, result.responses),
           otherLoad: {
             serverCore: Math.max(0, busy(SERVER_CORE) - serverUs) / wallUs,
             loadCore: Math.max(0, busy(LOADGEN_CORE) - result.loadgenCpu * result.durationS * 1e6) / wallUs,
@@ -110,10 +115,15 @@ export async function measureRounds(
 export function summarise(samples: readonly Sample[]): Summary {
   const of = (f: (s: Sample) => number): number => median(samples.map(f));
   return {
-    rps: of((s) => s.result.rps), p50Ms: of((s) => s.result.p50Ms), p99Ms: of((s) => s.result.p99Ms),
-    cpuUsPerResponse: of((s) => s.cpuUsPerResponse), loadgenCpu: of((s) => s.result.loadgenCpu),
+    rps: of((s) => s.result.rps),
+    p50Ms: of((s) => s.result.p50Ms),
+    p99Ms: of((s) => s.result.p99Ms),
+    cpuUsPerResponse: of((s) => s.cpuUsPerResponse),
+    loadgenCpu: of((s) => s.result.loadgenCpu),
     late: samples.reduce((n, s) => n + s.result.late, 0),
-    otherServerCore: of((s) => s.otherLoad.serverCore), otherLoadCore: of((s) => s.otherLoad.loadCore), rounds: samples.length,
+    otherServerCore: of((s) => s.otherLoad.serverCore),
+    otherLoadCore: of((s) => s.otherLoad.loadCore),
+    rounds: samples.length,
   };
 }
 

@@ -20,7 +20,11 @@ export interface GeneratedRule {
   readonly condition: string;
 }
 
-interface Entity { readonly type: string; readonly id: string; readonly properties: Readonly<Record<string, unknown>> }
+interface Entity {
+  readonly type: string;
+  readonly id: string;
+  readonly properties: Readonly<Record<string, unknown>>;
+}
 
 /** The body of POST /authorization (service spec 2.1). */
 export interface DecisionBody {
@@ -41,7 +45,9 @@ export function generateRules(n: number, seed: number): GeneratedRule[] {
     const actions = [...new Set([`action-${Math.floor(r() * ACTIONS)}`, `action-${Math.floor(r() * ACTIONS)}`])];
     return {
       name: `rule-${String(i).padStart(5, '0')}`,
-      subjectType: `subject-${Math.floor(r() * SUBJECT_TYPES)}`, actions, resourceType: `resource-${Math.floor(r() * RESOURCE_TYPES)}`,
+      subjectType: `subject-${Math.floor(r() * SUBJECT_TYPES)}`,
+      actions,
+      resourceType: `resource-${Math.floor(r() * RESOURCE_TYPES)}`,
       condition: `${template} && principal.id != "nobody-${i}"`,
     };
   });
@@ -106,8 +112,26 @@ export function decisionBodies(rules: readonly GeneratedRule[], n: number, seed:
     const rule = rules[Math.floor(r() * rules.length)] as GeneratedRule;
     const allow = i % 2 === 0;
     return {
-      subject: { type: rule.subjectType, id: `user-${1000 + i}`, properties: { team: 'blue', roles: allow ? ['admin', 'staff'] : ['viewer'], level: allow ? 5 : 1, email: `user-${1000 + i}@example.com` } },
-      resource: { type: rule.resourceType, id: `doc-${i}`, properties: { team: allow ? 'blue' : 'red', owner: 'user-1', classification: 'public', path: allow ? '/shared/plans.md' : '/home/notes.md' } },
+      subject: {
+        type: rule.subjectType,
+        id: `user-${1000 + i}`,
+        properties: {
+          team: 'blue',
+          roles: allow ? ['admin', 'staff'] : ['viewer'],
+          level: allow ? 5 : 1,
+          email: `user-${1000 + i}@example.com`,
+        },
+      },
+      resource: {
+        type: rule.resourceType,
+        id: `doc-${i}`,
+        properties: {
+          team: allow ? 'blue' : 'red',
+          owner: 'user-1',
+          classification: 'public',
+          path: allow ? '/shared/plans.md' : '/home/notes.md',
+        },
+      },
       action: rule.actions[0] as string,
       context: { ipAddress: allow ? '10.1.2.3' : '192.168.1.7', userAgent: 'bench/1.0' },
     };

@@ -54,29 +54,46 @@ export async function startFleet(opaBin: string | undefined): Promise<Fleet> {
     startService(10),
     startService(10_000),
     // --timers off --log-level silent: what service.ts sets, so only the decision log differs from `small`.
-    spawnPinned<FleetServiceCommands, FleetServiceReady>(SERVER_CORE, script('./servers/fleet-service.ts'),
-      ['--rules', '10', '--decision-log', 'file', '--timers', 'off', '--log-level', 'silent'], SERVER_FLAGS),
+    spawnPinned<FleetServiceCommands, FleetServiceReady>(
+      SERVER_CORE,
+      script('./servers/fleet-service.ts'),
+      ['--rules', '10', '--decision-log', 'file', '--timers', 'off', '--log-level', 'silent'],
+      SERVER_FLAGS,
+    ),
   ]);
-  const res = await fetch(`http://127.0.0.1:${small.ready.port}${BUNDLE_PATH}`, { headers: { Authorization: `Bearer ${small.ready.token}` } });
+  const res = await fetch(`http://127.0.0.1:${small.ready.port}${BUNDLE_PATH}`, {
+    headers: { Authorization: `Bearer ${small.ready.token}` },
+  });
   const etag = res.headers.get('etag');
   if (res.status !== 200 || etag === null) throw new Error(`the bundle endpoint answered ${res.status} without an ETag`);
   const bytes = new Uint8Array(await res.arrayBuffer());
   const opa = opaBin ? await startOpa(opaBin, bytes, SERVER_CORE) : undefined;
   return {
-    echo, small, large, logged, opa, bundle: { etag, bytes },
+    echo,
+    small,
+    large,
+    logged,
+    opa,
+    bundle: { etag, bytes },
     bodies: { small: decisionBodies(tenantRules(10), BODIES, 1), large: decisionBodies(tenantRules(10_000), BODIES, 2) },
-    async stop() { await Promise.all([echo.stop(), small.stop(), large.stop(), logged.stop(), opa?.stop()]); },
+    async stop() {
+      await Promise.all([echo.stop(), small.stop(), large.stop(), logged.stop(), opa?.stop()]);
+    },
   };
 }
 
 export const decisionRequest = (body: DecisionBody): HttpRequest => ({
-  method: 'POST', path: '/authorization', body: JSON.stringify(body),
+  method: 'POST',
+  path: '/authorization',
+  body: JSON.stringify(body),
   headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
 });
 
 /** The same decision as AuthZEN 1.0 asks it: the action as an object. */
 const evaluationRequest = (body: DecisionBody): HttpRequest => ({
-  method: 'POST', path: '/access/v1/evaluation', body: JSON.stringify({ ...body, action: { name: body.action } }),
+  method: 'POST',
+  path: '/access/v1/evaluation',
+  body: JSON.stringify({ ...body, action: { name: body.action } }),
   headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
 });
 
@@ -99,24 +116,82 @@ export const loggedCpuOf = (p: Fleet['logged']) => async (): Promise<number> => 
 export function variantsOf(fleet: Fleet): Variant[] {
   const small = fleet.bodies.small.map(decisionRequest);
   const variants: Variant[] = [
-    { key: 'raw', label: 'raw node:http JSON echo', port: fleet.echo.ready.port, pid: fleet.echo.pid, requests: small, expect: 200, cpuUs: cpuOf(fleet.echo) },
-    { key: 'decide', label: 'POST /authorization, 10 rules', port: fleet.small.ready.port, pid: fleet.small.pid, requests: small, expect: 200, cpuUs: cpuOf(fleet.small) },
     {
-      key: 'decideLog', label: 'POST /authorization, --decision-log file', port: fleet.logged.ready.port, pid: fleet.logged.pid,
-      requests: small, expect: 200, cpuUs: loggedCpuOf(fleet.logged),
+      key: 'raw',
+      label: 'raw node:http JSON echo',
+      port: fleet.echo.ready.port,
+      pid: fleet.echo.pid,
+      requests: small,
+      expect: 200,
+      cpuUs: cpuOf(fleet.echo),
     },
-    { key: 'authzen', label: 'POST /access/v1/evaluation, 10 rules', port: fleet.small.ready.port, pid: fleet.small.pid, requests: fleet.bodies.small.map(evaluationRequest), expect: 200, cpuUs: cpuOf(fleet.small) },
-    { key: 'decide10k', label: 'POST /authorization, 10,000 rules', port: fleet.large.ready.port, pid: fleet.large.pid, requests: fleet.bodies.large.map(decisionRequest), expect: 200, cpuUs: cpuOf(fleet.large) },
     {
-      key: 'poll304', label: 'GET bundle, If-None-Match → 304', port: fleet.small.ready.port, pid: fleet.small.pid, expect: 304, cpuUs: cpuOf(fleet.small),
-      requests: [{ method: 'GET', path: BUNDLE_PATH, headers: { Authorization: `Bearer ${fleet.small.ready.token}`, 'If-None-Match': fleet.bundle.etag } }],
+      key: 'decide',
+      label: 'POST /authorization, 10 rules',
+      port: fleet.small.ready.port,
+      pid: fleet.small.pid,
+      requests: small,
+      expect: 200,
+      cpuUs: cpuOf(fleet.small),
+    },
+    {
+      key: 'decideLog',
+      label: 'POST /authorization, --decision-log file',
+      port: fleet.logged.ready.port,
+      pid: fleet.logged.pid,
+      requests: small,
+      expect: 200,
+      cpuUs: loggedCpuOf(fleet.logged),
+    },
+    {
+      key: 'authzen',
+      label: 'POST /access/v1/evaluation, 10 rules',
+      port: fleet.small.ready.port,
+      pid: fleet.small.pid,
+      requests: fleet.bodies.small.map(evaluationRequest),
+      expect: 200,
+      cpuUs: cpuOf(fleet.small),
+    },
+    {
+      key: 'decide10k',
+      label: 'POST /authorization, 10,000 rules',
+      port: fleet.large.ready.port,
+      pid: fleet.large.pid,
+      requests: fleet.bodies.large.map(decisionRequest),
+      expect: 200,
+      cpuUs: cpuOf(fleet.large),
+    },
+    {
+      key: 'poll304',
+      label: 'GET bundle, If-None-Match → 304',
+      port: fleet.small.ready.port,
+      pid: fleet.small.pid,
+      expect: 304,
+      cpuUs: cpuOf(fleet.small),
+      requests: [
+        {
+          method: 'GET',
+          path: BUNDLE_PATH,
+          headers: { Authorization: `Bearer ${fleet.small.ready.token}`, 'If-None-Match': fleet.bundle.etag },
+        },
+      ],
     },
   ];
   if (fleet.opa) {
     const opa = fleet.opa;
     variants.push({
-      key: 'opa', label: `OPA ${opa.version} REST API, same bundle`, port: opa.port, pid: opa.pid, expect: 200, cpuUs: () => opa.cpuUs(),
-      requests: fleet.bodies.small.map((b) => ({ method: 'POST', path: '/v1/data/acl/allow', body: JSON.stringify({ input: opaInput(b) }), headers: { 'Content-Type': 'application/json' } })),
+      key: 'opa',
+      label: `OPA ${opa.version} REST API, same bundle`,
+      port: opa.port,
+      pid: opa.pid,
+      expect: 200,
+      cpuUs: () => opa.cpuUs(),
+      requests: fleet.bodies.small.map((b) => ({
+        method: 'POST',
+        path: '/v1/data/acl/allow',
+        body: JSON.stringify({ input: opaInput(b) }),
+        headers: { 'Content-Type': 'application/json' },
+      })),
     });
   }
   return variants;
@@ -128,7 +203,8 @@ export async function checkDecisions(fleet: Fleet, n = 200): Promise<string[]> {
     const r = decisionRequest(body);
     const res = await fetch(`http://127.0.0.1:${port}${r.path}`, { method: r.method, headers: r.headers, body: r.body ?? null });
     const json = (await res.json()) as { decision?: string };
-    if (res.status !== 200 || (json.decision !== 'allow' && json.decision !== 'deny')) throw new Error(`POST /authorization answered ${res.status} ${JSON.stringify(json)}`);
+    if (res.status !== 200 || (json.decision !== 'allow' && json.decision !== 'deny'))
+      throw new Error(`POST /authorization answered ${res.status} ${JSON.stringify(json)}`);
     return json.decision === 'allow';
   };
   const lines: string[] = [];
@@ -141,13 +217,19 @@ export async function checkDecisions(fleet: Fleet, n = 200): Promise<string[]> {
   if (fleet.opa) {
     let agree = 0;
     for (const [i, b] of fleet.bodies.small.slice(0, n).entries()) {
-      const res = await fetch(`http://127.0.0.1:${fleet.opa.port}/v1/data/acl/allow`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ input: opaInput(b) }) });
+      const res = await fetch(`http://127.0.0.1:${fleet.opa.port}/v1/data/acl/allow`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ input: opaInput(b) }),
+      });
       const json = (await res.json()) as { result?: unknown };
       if (json.result === small[i]) agree++;
     }
     lines.push(`OPA agrees with the service on ${agree} of ${n} decisions`);
   }
-  const res = await fetch(`http://127.0.0.1:${fleet.small.ready.port}${BUNDLE_PATH}`, { headers: { Authorization: `Bearer ${fleet.small.ready.token}`, 'If-None-Match': fleet.bundle.etag } });
+  const res = await fetch(`http://127.0.0.1:${fleet.small.ready.port}${BUNDLE_PATH}`, {
+    headers: { Authorization: `Bearer ${fleet.small.ready.token}`, 'If-None-Match': fleet.bundle.etag },
+  });
   if (res.status !== 304) throw new Error(`the bundle endpoint answered ${res.status} to a current If-None-Match`);
   return lines;
 }

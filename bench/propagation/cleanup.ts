@@ -42,7 +42,10 @@ export function cleanUp(): Promise<void> {
 function children(): number[] {
   try {
     return execFileSync('pgrep', ['-P', String(process.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-      .split('\n').filter((l) => l !== '').map(Number).filter((pid) => Number.isInteger(pid) && pid > 0);
+      .split('\n')
+      .filter((l) => l !== '')
+      .map(Number)
+      .filter((pid) => Number.isInteger(pid) && pid > 0);
   } catch {
     return [];
   }
@@ -66,7 +69,11 @@ export function cleanUpOnExit(): void {
   process.on('unhandledRejection', crash);
   process.on('exit', () => {
     for (const pid of children()) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
     for (const dir of folders) rmSync(dir, { recursive: true, force: true });
   });

@@ -116,7 +116,10 @@ export interface Fleet {
 
 /** Fails with the output of an OPA that ended, or of the first OPA when the deadline passes. */
 async function until<T>(
-  opas: readonly RunningOpa[], what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined,
+  opas: readonly RunningOpa[],
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
 ): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
@@ -147,7 +150,8 @@ async function answered(opa: RunningOpa, revision: string, fromMs: number, deadl
     const got = await revisionOf(opa);
     const at = performance.now();
     if (got === revision) return at - fromMs;
-    if (opa.ended() !== undefined) throw new Error(`OPA at ${opa.url} ${opa.ended()} before answering revision ${revision}:\n${opa.output()}`);
+    if (opa.ended() !== undefined)
+      throw new Error(`OPA at ${opa.url} ${opa.ended()} before answering revision ${revision}:\n${opa.output()}`);
     if (at > deadlineMs) throw new Error(`OPA at ${opa.url} answered revision ${got}, not ${revision}, at the deadline:\n${opa.output()}`);
     await sleep(Math.min(MAX_PROBE_GAP_MS, Math.max(1, (at - fromMs) / 50)));
   }
@@ -181,7 +185,11 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
     await writeFile(join(dir, 'opa.yaml'), config);
   }
   // Each OPA's own folder is its working directory, so its persisted bundle (persist: true) is its own.
-  await Promise.all(dirs.map(async (dir) => { opas.push(await runOpa(o.opaBin, join(dir, 'opa.yaml'), dir)); }));
+  await Promise.all(
+    dirs.map(async (dir) => {
+      opas.push(await runOpa(o.opaBin, join(dir, 'opa.yaml'), dir));
+    }),
+  );
 
   const servedRevision = (): string => String(t.service.store.snapshot().tenants.get(TENANT)?.bundles.get(BUNDLE)?.built.revision);
   const allReport = (revision: string): boolean => {
@@ -202,7 +210,10 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
   const store = t.service.store;
   const publish = store.publish.bind(store);
   let publishCalledAt = 0;
-  store.publish = function timedPublish() { publishCalledAt = performance.now(); return publish(); };
+  store.publish = function timedPublish() {
+    publishCalledAt = performance.now();
+    return publish();
+  };
 
   let pending: PendingEdit | undefined;
   store.onBundleChange((changed, snapshot) => {
@@ -230,14 +241,22 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
           resolve({ allMs: at - from, perAgentMs: [...perAgent.values()] });
         }
       };
-      const unsubscribe = registry.onChange((tenant, bundle) => { if (tenant === TENANT && bundle === BUNDLE) check(); });
-      const timer = setTimeout(() => {
-        done();
-        const agents = registry.agents(TENANT, BUNDLE, Date.now()).map((a) => `${a.id}: ${a.activeRevision ?? 'none'}`);
-        const known = `${agents.length} of ${o.agents} known: ${agents.join(', ')}`;
-        reject(new Error(`not every agent reported revision ${revision} active in time (${known})`));
-      }, Math.max(0, deadlineMs - performance.now()));
-      const done = (): void => { unsubscribe(); clearTimeout(timer); };
+      const unsubscribe = registry.onChange((tenant, bundle) => {
+        if (tenant === TENANT && bundle === BUNDLE) check();
+      });
+      const timer = setTimeout(
+        () => {
+          done();
+          const agents = registry.agents(TENANT, BUNDLE, Date.now()).map((a) => `${a.id}: ${a.activeRevision ?? 'none'}`);
+          const known = `${agents.length} of ${o.agents} known: ${agents.join(', ')}`;
+          reject(new Error(`not every agent reported revision ${revision} active in time (${known})`));
+        },
+        Math.max(0, deadlineMs - performance.now()),
+      );
+      const done = (): void => {
+        unsubscribe();
+        clearTimeout(timer);
+      };
     });
 
   let edits = 0;
@@ -267,8 +286,12 @@ export async function startFleet(o: FleetOptions): Promise<Fleet> {
       const [a, perOpa] = await Promise.all([agents, answers]);
       pending = undefined;
       return {
-        revision, publishMs: edit.publishedAt - writeAt, listenersMs: edit.listenersMs,
-        reportedMs: a.allMs, answeredMs: Math.max(...perOpa), perAgentMs: a.perAgentMs,
+        revision,
+        publishMs: edit.publishedAt - writeAt,
+        listenersMs: edit.listenersMs,
+        reportedMs: a.allMs,
+        answeredMs: Math.max(...perOpa),
+        perAgentMs: a.perAgentMs,
       };
     },
     async counters() {

@@ -14,14 +14,24 @@ const folder = join(root, 'm');
 await mkdir(folder);
 const rules = tenantRules(10_000);
 await writeFolder(folder, rules, false);
-const server = await spawnPinned<SteadyCommands, SteadyReady>(SERVER_CORE, fileURLToPath(new URL('./server.ts', import.meta.url)), ['--folder', folder, '--state', join(root, 's')]);
+const server = await spawnPinned<SteadyCommands, SteadyReady>(SERVER_CORE, fileURLToPath(new URL('./server.ts', import.meta.url)), [
+  '--folder',
+  folder,
+  '--state',
+  join(root, 's'),
+]);
 await new Promise((r) => setTimeout(r, 2000));
 const PROFILE = process.env['PROFILE'] === '1';
 if (PROFILE) await server.call('startProfile', null);
 const a = await server.call('stats', null);
-for (let n = 1; n <= 10; n++) { await writeFile(join(folder, 'rules.yaml'), rulesFile(rules, n)); await new Promise((r) => setTimeout(r, 1000)); }
+for (let n = 1; n <= 10; n++) {
+  await writeFile(join(folder, 'rules.yaml'), rulesFile(rules, n));
+  await new Promise((r) => setTimeout(r, 1000));
+}
 const b = await server.call('stats', null);
-console.log(`per edit: process CPU ${((b.cpuUs - a.cpuUs) / 10 / 1000).toFixed(0)} ms, event loop busy ${((b.loopBusyMs - a.loopBusyMs) / 10).toFixed(0)} ms`);
+console.log(
+  `per edit: process CPU ${((b.cpuUs - a.cpuUs) / 10 / 1000).toFixed(0)} ms, event loop busy ${((b.loopBusyMs - a.loopBusyMs) / 10).toFixed(0)} ms`,
+);
 if (PROFILE) {
   await server.call('stopProfile', join(root, 'p.cpuprofile'));
   const { summariseProfile } = await import('../http/cpuprofile.ts');

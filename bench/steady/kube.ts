@@ -35,16 +35,23 @@ const RUN_S = QUICK ? 3 : 10;
 const NS = 'bench-steady';
 const PEOPLE = 'bench-steady-people';
 const OPS_NS = 'bench-steady-ops';
-const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-console.log(`acl-operator steady-under-change benchmark, Kubernetes mode, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check)' : ''}`);
+console.log(
+  `acl-operator steady-under-change benchmark, Kubernetes mode, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check)' : ''}`,
+);
 console.log(`machine: ${machine()}`);
 pinToLoadCore('the operator and the load generator');
 
 async function ensureNamespace(name: string): Promise<void> {
   for (;;) {
-    try { await core.createNamespace({ body: { metadata: { name } } }); return; } catch (err) {
+    try {
+      await core.createNamespace({ body: { metadata: { name } } });
+      return;
+    } catch (err) {
       if (statusOf(err) !== 409) throw err;
       const existing = await core.readNamespace({ name });
       if (existing.status?.phase !== 'Terminating') return;
@@ -53,61 +60,153 @@ async function ensureNamespace(name: string): Promise<void> {
   }
 }
 
-async function createAll(items: readonly { plural: string; namespace: string; body: Record<string, unknown> }[], label: string): Promise<void> {
+async function createAll(
+  items: readonly { plural: string; namespace: string; body: Record<string, unknown> }[],
+  label: string,
+): Promise<void> {
   let next = 0;
   let done = 0;
-  await Promise.all(Array.from({ length: 50 }, async () => {
-    while (next < items.length) {
-      const { plural, namespace, body } = items[next++] as (typeof items)[number];
-      try { await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body }); } catch (err) { if (statusOf(err) !== 409) throw err; }
-      if (++done % 1000 === 0 || done === items.length) progress(`  ${label}: ${fmt(done)}/${fmt(items.length)}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < items.length) {
+        const { plural, namespace, body } = items[next++] as (typeof items)[number];
+        try {
+          await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body });
+        } catch (err) {
+          if (statusOf(err) !== 409) throw err;
+        }
+        if (++done % 1000 === 0 || done === items.length) progress(`  ${label}: ${fmt(done)}/${fmt(items.length)}`);
+      }
+    }),
+  );
 }
 
-const object = (kind: string, namespace: string, name: string, spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name, namespace }, spec });
+const object = (kind: string, namespace: string, name: string, spec: Record<string, unknown>): Record<string, unknown> => ({
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind,
+  metadata: { name, namespace },
+  spec,
+});
 const rules = tenantRules(10_000);
 const ruleSpec = (i: number, edit = 0): Record<string, unknown> => {
   const r = rules[i] as (typeof rules)[number];
-  return { state: 'Enforced', subjectType: r.subjectType, actions: [...r.actions], resourceType: r.resourceType, condition: edit > 0 ? `${r.condition} && principal.id != "edit-${edit}"` : r.condition };
+  return {
+    state: 'Enforced',
+    subjectType: r.subjectType,
+    actions: [...r.actions],
+    resourceType: r.resourceType,
+    condition: edit > 0 ? `${r.condition} && principal.id != "edit-${edit}"` : r.condition,
+  };
 };
-const entities = (d: number, edit: number): unknown[] => Array.from({ length: PER_DIRECTORY }, (_, i) => ({
-  type: 'user', id: `u-${d}-${i}`, properties: { team: i === 0 && edit > 0 ? `team-${edit}` : i % 7 === 0 ? 'blue' : 'red', email: `u${i}@example.com` },
-}));
+const entities = (d: number, edit: number): unknown[] =>
+  Array.from({ length: PER_DIRECTORY }, (_, i) => ({
+    type: 'user',
+    id: `u-${d}-${i}`,
+    properties: { team: i === 0 && edit > 0 ? `team-${edit}` : i % 7 === 0 ? 'blue' : 'red', email: `u${i}@example.com` },
+  }));
 
 await ensureCrds();
 progress('creating the tenants (kept ones are reused)');
 await ensureNamespace(NS);
 await ensureNamespace(OPS_NS);
-await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'api-key', labels: { 'acl.policyagent.dev/api-key': 'true' } }, stringData: { token: API_KEY } } }).catch((err: unknown) => { if (statusOf(err) !== 409) throw err; });
-await createAll([
-  { plural: 'connectors', namespace: NS, body: object('Connector', NS, 'opa', {}) },
-  { plural: 'bundles', namespace: NS, body: object('Bundle', NS, 'all', { connector: 'opa' }) },
-  ...rules.map((r, i) => ({ plural: 'rules', namespace: NS, body: object('Rule', NS, r.name, ruleSpec(i)) })),
-], 'rules');
+await core
+  .createNamespacedSecret({
+    namespace: NS,
+    body: { metadata: { name: 'api-key', labels: { 'acl.policyagent.dev/api-key': 'true' } }, stringData: { token: API_KEY } },
+  })
+  .catch((err: unknown) => {
+    if (statusOf(err) !== 409) throw err;
+  });
+await createAll(
+  [
+    { plural: 'connectors', namespace: NS, body: object('Connector', NS, 'opa', {}) },
+    { plural: 'bundles', namespace: NS, body: object('Bundle', NS, 'all', { connector: 'opa' }) },
+    ...rules.map((r, i) => ({ plural: 'rules', namespace: NS, body: object('Rule', NS, r.name, ruleSpec(i)) })),
+  ],
+  'rules',
+);
 if (DIRECTORY) {
   await ensureNamespace(PEOPLE);
-  await createAll([
-    { plural: 'rules', namespace: PEOPLE, body: object('Rule', PEOPLE, 'same-team', { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'doc', condition: 'principal.team == resource.team' }) },
-    { plural: 'connectors', namespace: PEOPLE, body: object('Connector', PEOPLE, 'opa', {}) },
-    { plural: 'bundles', namespace: PEOPLE, body: object('Bundle', PEOPLE, 'all', { connector: 'opa' }) },
-    ...Array.from({ length: DIRECTORIES }, (_, d) => ({ plural: 'directories', namespace: PEOPLE, body: object('Directory', PEOPLE, `dir-${String(d).padStart(3, '0')}`, { entities: entities(d, 0) }) })),
-  ], 'directories');
+  await createAll(
+    [
+      {
+        plural: 'rules',
+        namespace: PEOPLE,
+        body: object('Rule', PEOPLE, 'same-team', {
+          state: 'Enforced',
+          subjectType: 'user',
+          actions: ['read'],
+          resourceType: 'doc',
+          condition: 'principal.team == resource.team',
+        }),
+      },
+      { plural: 'connectors', namespace: PEOPLE, body: object('Connector', PEOPLE, 'opa', {}) },
+      { plural: 'bundles', namespace: PEOPLE, body: object('Bundle', PEOPLE, 'all', { connector: 'opa' }) },
+      ...Array.from({ length: DIRECTORIES }, (_, d) => ({
+        plural: 'directories',
+        namespace: PEOPLE,
+        body: object('Directory', PEOPLE, `dir-${String(d).padStart(3, '0')}`, { entities: entities(d, 0) }),
+      })),
+    ],
+    'directories',
+  );
 }
 
-const freePort = (): Promise<number> => new Promise((resolve) => {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as { port: number }; srv.close(() => resolve(port)); });
-});
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
 const [port, opsPort] = [await freePort(), await freePort()];
 const stateDir = mkdtempSync(join(tmpdir(), 'acl-steady-kube-'));
 const started = performance.now();
-const child = spawn('taskset', ['-c', String(SERVER_CORE), process.execPath, '--max-old-space-size=4096', join(ROOT, 'src', 'cli.ts'), 'serve',
-  '--kubeconfig', KUBECONFIG, '--insecure-http', '--listen', `127.0.0.1:${port}`, '--ops-listen', `127.0.0.1:${opsPort}`,
-  '--operator-namespace', OPS_NS, '--identity', 'bench-steady', '--namespaces', DIRECTORY ? `${NS},${PEOPLE}` : NS, '--state-dir', stateDir, '--log-level', 'warn'], { stdio: ['ignore', 'inherit', 'inherit'] });
+const child = spawn(
+  'taskset',
+  [
+    '-c',
+    String(SERVER_CORE),
+    process.execPath,
+    '--max-old-space-size=4096',
+    join(ROOT, 'src', 'cli.ts'),
+    'serve',
+    '--kubeconfig',
+    KUBECONFIG,
+    '--insecure-http',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--ops-listen',
+    `127.0.0.1:${opsPort}`,
+    '--operator-namespace',
+    OPS_NS,
+    '--identity',
+    'bench-steady',
+    '--namespaces',
+    DIRECTORY ? `${NS},${PEOPLE}` : NS,
+    '--state-dir',
+    stateDir,
+    '--log-level',
+    'warn',
+  ],
+  { stdio: ['ignore', 'inherit', 'inherit'] },
+);
 try {
-  await waitFor('the operator to be ready', async () => { try { return (await fetch(`http://127.0.0.1:${opsPort}/readyz`)).status === 200; } catch { return false; } }, 600_000);
-  console.log(`operator ready with 10,000 rules${DIRECTORY ? ' and 500,000 Directory entities' : ''} in ${fmt(performance.now() - started)} ms`);
+  await waitFor(
+    'the operator to be ready',
+    async () => {
+      try {
+        return (await fetch(`http://127.0.0.1:${opsPort}/readyz`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    600_000,
+  );
+  console.log(
+    `operator ready with 10,000 rules${DIRECTORY ? ' and 500,000 Directory entities' : ''} in ${fmt(performance.now() - started)} ms`,
+  );
   // Ready comes before a first start's status writes (10,000 of them, and their watch echoes): the
   // quiet runs start once the writes have stopped for 3 s.
   const statusWrites = async (): Promise<number> => {
@@ -120,8 +219,14 @@ try {
   const peopleToken = DIRECTORY ? await waitFor('the people connector token', () => readToken(PEOPLE, 'opa'), 60_000) : '';
   const replace = async (namespace: string, plural: string, name: string, spec: Record<string, unknown>): Promise<void> => {
     for (let attempt = 1; ; attempt++) {
-      const current = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name }) as Record<string, unknown>;
-      try { await custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name, body: { ...current, spec } }); return; } catch (err) {
+      const current = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as Record<
+        string,
+        unknown
+      >;
+      try {
+        await custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name, body: { ...current, spec } });
+        return;
+      } catch (err) {
         if (statusOf(err) !== 409 || attempt >= 10) throw err;
       }
     }
@@ -130,9 +235,26 @@ try {
   // A run number keeps a kept namespace's edits new: the same edit twice changes nothing.
   const run = Date.now() % 1_000_000;
   const result = await measureSteady({
-    loadgen, port, requests: decisionBodies(rules, 2000, 7).map(decisionRequest), runS: RUN_S, warmupS: QUICK ? 1 : 3,
-    rules: { port, path: `/${NS}/connectors/policyagent/opa/bundles/all`, token, edit: (n) => replace(NS, 'rules', (rules[n % rules.length] as (typeof rules)[number]).name, ruleSpec(n % rules.length, run * 1000 + n)) },
-    directory: DIRECTORY ? { port, path: `/${PEOPLE}/connectors/policyagent/opa/bundles/all`, token: peopleToken, edit: (n) => replace(PEOPLE, 'directories', 'dir-000', { entities: entities(0, run * 1000 + n) }) } : undefined,
+    loadgen,
+    port,
+    requests: decisionBodies(rules, 2000, 7).map(decisionRequest),
+    runS: RUN_S,
+    warmupS: QUICK ? 1 : 3,
+    rules: {
+      port,
+      path: `/${NS}/connectors/policyagent/opa/bundles/all`,
+      token,
+      edit: (n) =>
+        replace(NS, 'rules', (rules[n % rules.length] as (typeof rules)[number]).name, ruleSpec(n % rules.length, run * 1000 + n)),
+    },
+    directory: DIRECTORY
+      ? {
+          port,
+          path: `/${PEOPLE}/connectors/policyagent/opa/bundles/all`,
+          token: peopleToken,
+          edit: (n) => replace(PEOPLE, 'directories', 'dir-000', { entities: entities(0, run * 1000 + n) }),
+        }
+      : undefined,
   });
   await loadgen.stop();
   console.log('');

@@ -8,7 +8,9 @@ import { fmt } from '../http/report.ts';
 
 export const CONNECTIONS = 10;
 const CHANGE_EVERY_MS = 1000;
-const progress = (line: string): void => { process.stderr.write(`${line}\n`); };
+const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 /** A bundle to watch and what changes it. */
 export interface Editor {
@@ -22,7 +24,9 @@ export interface Editor {
 /** Waits (long poll) until the bundle's ETag differs from `etag`; returns the new one and when it came. */
 export async function nextEtag(port: number, path: string, token: string, etag: string): Promise<{ etag: string; atMs: number }> {
   for (;;) {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { Authorization: `Bearer ${token}`, 'If-None-Match': etag, Prefer: 'wait=30' } });
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      headers: { Authorization: `Bearer ${token}`, 'If-None-Match': etag, Prefer: 'wait=30' },
+    });
     await res.arrayBuffer();
     const now = performance.now();
     const tag = res.headers.get('etag') ?? '';
@@ -42,7 +46,14 @@ export async function currentEtag(port: number, path: string, token: string): Pr
 async function editLoop(editor: Editor, until: Promise<unknown>, first: number): Promise<number[]> {
   const times: number[] = [];
   let done = false;
-  void until.then(() => { done = true; }, () => { done = true; });
+  void until.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
   let etag = await currentEtag(editor.port, editor.path, editor.token);
   for (let n = first; !done; n++) {
     const started = performance.now();
@@ -52,7 +63,10 @@ async function editLoop(editor: Editor, until: Promise<unknown>, first: number):
     etag = next.etag;
     times.push(next.atMs - written);
     const wait = CHANGE_EVERY_MS - (performance.now() - started);
-    if (wait > 0 && !done) await new Promise((resolve) => { setTimeout(resolve, wait); });
+    if (wait > 0 && !done)
+      await new Promise((resolve) => {
+        setTimeout(resolve, wait);
+      });
   }
   return times;
 }
@@ -70,8 +84,13 @@ export interface SteadyResult {
 }
 
 export async function measureSteady(o: {
-  loadgen: Pinned<LoadCommands, unknown>; port: number; requests: readonly HttpRequest[]; runS: number; warmupS: number;
-  rules: Editor; directory?: Editor | undefined;
+  loadgen: Pinned<LoadCommands, unknown>;
+  port: number;
+  requests: readonly HttpRequest[];
+  runS: number;
+  warmupS: number;
+  rules: Editor;
+  directory?: Editor | undefined;
 }): Promise<SteadyResult> {
   const spec = { port: o.port, requests: o.requests, connections: CONNECTIONS, durationS: o.runS };
   progress('warming up');
@@ -100,13 +119,19 @@ export async function measureSteady(o: {
   return { satQuiet, satChange, satEdits: satTimes.length, rate, pacedQuiet, pacedChange, changeTimes, pacedDirectory, directoryTimes };
 }
 
-const median = (xs: readonly number[]): number => { const s = [...xs].sort((a, b) => a - b); return s.length === 0 ? NaN : (s[Math.floor((s.length - 1) / 2)] as number); };
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : (s[Math.floor((s.length - 1) / 2)] as number);
+};
 const max = (xs: readonly number[]): number => (xs.length === 0 ? NaN : Math.max(...xs));
 const verdict = (ok: boolean): string => (ok ? 'PASS' : 'MISS');
 
 /** The table and the goals, as docs/benchmarks.md quotes them. */
 export function report(r: SteadyResult, runS: number, editsNote: string): string[] {
-  const line = (label: string, x: LoadResult): string => `| ${label} | ${fmt(x.rps)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.maxMs, 1)} | ${x.late} | ${Object.entries(x.statusCodes).map(([c, n]) => `${c}×${n}`).join(' ')} |`;
+  const line = (label: string, x: LoadResult): string =>
+    `| ${label} | ${fmt(x.rps)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.maxMs, 1)} | ${x.late} | ${Object.entries(x.statusCodes)
+      .map(([c, n]) => `${c}×${n}`)
+      .join(' ')} |`;
   const out = [
     `${CONNECTIONS} connections of POST /authorization against a tenant of 10,000 rules, ${runS} s per run`,
     '| run | req/s | p50 ms | p99 ms | max ms | late | statuses |',
@@ -116,7 +141,8 @@ export function report(r: SteadyResult, runS: number, editsNote: string): string
     line(`${r.rate} req/s, quiet`, r.pacedQuiet),
     line(`${r.rate} req/s, a rule edited every second (${r.changeTimes.length} edits)`, r.pacedChange),
   ];
-  if (r.pacedDirectory) out.push(line(`${r.rate} req/s, a Directory entity edited every second (${r.directoryTimes?.length ?? 0} edits)`, r.pacedDirectory));
+  if (r.pacedDirectory)
+    out.push(line(`${r.rate} req/s, a Directory entity edited every second (${r.directoryTimes?.length ?? 0} edits)`, r.pacedDirectory));
   const p99 = r.pacedChange.p99Ms / r.pacedQuiet.p99Ms;
   const thr = r.satChange.rps / r.satQuiet.rps;
   out.push(

@@ -13,10 +13,26 @@ const manifests = join(root, 'm');
 await mkdir(manifests);
 await writeFile(join(manifests, 'people.yaml'), directoryTenant());
 for (let d = 0; d < DIRS; d++) await writeFile(join(manifests, `dir-${String(d).padStart(3, '0')}.yaml`), directoryFile(d, 0));
-const config = { manifests, stateDir: join(root, 'state'), listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 }, tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1 << 20, maxLongPollSeconds: 120, logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE } as Config;
+const config = {
+  manifests,
+  stateDir: join(root, 'state'),
+  listen: { host: '127.0.0.1', port: 0 },
+  opsListen: { host: '127.0.0.1', port: 0 },
+  tls: { mode: 'insecure' },
+  publicUrl: undefined,
+  maxBodyBytes: 1 << 20,
+  maxLongPollSeconds: 120,
+  logLevel: 'silent',
+  ...DEFAULT_FLEET,
+  kube: DEFAULT_KUBE,
+} as Config;
 const svc = await startService(config, { log: pino({ level: 'silent' }), debounceMs: 3_600_000, racyWindowMs: 0, settleMs: 0 });
 let last = performance.now();
-const iv = setInterval(() => { const n = performance.now(); if (n - last > 50) console.log(`gap ${(n - last).toFixed(0)} ms ending at ${n.toFixed(0)}`); last = n; }, 1);
+const iv = setInterval(() => {
+  const n = performance.now();
+  if (n - last > 50) console.log(`gap ${(n - last).toFixed(0)} ms ending at ${n.toFixed(0)}`);
+  last = n;
+}, 1);
 for (let k = 1; k <= 2; k++) {
   await writeFile(join(manifests, 'dir-000.yaml'), directoryFile(0, k));
   const t1 = performance.now();

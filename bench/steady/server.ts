@@ -11,24 +11,57 @@ import { CONNECTOR, TENANT } from '../http/tenant.ts';
 import { startProfile, stopProfile } from '../http/servers/profiler.ts';
 import { processStats, type ServerStats } from '../http/servers/stats.ts';
 
-export interface SteadyReady { readonly port: number; readonly token: string; readonly startMs: number }
-export type SteadyCommands = { stats: { arg: null; result: ServerStats & { loopBusyMs: number } }; startProfile: { arg: null; result: null }; stopProfile: { arg: string; result: null } };
+export interface SteadyReady {
+  readonly port: number;
+  readonly token: string;
+  readonly startMs: number;
+}
+export type SteadyCommands = {
+  stats: { arg: null; result: ServerStats & { loopBusyMs: number } };
+  startProfile: { arg: null; result: null };
+  stopProfile: { arg: string; result: null };
+};
 
-const { values } = parseArgs({ options: { folder: { type: 'string' }, state: { type: 'string' }, 'settle-ms': { type: 'string', default: '300' }, 'debounce-ms': { type: 'string', default: '100' } } });
+const { values } = parseArgs({
+  options: {
+    folder: { type: 'string' },
+    state: { type: 'string' },
+    'settle-ms': { type: 'string', default: '300' },
+    'debounce-ms': { type: 'string', default: '100' },
+  },
+});
 if (!values.folder || !values.state) throw new Error('--folder and --state are required');
 const config: Config = {
-  manifests: values.folder, stateDir: values.state,
-  listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
+  manifests: values.folder,
+  stateDir: values.state,
+  listen: { host: '127.0.0.1', port: 0 },
+  opsListen: { host: '127.0.0.1', port: 0 },
+  tls: { mode: 'insecure' },
+  publicUrl: undefined,
+  maxBodyBytes: 1024 * 1024,
+  maxLongPollSeconds: 120,
+  logLevel: 'silent',
+  ...DEFAULT_FLEET,
+  kube: DEFAULT_KUBE,
 };
 const started = performance.now();
 const service = await startService(config, {
-  log: pino({ level: 'silent' }), activityFlushMs: 3_600_000,
-  settleMs: Number(values['settle-ms']), debounceMs: Number(values['debounce-ms']),
+  log: pino({ level: 'silent' }),
+  activityFlushMs: 3_600_000,
+  settleMs: Number(values['settle-ms']),
+  debounceMs: Number(values['debounce-ms']),
 });
 const ready: SteadyReady = {
   port: Number(new URL(service.apiUrl).port),
   token: (await readFile(service.state.tokenFile(TENANT, CONNECTOR), 'utf8')).trim(),
   startMs: performance.now() - started,
 };
-serveCommands<SteadyCommands>({ stats: () => ({ ...processStats(service.longPolls.size()), loopBusyMs: performance.eventLoopUtilization().active }), startProfile, stopProfile }, ready, () => service.stop());
+serveCommands<SteadyCommands>(
+  {
+    stats: () => ({ ...processStats(service.longPolls.size()), loopBusyMs: performance.eventLoopUtilization().active }),
+    startProfile,
+    stopProfile,
+  },
+  ready,
+  () => service.stop(),
+);

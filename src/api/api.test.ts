@@ -5,11 +5,18 @@ import { parse as parseYamlText } from 'yaml';
 import { Bundle, Connector, KINDS, Rule, parseManifests, renderCrdKustomization, renderCrds } from './index.ts';
 
 const meta = (name: string, namespace = 'acme') => ({ name, namespace });
-const rule = (spec: Record<string, unknown>, name = 'team-documents') => ({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: meta(name), spec });
+const rule = (spec: Record<string, unknown>, name = 'team-documents') => ({
+  apiVersion: 'acl.policyagent.dev/v1alpha1',
+  kind: 'Rule',
+  metadata: meta(name),
+  spec,
+});
 
 describe('Rule schema', () => {
   it('accepts the design example and defaults state to Draft', () => {
-    const r = Rule.parse(rule({ subjectType: 'user', actions: ['read', 'write'], resourceType: 'document', condition: 'principal.team == resource.team' }));
+    const r = Rule.parse(
+      rule({ subjectType: 'user', actions: ['read', 'write'], resourceType: 'document', condition: 'principal.team == resource.team' }),
+    );
     expect(r.spec.state).toBe('Draft');
     expect(r.spec.actions).toEqual(['read', 'write']);
   });
@@ -44,12 +51,19 @@ describe('Connector schema', () => {
     ['a fractional rotation', { tokenRotation: 1.5 }],
     ['a string flag', { active: 'yes' }],
   ])('rejects %s', (_, spec) => {
-    expect(Connector.safeParse({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Connector', metadata: meta('gateways'), spec }).success).toBe(false);
+    expect(
+      Connector.safeParse({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Connector', metadata: meta('gateways'), spec }).success,
+    ).toBe(false);
   });
 });
 
 describe('Bundle schema', () => {
-  const bundle = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Bundle', metadata: meta(name), spec });
+  const bundle = (name: string, spec: Record<string, unknown>) => ({
+    apiVersion: 'acl.policyagent.dev/v1alpha1',
+    kind: 'Bundle',
+    metadata: meta(name),
+    spec,
+  });
 
   it('accepts a filtered v1 bundle and defaults regoVersion to 0', () => {
     expect(Bundle.parse(bundle('gateway-policies', { connector: 'gateways', entityTypes: ['document'] })).spec.regoVersion).toBe(0);
@@ -119,7 +133,12 @@ describe('generated CRDs', () => {
   });
 
   it('have a status subresource, short names and the printer columns people look for', () => {
-    const byKind: Record<string, CrdDocument> = Object.fromEntries(renderCrds().map(({ yaml }) => { const c = parseYaml(yaml); return [c.spec.names.kind, c]; }));
+    const byKind: Record<string, CrdDocument> = Object.fromEntries(
+      renderCrds().map(({ yaml }) => {
+        const c = parseYaml(yaml);
+        return [c.spec.names.kind, c];
+      }),
+    );
     expect(Object.keys(byKind)).toEqual(KINDS.map((k) => k.kind));
     const columns = (kind: string) => byKind[kind]!.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
     expect(columns('Rule')).toEqual(expect.arrayContaining(['State', 'Phase', 'Subject', 'Actions', 'Resource']));
@@ -138,7 +157,11 @@ interface CrdDocument {
   spec: {
     scope: string;
     names: { kind: string; shortNames: string[] };
-    versions: { subresources: unknown; additionalPrinterColumns: { name: string }[]; schema: { openAPIV3Schema: Record<string, unknown> } }[];
+    versions: {
+      subresources: unknown;
+      additionalPrinterColumns: { name: string }[];
+      schema: { openAPIV3Schema: Record<string, unknown> };
+    }[];
   };
 }
 

@@ -9,13 +9,7 @@ export const BundleSpec = z.strictObject({
     .optional()
     .meta({ 'x-kubernetes-list-type': 'set' })
     .describe('Optional filter: only rules whose subjectType or resourceType is listed. Empty or absent: every rule.'),
-  regoVersion: z
-    .number()
-    .int()
-    .min(0)
-    .max(1)
-    .default(0)
-    .describe('0 (default, OPA 0.40 and later) or 1 (import rego.v1, for OPA 1.x).'),
+  regoVersion: z.number().int().min(0).max(1).default(0).describe('0 (default, OPA 0.40 and later) or 1 (import rego.v1, for OPA 1.x).'),
 });
 export type BundleSpec = z.infer<typeof BundleSpec>;
 
@@ -27,13 +21,16 @@ export const BundleStatus = z.object({
   etag: z.string().optional(),
   ruleCount: z.number().int().min(0).optional(),
   lastSync: Timestamp.optional(),
-  agents: z.object({
-    reporting: z.number().int().min(0).describe('OPA agents that reported their status within --agent-expiry-seconds.'),
-    current: z.number().int().min(0).describe('Of those, the ones running the revision served, without errors.'),
-    behind: z.number().int().min(0).describe('Running an older revision (or none yet), without errors.'),
-    failing: z.number().int().min(0).describe('Whose last download or activation failed, or that load two bundles of acl-operator.'),
-    rollout: z.string().describe('current/reporting, e.g. 3/3: the AGENTS column.'),
-  }).optional().describe('What the OPA agents polling this bundle report (status plugin); see condition RolledOut.'),
+  agents: z
+    .object({
+      reporting: z.number().int().min(0).describe('OPA agents that reported their status within --agent-expiry-seconds.'),
+      current: z.number().int().min(0).describe('Of those, the ones running the revision served, without errors.'),
+      behind: z.number().int().min(0).describe('Running an older revision (or none yet), without errors.'),
+      failing: z.number().int().min(0).describe('Whose last download or activation failed, or that load two bundles of acl-operator.'),
+      rollout: z.string().describe('current/reporting, e.g. 3/3: the AGENTS column.'),
+    })
+    .optional()
+    .describe('What the OPA agents polling this bundle report (status plugin); see condition RolledOut.'),
   conditions: Conditions.optional(),
 });
 export type BundleStatus = z.infer<typeof BundleStatus>;

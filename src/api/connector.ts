@@ -33,4 +33,3 @@ export const Connector = z.object({
   status: ConnectorStatus.optional(),
 });
 export type Connector = z.infer<typeof Connector>;
-

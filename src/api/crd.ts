@@ -77,7 +77,12 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
       { name: 'Rules', type: 'integer', jsonPath: '.status.ruleCount' },
-      { name: 'Agents', type: 'string', jsonPath: '.status.agents.rollout', description: 'OPA agents on the revision served / agents reporting' },
+      {
+        name: 'Agents',
+        type: 'string',
+        jsonPath: '.status.agents.rollout',
+        description: 'OPA agents on the revision served / agents reporting',
+      },
       { name: 'Rolled-Out', type: 'string', jsonPath: '.status.conditions[?(@.type=="RolledOut")].status', priority: 1 },
       { name: 'Last-Sync', type: 'date', jsonPath: '.status.lastSync' },
       { name: 'ETag', type: 'string', jsonPath: '.status.etag', priority: 1 },
@@ -89,7 +94,8 @@ export const KINDS: readonly KindDefinition[] = [
     plural: 'directories',
     singular: 'directory',
     shortNames: ['acldir'],
-    description: 'Entities (subjects and resources) with properties that decisions read when a request names them: the tenant\'s policy information point.',
+    description:
+      "Entities (subjects and resources) with properties that decisions read when a request names them: the tenant's policy information point.",
     spec: DirectorySpec,
     status: DirectoryStatus,
     columns: [
@@ -146,7 +152,14 @@ export function crdFor(def: KindDefinition): JsonSchema {
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { kind: def.kind, listKind: `${def.kind}List`, plural: def.plural, singular: def.singular, shortNames: def.shortNames, categories: ['acl'] },
+      names: {
+        kind: def.kind,
+        listKind: `${def.kind}List`,
+        plural: def.plural,
+        singular: def.singular,
+        shortNames: def.shortNames,
+        categories: ['acl'],
+      },
       versions: [
         {
           name: VERSION,

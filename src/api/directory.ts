@@ -18,15 +18,22 @@ function jsonProblem(v: unknown, depth: number): string | undefined {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) return 'numbers must be finite';
     // A larger integer has already lost digits: OPA would compare it with other text than was written.
-    if (Number.isInteger(v) && !Number.isSafeInteger(v)) return 'an integer beyond 2^53 cannot be held exactly (JSON readers round it); write it as a string';
+    if (Number.isInteger(v) && !Number.isSafeInteger(v))
+      return 'an integer beyond 2^53 cannot be held exactly (JSON readers round it); write it as a string';
     return undefined;
   }
   if (Array.isArray(v)) {
-    for (const x of v) { const p = jsonProblem(x, depth + 1); if (p) return p; }
+    for (const x of v) {
+      const p = jsonProblem(x, depth + 1);
+      if (p) return p;
+    }
     return undefined;
   }
   if (isPlainObject(v)) {
-    for (const x of Object.values(v)) { const p = jsonProblem(x, depth + 1); if (p) return p; }
+    for (const x of Object.values(v)) {
+      const p = jsonProblem(x, depth + 1);
+      if (p) return p;
+    }
     return undefined;
   }
   return `not a JSON value (${typeof v === 'object' ? (v.constructor?.name ?? 'object') : typeof v}; a YAML tag such as !!binary or !!timestamp makes one)`;
@@ -41,13 +48,18 @@ export const EntityProperties = z
   .unknown()
   .superRefine((props, ctx) => {
     if (!isPlainObject(props)) {
-      ctx.addIssue({ code: 'custom', message: `must be an object of properties, got ${Array.isArray(props) ? 'a list' : props === null ? 'null' : typeof props}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be an object of properties, got ${Array.isArray(props) ? 'a list' : props === null ? 'null' : typeof props}`,
+      });
       return;
     }
     for (const key of ['type', 'id']) {
-      if (Object.hasOwn(props, key)) ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" is not a property: it is the entity's own ${key}` });
+      if (Object.hasOwn(props, key))
+        ctx.addIssue({ code: 'custom', path: [key], message: `"${key}" is not a property: it is the entity's own ${key}` });
     }
-    if (Object.hasOwn(props, '__proto__')) ctx.addIssue({ code: 'custom', path: ['__proto__'], message: '"__proto__" cannot be a property name' });
+    if (Object.hasOwn(props, '__proto__'))
+      ctx.addIssue({ code: 'custom', path: ['__proto__'], message: '"__proto__" cannot be a property name' });
     for (const [key, value] of Object.entries(props)) {
       const problem = jsonProblem(value, 1);
       if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
@@ -55,7 +67,7 @@ export const EntityProperties = z
   })
   .transform((props) => props as Record<string, unknown>)
   .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-  .describe('Attributes of the entity, as a request would send them in properties; a request\'s own attributes win over these.');
+  .describe("Attributes of the entity, as a request would send them in properties; a request's own attributes win over these.");
 
 export const DirectoryEntity = z.strictObject({
   type: TypeName.describe('Entity type, as requests send it (subject.type or resource.type).'),
@@ -84,7 +96,8 @@ export const DirectorySpec = z.strictObject({
         const key = `${e.type}\u0000${e.id}`;
         const first = seen.get(key);
         if (first === undefined) seen.set(key, i);
-        else ctx.addIssue({ code: 'custom', path: [i], message: `${e.type} ${JSON.stringify(e.id)} is already listed at entities.${first}` });
+        else
+          ctx.addIssue({ code: 'custom', path: [i], message: `${e.type} ${JSON.stringify(e.id)} is already listed at entities.${first}` });
       });
     })
     .describe('Entities {type, id, properties} whose properties decisions read when a request names them.'),
@@ -96,7 +109,12 @@ export const DirectoryPhase = z.enum(['Ready', 'Conflict', 'Invalid']);
 export const DirectoryStatus = z.object({
   phase: DirectoryPhase.optional(),
   observedGeneration: z.number().int().min(0).optional(),
-  entityCount: z.number().int().min(0).optional().describe('Entities of this Directory in effect (an entity another Directory also lists is not counted).'),
+  entityCount: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Entities of this Directory in effect (an entity another Directory also lists is not counted).'),
   conditions: Conditions.optional(),
 });
 export type DirectoryStatus = z.infer<typeof DirectoryStatus>;

@@ -26,7 +26,9 @@ describe('parseBearer', () => {
     ['Bearer abc', 'abc'],
     ['bearer agent_x-y_z', 'agent_x-y_z'],
     ['BEARER  tok==  ', 'tok=='],
-  ])('reads %j', (header, token) => { expect(parseBearer(header)).toBe(token); });
+  ])('reads %j', (header, token) => {
+    expect(parseBearer(header)).toBe(token);
+  });
 
   it.each([undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Bearer a,b', 'Bearerabc'])('refuses %j', (header) => {
     expect(parseBearer(header)).toBeUndefined();

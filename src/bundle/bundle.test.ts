@@ -5,19 +5,30 @@ import { describe, expect, it } from 'vitest';
 import { buildBundle, canonicalJson, selectRules, type BundleInput } from './index.ts';
 import { ruleModelFor } from '../../test/support/rules.ts';
 
-
 /** Lists a tar archive: name, size, mode, mtime, uid, gid of each entry, read straight from the headers. */
-function listTar(tar: Uint8Array): { name: string; size: number; mode: number; mtime: number; uid: number; gid: number; content: string }[] {
+function listTar(
+  tar: Uint8Array,
+): { name: string; size: number; mode: number; mtime: number; uid: number; gid: number; content: string }[] {
   const out = [];
   const buf = Buffer.from(tar);
-  for (let off = 0; off + 512 <= buf.length;) {
+  for (let off = 0; off + 512 <= buf.length; ) {
     const header = buf.subarray(off, off + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (start: number, len: number) => header.subarray(start, start + len).toString('latin1').replace(/\0.*$/s, '').trim();
+    const field = (start: number, len: number) =>
+      header
+        .subarray(start, start + len)
+        .toString('latin1')
+        .replace(/\0.*$/s, '')
+        .trim();
     const size = parseInt(field(124, 12), 8);
     out.push({
-      name: field(0, 100), size, mode: parseInt(field(100, 8), 8), uid: parseInt(field(108, 8), 8), gid: parseInt(field(116, 8), 8),
-      mtime: parseInt(field(136, 12), 8), content: buf.subarray(off + 512, off + 512 + size).toString('utf8'),
+      name: field(0, 100),
+      size,
+      mode: parseInt(field(100, 8), 8),
+      uid: parseInt(field(108, 8), 8),
+      gid: parseInt(field(116, 8), 8),
+      mtime: parseInt(field(136, 12), 8),
+      content: buf.subarray(off + 512, off + 512 + size).toString('utf8'),
     });
     off += 512 + Math.ceil(size / 512) * 512;
   }
@@ -32,7 +43,12 @@ const rules = [
   ruleModelFor('other-tenant', { namespace: 'globex' }),
 ];
 const input = (over: Partial<BundleInput> = {}): BundleInput => ({
-  tenant: 'acme', name: 'gateway-policies', connector: 'gateways', regoVersion: 0, rules: selectRules('acme', rules, {}), ...over,
+  tenant: 'acme',
+  name: 'gateway-policies',
+  connector: 'gateways',
+  regoVersion: 0,
+  rules: selectRules('acme', rules, {}),
+  ...over,
 });
 
 describe('selectRules', () => {
@@ -41,7 +57,10 @@ describe('selectRules', () => {
   });
 
   it('filters by entity type on subject or resource type, and an empty filter means all', () => {
-    expect(selectRules('acme', rules, { entityTypes: ['record', 'group'] }).map((r) => r.name)).toEqual(['records-read', 'groups-datasets']);
+    expect(selectRules('acme', rules, { entityTypes: ['record', 'group'] }).map((r) => r.name)).toEqual([
+      'records-read',
+      'groups-datasets',
+    ]);
     expect(selectRules('acme', rules, { entityTypes: [] })).toHaveLength(3);
   });
 });
@@ -55,7 +74,10 @@ describe('buildBundle', () => {
       { name: 'policy.rego', mode: 0o644, mtime: 0, uid: 0, gid: 0 },
     ]);
     expect(JSON.parse(entries[0]!.content)).toEqual({
-      revision: '7', roots: ['acl'], rego_version: 0, metadata: { bundle: 'gateway-policies', connector: 'gateways', rules: 3, tenant: 'acme' },
+      revision: '7',
+      roots: ['acl'],
+      rego_version: 0,
+      metadata: { bundle: 'gateway-policies', connector: 'gateways', rules: 3, tenant: 'acme' },
     });
     expect(entries[1]!.content).toBe(b.rego);
     expect(b.rego).toContain('package acl');

@@ -53,7 +53,9 @@ export interface BundleSelection {
  */
 export function selectRules(tenant: string, rules: readonly RuleModel[], selection: BundleSelection): RuleModel[] {
   const types = selection.entityTypes && selection.entityTypes.length > 0 ? new Set(selection.entityTypes) : undefined;
-  return rules.filter((r) => r.namespace === tenant && r.state === 'Enforced' && (!types || types.has(r.subjectType) || types.has(r.resourceType)));
+  return rules.filter(
+    (r) => r.namespace === tenant && r.state === 'Enforced' && (!types || types.has(r.subjectType) || types.has(r.resourceType)),
+  );
 }
 
 function sha256(data: string | Uint8Array): string {
@@ -64,7 +66,9 @@ function sha256(data: string | Uint8Array): string {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -80,7 +84,11 @@ function header(input: BundleInput): string[] {
  * concatenation is the file (translatePartsSteps): a large file is joined only where it is packed.
  */
 export function bundleRegoSteps(input: BundleInput): Generator<void, string[]> {
-  return translatePartsSteps(input.rules, { regoVersion: input.regoVersion, ...(input.directory ? { directory: input.directory } : {}), header: header(input) });
+  return translatePartsSteps(input.rules, {
+    regoVersion: input.regoVersion,
+    ...(input.directory ? { directory: input.directory } : {}),
+    header: header(input),
+  });
 }
 
 /** A text given whole or as parts whose concatenation it is. */
@@ -102,7 +110,11 @@ export function inputDigestOf(input: BundleInput, regoHex: string): string {
 
 /** The Rego and the digest of a bundle's inputs: cheap to compare before packing anything. */
 export function bundleSource(input: BundleInput): { rego: string; inputDigest: string } {
-  const rego = translate(input.rules, { regoVersion: input.regoVersion, ...(input.directory ? { directory: input.directory } : {}), header: header(input) });
+  const rego = translate(input.rules, {
+    regoVersion: input.regoVersion,
+    ...(input.directory ? { directory: input.directory } : {}),
+    header: header(input),
+  });
   return { rego, inputDigest: inputDigestOf(input, sha256(rego)) };
 }
 
@@ -112,8 +124,13 @@ const EPOCH = new Date(0);
 export async function packTar(files: readonly { name: string; content: string }[]): Promise<Uint8Array> {
   const tar = pack();
   const chunks: Buffer[] = [];
-  tar.on('data', (c: unknown) => { if (Buffer.isBuffer(c)) chunks.push(c); });
-  const done = new Promise<void>((resolve, reject) => { tar.on('end', resolve); tar.on('error', reject); });
+  tar.on('data', (c: unknown) => {
+    if (Buffer.isBuffer(c)) chunks.push(c);
+  });
+  const done = new Promise<void>((resolve, reject) => {
+    tar.on('end', resolve);
+    tar.on('error', reject);
+  });
   for (const f of files) {
     tar.entry({ name: f.name, mtime: EPOCH, mode: 0o644, uid: 0, gid: 0, uname: '', gname: '', type: 'file' }, f.content);
   }
@@ -127,7 +144,10 @@ export async function packTar(files: readonly { name: string; content: string }[
  * pieces deflated once each and kept in `cache` (gzip.ts): the same bytes with or without it.
  */
 export async function packBundleFiles(manifest: string, rego: string, cache?: PieceCache): Promise<Uint8Array> {
-  const tar = await packTar([{ name: '.manifest', content: manifest }, { name: 'policy.rego', content: rego }]);
+  const tar = await packTar([
+    { name: '.manifest', content: manifest },
+    { name: 'policy.rego', content: rego },
+  ]);
   return gzipPieces(tar, cache);
 }
 
@@ -158,7 +178,13 @@ export function bundleManifest(input: BundleInput, revision: number): string {
     revision: String(revision),
     roots: ['acl'],
     rego_version: input.regoVersion,
-    metadata: { tenant: input.tenant, bundle: input.name, connector: input.connector, rules: input.rules.length, entityTypes: normalTypes(input.entityTypes) },
+    metadata: {
+      tenant: input.tenant,
+      bundle: input.name,
+      connector: input.connector,
+      rules: input.rules.length,
+      entityTypes: normalTypes(input.entityTypes),
+    },
   })}\n`;
 }
 
@@ -166,7 +192,12 @@ export function bundleManifest(input: BundleInput, revision: number): string {
  * Builds the archive for a revision: `.manifest` then `policy.rego`. `source` is bundleSource(input)
  * when the caller already has it (translating a bundle with a large directory takes a while).
  */
-export async function buildBundle(input: BundleInput, revision: number, source: { rego: Text; inputDigest: string } = bundleSource(input), packer: BundlePacker = IN_THREAD_PACKER): Promise<BuiltBundle> {
+export async function buildBundle(
+  input: BundleInput,
+  revision: number,
+  source: { rego: Text; inputDigest: string } = bundleSource(input),
+  packer: BundlePacker = IN_THREAD_PACKER,
+): Promise<BuiltBundle> {
   const { inputDigest } = source;
   const manifest = bundleManifest(input, revision);
   const { bytes, hex } = await packer.pack(manifest, source.rego);
@@ -174,7 +205,15 @@ export async function buildBundle(input: BundleInput, revision: number, source: 
   let rego: string | undefined = typeof source.rego === 'string' ? source.rego : undefined;
   const parts = source.rego;
   return {
-    get rego() { rego ??= joinText(parts); return rego; },
-    inputDigest, revision, manifest, bytes, digest: `sha256:${hex}`, etag: `"${hex}"`,
+    get rego() {
+      rego ??= joinText(parts);
+      return rego;
+    },
+    inputDigest,
+    revision,
+    manifest,
+    bytes,
+    digest: `sha256:${hex}`,
+    etag: `"${hex}"`,
   };
 }

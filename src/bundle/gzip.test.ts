@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { createPieceCache, cuts, gzipPieces } from './gzip.ts';
 
 function text(rules: number, edit = -1): Uint8Array {
-  const clauses = Array.from({ length: rules }, (_, i) => `# Rule r${i}\nallow if {\n\tinput.principal.type == "user"\n\tinput.action == "read-${i === edit ? 'edited' : i}"\n}`);
+  const clauses = Array.from(
+    { length: rules },
+    (_, i) => `# Rule r${i}\nallow if {\n\tinput.principal.type == "user"\n\tinput.action == "read-${i === edit ? 'edited' : i}"\n}`,
+  );
   return new TextEncoder().encode(`package acl\n\n${clauses.join('\n\n')}\n`);
 }
 
@@ -32,7 +35,11 @@ describe('gzipPieces', () => {
     // The pieces after an edit are those before it, apart from the one holding the edit.
     const pieces = (d: Uint8Array): string[] => {
       let start = 0;
-      return cuts(d).map((end) => { const p = Buffer.from(d.subarray(start, end)).toString(); start = end; return p; });
+      return cuts(d).map((end) => {
+        const p = Buffer.from(d.subarray(start, end)).toString();
+        start = end;
+        return p;
+      });
     };
     const before2 = new Set(pieces(text(20000)));
     expect(pieces(text(20000, 10000)).filter((p) => !before2.has(p))).toHaveLength(1);

@@ -21,7 +21,10 @@ function member(bytes: Uint8Array): Uint8Array {
 function concat(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
@@ -46,7 +49,10 @@ export function cuts(bytes: Uint8Array): number[] {
     if (size < MIN_PIECE) continue;
     let lineEnd = bytes.indexOf(10, next);
     if (lineEnd < 0) lineEnd = bytes.length;
-    if (size >= MAX_PIECE || fnv(bytes, next, lineEnd) % CUT_ONE_IN === 0) { ends.push(next); start = next; }
+    if (size >= MAX_PIECE || fnv(bytes, next, lineEnd) % CUT_ONE_IN === 0) {
+      ends.push(next);
+      start = next;
+    }
   }
   ends.push(bytes.length);
   return ends;
@@ -75,7 +81,10 @@ export function gzipPieces(data: Uint8Array, cache: PieceCache = createPieceCach
     start = end;
     const key = createHash('sha1').update(piece).digest('base64');
     let known = cache.pieces.get(key);
-    if (!known) { known = { bytes: member(piece), usedIn: pack }; cache.pieces.set(key, known); }
+    if (!known) {
+      known = { bytes: member(piece), usedIn: pack };
+      cache.pieces.set(key, known);
+    }
     known.usedIn = pack;
     parts.push(known.bytes);
   }

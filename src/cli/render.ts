@@ -14,7 +14,15 @@ export interface RenderedBundle {
 }
 
 export interface RenderResult {
-  readonly counts: { rules: number; enforced: number; invalid: number; connectors: number; bundles: number; directories: number; entities: number };
+  readonly counts: {
+    rules: number;
+    enforced: number;
+    invalid: number;
+    connectors: number;
+    bundles: number;
+    directories: number;
+    entities: number;
+  };
   readonly bundles: readonly RenderedBundle[];
   /** Everything a person must fix, one line each, in a stable order. */
   readonly problems: readonly string[];
@@ -30,7 +38,10 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
   const seen = new Set<string>();
   const unique = manifests.filter((m) => {
     const key = `${m.kind}/${m.object.metadata.namespace}/${m.object.metadata.name}`;
-    if (seen.has(key)) { problems.push(`${key} is defined more than once; the first definition is used`); return false; }
+    if (seen.has(key)) {
+      problems.push(`${key} is defined more than once; the first definition is used`);
+      return false;
+    }
     seen.add(key);
     return true;
   });
@@ -40,10 +51,14 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
     if (m.kind !== 'Rule') continue;
     const res = ruleModel(m.object);
     if (res.ok) models.push(res.model);
-    else { invalid++; problems.push(`Rule ${m.object.metadata.namespace}/${m.object.metadata.name} is Invalid: ${res.error.message}`); }
+    else {
+      invalid++;
+      problems.push(`Rule ${m.object.metadata.namespace}/${m.object.metadata.name} is Invalid: ${res.error.message}`);
+    }
   }
   // Each tenant's directory as the service builds it: Directories in name order, the first listing wins.
-  const directories = unique.flatMap((m) => (m.kind === 'Directory' ? [m.object] : []))
+  const directories = unique
+    .flatMap((m) => (m.kind === 'Directory' ? [m.object] : []))
     .sort((a, b) => (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1));
   const listedBy = new Map<string, string>();
   for (const d of directories) {
@@ -51,19 +66,29 @@ export async function renderManifests(manifests: readonly Manifest[], readErrors
       const key = `${d.metadata.namespace}\u0000${e.type}\u0000${e.id}`;
       const first = listedBy.get(key);
       if (first === undefined) listedBy.set(key, d.metadata.name);
-      else problems.push(`Directory ${d.metadata.namespace}/${d.metadata.name} lists ${e.type} ${JSON.stringify(e.id)}, which Directory ${first} lists too: ${first}'s properties are used`);
+      else
+        problems.push(
+          `Directory ${d.metadata.namespace}/${d.metadata.name} lists ${e.type} ${JSON.stringify(e.id)}, which Directory ${first} lists too: ${first}'s properties are used`,
+        );
     }
   }
-  const directoryOf = (tenant: string): EntityDirectory => buildDirectory(directories.filter((d) => d.metadata.namespace === tenant).flatMap(entitiesOf));
-  const connectors = new Set(unique.filter((m) => m.kind === 'Connector').map((m) => `${m.object.metadata.namespace}/${m.object.metadata.name}`));
+  const directoryOf = (tenant: string): EntityDirectory =>
+    buildDirectory(directories.filter((d) => d.metadata.namespace === tenant).flatMap(entitiesOf));
+  const connectors = new Set(
+    unique.filter((m) => m.kind === 'Connector').map((m) => `${m.object.metadata.namespace}/${m.object.metadata.name}`),
+  );
   const bundles: RenderedBundle[] = [];
   for (const m of unique) {
     if (m.kind !== 'Bundle') continue;
     const { namespace: tenant, name } = m.object.metadata;
     const { connector, entityTypes, regoVersion } = m.object.spec;
-    if (!connectors.has(`${tenant}/${connector}`)) problems.push(`Bundle ${tenant}/${name} names connector ${connector}, which does not exist in ${tenant}: no OPA can fetch it`);
+    if (!connectors.has(`${tenant}/${connector}`))
+      problems.push(`Bundle ${tenant}/${name} names connector ${connector}, which does not exist in ${tenant}: no OPA can fetch it`);
     const rules = selectRules(tenant, models, { entityTypes }).sort((a, b) => (a.name < b.name ? -1 : 1));
-    const built = await buildBundle({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes, directory: directoryOf(tenant) }, 1);
+    const built = await buildBundle(
+      { tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes, directory: directoryOf(tenant) },
+      1,
+    );
     bundles.push({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules: rules.map((r) => r.name), built });
   }
   bundles.sort((a, b) => (`${a.tenant}/${a.name}` < `${b.tenant}/${b.name}` ? -1 : 1));

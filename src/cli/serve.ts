@@ -20,18 +20,30 @@ export async function describeService(service: Service, config: Config): Promise
   const curlTls = service.caFile ? `--cacert ${shellQuote(resolve(service.caFile))} ` : '';
   const lines: string[] = [];
   const tenants = [...snapshot.tenants.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : 1));
-  lines.push('', `acl-operator is serving ${tenants.length} tenant(s) from ${config.manifests ?? ''} (state in ${resolve(config.stateDir)})`);
+  lines.push(
+    '',
+    `acl-operator is serving ${tenants.length} tenant(s) from ${config.manifests ?? ''} (state in ${resolve(config.stateDir)})`,
+  );
   lines.push(`  API      ${service.apiUrl}${service.caFile ? `   (trust ${resolve(service.caFile)})` : '   (plain HTTP)'}`);
   lines.push(`  Ops      ${service.opsUrl}/metrics   ${service.opsUrl}/healthz   ${service.opsUrl}/readyz`);
   const problems = service.source.problems();
-  if (problems.length > 0) lines.push(`  Problems ${problems.length} manifest document(s) skipped: see ${join(resolve(config.stateDir), 'problems.yaml')} or acl-operator status`);
-  lines.push('', 'One OPA per bundle: every bundle has roots ["acl"], so an OPA given two of them activates one and refuses',
-    'the other. Each bundle below has its own configuration (status and decision logs report back here).');
+  if (problems.length > 0)
+    lines.push(
+      `  Problems ${problems.length} manifest document(s) skipped: see ${join(resolve(config.stateDir), 'problems.yaml')} or acl-operator status`,
+    );
+  lines.push(
+    '',
+    'One OPA per bundle: every bundle has roots ["acl"], so an OPA given two of them activates one and refuses',
+    'the other. Each bundle below has its own configuration (status and decision logs report back here).',
+  );
   let bundleCurl: string | undefined;
   let shown = false;
   for (const t of tenants) {
     for (const c of [...t.connectors.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const bundles = [...t.bundles.values()].filter((b) => b.connector === c.name).map((b) => b.name).sort();
+      const bundles = [...t.bundles.values()]
+        .filter((b) => b.connector === c.name)
+        .map((b) => b.name)
+        .sort();
       const tokenFile = service.state.tokenFile(t.tenant, c.name);
       lines.push('', `Connector ${t.tenant}/${c.name} (${c.active ? 'Active' : 'Inactive'}), ${bundles.length} bundle(s)`);
       lines.push(`  token file (OPA token_path)  ${resolve(tokenFile)}`);
@@ -41,7 +53,13 @@ export async function describeService(service: Service, config: Config): Promise
         if (!shown) {
           shown = true;
           const text = await readFile(opaFile, 'utf8').catch(() => '');
-          lines.push(...text.trimEnd().split('\n').filter((l) => !l.startsWith('#')).map((l) => `    ${l}`));
+          lines.push(
+            ...text
+              .trimEnd()
+              .split('\n')
+              .filter((l) => !l.startsWith('#'))
+              .map((l) => `    ${l}`),
+          );
         }
       }
       if (bundleCurl === undefined && bundles[0] !== undefined && c.active) {
@@ -58,7 +76,10 @@ export async function describeService(service: Service, config: Config): Promise
     const tenant = snapshot.tenants.get(secret.metadata.namespace);
     const rule = tenant?.index.rules[0];
     if (!token || !rule) continue;
-    const key = secret.metadata.annotations?.[ANNOTATION_PUBLIC_EXAMPLE] === 'true' ? token : `<the token of Secret ${secret.metadata.namespace}/${secret.metadata.name}>`;
+    const key =
+      secret.metadata.annotations?.[ANNOTATION_PUBLIC_EXAMPLE] === 'true'
+        ? token
+        : `<the token of Secret ${secret.metadata.namespace}/${secret.metadata.name}>`;
     const body = JSON.stringify({
       subject: { type: rule.model.subjectType, id: 'alice', properties: {} },
       action: rule.model.actions[0],
@@ -76,7 +97,11 @@ export async function describeService(service: Service, config: Config): Promise
   }
   lines.push('', 'Try a decision (the reply says which rule decided, or what each candidate rule was missing):');
   lines.push(`  ${decisionCurl ?? '(add a Secret labelled acl.policyagent.dev/api-key: "true" with a token to the manifests folder)'}`);
-  if (authzenCurl) lines.push('The same as an AuthZEN 1.0 evaluation (docs/authzen.md; metadata at /.well-known/authzen-configuration):', `  ${authzenCurl}`);
+  if (authzenCurl)
+    lines.push(
+      'The same as an AuthZEN 1.0 evaluation (docs/authzen.md; metadata at /.well-known/authzen-configuration):',
+      `  ${authzenCurl}`,
+    );
   lines.push('Fetch a bundle (add -H \'If-None-Match: "<etag>"\' to get 304 while it is unchanged):');
   lines.push(`  ${bundleCurl ?? '(no Active connector with a bundle)'}`);
   lines.push('Status like kubectl get:', `  acl-operator status --state-dir ${shellQuote(config.stateDir)}`, '');

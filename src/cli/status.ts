@@ -8,7 +8,11 @@ type Row = readonly string[];
 /** Columns padded like kubectl: three spaces between, no trailing spaces. */
 export function table(header: Row, rows: readonly Row[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: Row): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('   ').trimEnd();
+  const line = (r: Row): string =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('   ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
@@ -75,56 +79,134 @@ export async function formatStatus(state: StateFolder, options: { rule?: string;
       `  RolledOut  ${rolled ? `${str(rolled['status'])} ${str(rolled['reason'], '')}: ${str(rolled['message'], '')}` : '<none>'}`,
       '',
       'Sync activity (newest first):',
-      table(['DATE', 'REVISION', 'CLIENT IP', 'USER AGENT', 'STATUS'], (activity?.records ?? []).map((r) => [r.time, str(r.revision), r.clientIp, r.userAgent || '<none>', String(r.status)])),
+      table(
+        ['DATE', 'REVISION', 'CLIENT IP', 'USER AGENT', 'STATUS'],
+        (activity?.records ?? []).map((r) => [r.time, str(r.revision), r.clientIp, r.userAgent || '<none>', String(r.status)]),
+      ),
       '',
       `OPA agents (status reports; forgotten after ${str(agents?.['expirySeconds'], '?')} s of silence):`,
-      list.length === 0 ? '  none has reported (configure OPA\'s status plugin: docs/opa.md)' : table(['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'PROBLEM'], list.map((a) => {
-        const err = rec(a['error']);
-        const problem = Array.isArray(a['alsoLoads']) ? `also loads ${a['alsoLoads'].join(', ')}: only one can activate`
-          : a['error'] ? `${a['httpCode'] ? `${String(a['httpCode'])} ` : ''}${str(err['code'], '')}: ${str(err['message'], '')}` : '';
-        return [str(a['id']), str(a['state']), str(a['version']), str(a['clientIp']), str(a['lastReport']), str(a['activeRevision']), problem];
-      })),
+      list.length === 0
+        ? "  none has reported (configure OPA's status plugin: docs/opa.md)"
+        : table(
+            ['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'PROBLEM'],
+            list.map((a) => {
+              const err = rec(a['error']);
+              const problem = Array.isArray(a['alsoLoads'])
+                ? `also loads ${a['alsoLoads'].join(', ')}: only one can activate`
+                : a['error']
+                  ? `${a['httpCode'] ? `${String(a['httpCode'])} ` : ''}${str(err['code'], '')}: ${str(err['message'], '')}`
+                  : '';
+              return [
+                str(a['id']),
+                str(a['state']),
+                str(a['version']),
+                str(a['clientIp']),
+                str(a['lastReport']),
+                str(a['activeRevision']),
+                problem,
+              ];
+            }),
+          ),
       '',
       'Recent decisions of those agents (newest first):',
-      decisions.length === 0 ? '  none reported (configure OPA\'s decision_logs: docs/opa.md)' : table(['TIME', 'AGENT', 'DECISION', 'PATH', 'REVISION', 'INPUT'], decisions.slice(0, 20).map((d) => {
-        const input = JSON.stringify(d.input) ?? '';
-        return [d.time, d.agent, d.decision, str(d.path), str(d.revision), input.length > 100 ? `${input.slice(0, 99)}…` : input];
-      })),
+      decisions.length === 0
+        ? "  none reported (configure OPA's decision_logs: docs/opa.md)"
+        : table(
+            ['TIME', 'AGENT', 'DECISION', 'PATH', 'REVISION', 'INPUT'],
+            decisions.slice(0, 20).map((d) => {
+              const input = JSON.stringify(d.input) ?? '';
+              return [d.time, d.agent, d.decision, str(d.path), str(d.revision), input.length > 100 ? `${input.slice(0, 99)}…` : input];
+            }),
+          ),
       '',
     ].join('\n');
   }
   const sections: string[] = [];
-  sections.push(table(['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'MESSAGE'], of('Rule').map((s) => {
-    const spec = rec(s.raw['spec']);
-    return [s.namespace, s.name, str(spec['state'], 'Draft'), str(s.status?.['phase'], 'Pending'), str(spec['subjectType']), Array.isArray(spec['actions']) ? spec['actions'].join(',') : '', str(spec['resourceType']), translationState(s), readyMessage(s)];
-  })));
-  sections.push(table(['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'MESSAGE'], of('Connector').map((s) => {
-    const st = s.status ?? {};
-    return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['tokenIssuedAt']), str(st['tokenSecretName']), Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>', readyMessage(s)];
-  })));
-  sections.push(table(['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'MESSAGE'], of('Bundle').map((s) => {
-    const st = s.status ?? {};
-    const digest = str(st['digest']);
-    const rolled = conditionOf(s, 'RolledOut');
-    // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing).
-    const message = readyMessage(s) || (rolled && rolled['status'] === 'False' ? str(rolled['message'], '') : '');
-    return [
-      s.namespace, s.name, str(rec(s.raw['spec'])['connector']), str(st['phase'], 'Pending'), str(st['revision']), str(st['ruleCount']),
-      str(rec(st['agents'])['rollout']), str(rolled?.['status']), digest.length > 19 ? `${digest.slice(0, 19)}…` : digest, str(st['lastSync'], 'never'), message,
-    ];
-  })));
+  sections.push(
+    table(
+      ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'MESSAGE'],
+      of('Rule').map((s) => {
+        const spec = rec(s.raw['spec']);
+        return [
+          s.namespace,
+          s.name,
+          str(spec['state'], 'Draft'),
+          str(s.status?.['phase'], 'Pending'),
+          str(spec['subjectType']),
+          Array.isArray(spec['actions']) ? spec['actions'].join(',') : '',
+          str(spec['resourceType']),
+          translationState(s),
+          readyMessage(s),
+        ];
+      }),
+    ),
+  );
+  sections.push(
+    table(
+      ['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'MESSAGE'],
+      of('Connector').map((s) => {
+        const st = s.status ?? {};
+        return [
+          s.namespace,
+          s.name,
+          str(st['phase'], 'Pending'),
+          str(st['tokenIssuedAt']),
+          str(st['tokenSecretName']),
+          Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>',
+          readyMessage(s),
+        ];
+      }),
+    ),
+  );
+  sections.push(
+    table(
+      ['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'MESSAGE'],
+      of('Bundle').map((s) => {
+        const st = s.status ?? {};
+        const digest = str(st['digest']);
+        const rolled = conditionOf(s, 'RolledOut');
+        // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing).
+        const message = readyMessage(s) || (rolled && rolled['status'] === 'False' ? str(rolled['message'], '') : '');
+        return [
+          s.namespace,
+          s.name,
+          str(rec(s.raw['spec'])['connector']),
+          str(st['phase'], 'Pending'),
+          str(st['revision']),
+          str(st['ruleCount']),
+          str(rec(st['agents'])['rollout']),
+          str(rolled?.['status']),
+          digest.length > 19 ? `${digest.slice(0, 19)}…` : digest,
+          str(st['lastSync'], 'never'),
+          message,
+        ];
+      }),
+    ),
+  );
   if (of('Bundle').length > 0) {
-    sections[sections.length - 1] += `\nOne OPA per bundle (every bundle's roots are ["acl"]): configurations in ${join(state.dir, 'opa', '<tenant>', '<bundle>.yaml')}`;
+    sections[sections.length - 1] +=
+      `\nOne OPA per bundle (every bundle's roots are ["acl"]): configurations in ${join(state.dir, 'opa', '<tenant>', '<bundle>.yaml')}`;
   }
   const directories = of('Directory');
   if (directories.length > 0) {
-    sections.push(table(['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'], directories.map((s) => {
-      const st = s.status ?? {};
-      return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), readyMessage(s)];
-    })));
+    sections.push(
+      table(
+        ['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'],
+        directories.map((s) => {
+          const st = s.status ?? {};
+          return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), readyMessage(s)];
+        }),
+      ),
+    );
   }
   const problems = await state.problems();
-  if (problems.length > 0) sections.push(table(['FILE', 'DOCUMENT', 'NAME', 'PROBLEM'], problems.map((p) => [p.source, String(p.document), str(p.name), p.message])));
+  if (problems.length > 0)
+    sections.push(
+      table(
+        ['FILE', 'DOCUMENT', 'NAME', 'PROBLEM'],
+        problems.map((p) => [p.source, String(p.document), str(p.name), p.message]),
+      ),
+    );
   else sections.push('No problems in the manifests folder.');
   return `${sections.join('\n\n')}\n`;
 }

@@ -11,9 +11,11 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   const log = deps.log.child({ kind: 'Connector', key: keyText(key) });
   const obj = deps.objects.get('Connector', namespace, name);
   // Bundles naming this connector say in their status whether it exists: tell them when that changes.
-  const bundlesOfIt = (): ObjectKey[] => deps.objects.list('Bundle', namespace)
-    .filter((b) => (b.raw['spec'] as { connector?: unknown } | undefined)?.connector === name)
-    .map((b) => ({ kind: 'Bundle', namespace, name: b.metadata.name }));
+  const bundlesOfIt = (): ObjectKey[] =>
+    deps.objects
+      .list('Bundle', namespace)
+      .filter((b) => (b.raw['spec'] as { connector?: unknown } | undefined)?.connector === name)
+      .map((b) => ({ kind: 'Bundle', namespace, name: b.metadata.name }));
   const existed = deps.draft.connector(namespace, name) !== undefined;
   if (!obj) {
     deps.draft.setConnector(namespace, name, undefined);
@@ -24,7 +26,9 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
   const recordedStatus = obj.raw['status'] as { conditions?: unknown; tokenIssuedAt?: unknown } | undefined;
   const previousConditions = recordedStatus?.conditions;
   // The bundles configured for this connector (built or not): a restart writes the right list at once.
-  const bundles = bundlesOfIt().map((k) => k.name).sort();
+  const bundles = bundlesOfIt()
+    .map((k) => k.name)
+    .sort();
   const parsed = Connector.safeParse(obj.raw);
   if (!parsed.success) {
     // The last good entry stays in the store: polling OPAs keep working until it is fixed. After a
@@ -32,7 +36,9 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
     // (no such condition: Inactive, so an invalid edit never opens a connector that was closed).
     const message = describeIssues(parsed.error);
     log.warn({ problem: message }, 'Rejected Connector');
-    const kept = (Array.isArray(previousConditions) ? (previousConditions as Condition[]) : []).filter((c) => c.type === 'Active' || c.type === 'TokenIssued');
+    const kept = (Array.isArray(previousConditions) ? (previousConditions as Condition[]) : []).filter(
+      (c) => c.type === 'Active' || c.type === 'TokenIssued',
+    );
     if (!existed) {
       const secret = deps.writer.readTokenSecret(namespace, name);
       if (secret?.token !== undefined) {
@@ -44,8 +50,14 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
       phase: 'Invalid',
       status: {
         ...(recordedStatus?.tokenIssuedAt ? { tokenIssuedAt: recordedStatus.tokenIssuedAt } : {}),
-        phase: 'Invalid', observedGeneration: generation, tokenSecretName: tokenSecretName(name), bundles,
-        conditions: [...conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message }], generation, deps.now(), previousConditions), ...kept],
+        phase: 'Invalid',
+        observedGeneration: generation,
+        tokenSecretName: tokenSecretName(name),
+        bundles,
+        conditions: [
+          ...conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message }], generation, deps.now(), previousConditions),
+          ...kept,
+        ],
       },
     };
   }
@@ -58,7 +70,11 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
           secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
           await deps.writer.writeTokenSecret(obj, secret);
           log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
-          deps.writer.recordEvent?.(obj, { type: 'Normal', reason: 'TokenRevoked', message: `The token in Secret ${tokenSecretName(name)} was removed: every poller gets 401` });
+          deps.writer.recordEvent?.(obj, {
+            type: 'Normal',
+            reason: 'TokenRevoked',
+            message: `The token in Secret ${tokenSecretName(name)} was removed: every poller gets 401`,
+          });
         }
       } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
         const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
@@ -84,8 +100,20 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
         phase: 'Inactive',
         ...(existed ? {} : { enqueue: bundlesOfIt() }),
         status: {
-          phase: 'Inactive', observedGeneration: generation, tokenSecretName: tokenSecretName(name), bundles,
-          conditions: conditionsFor([conflict, { type: 'TokenIssued', status: false, reason: 'SecretConflict', message: err.message }, { type: 'Active', status: false, reason: 'SecretConflict', message: 'Bundles are not served' }], generation, deps.now(), previousConditions),
+          phase: 'Inactive',
+          observedGeneration: generation,
+          tokenSecretName: tokenSecretName(name),
+          bundles,
+          conditions: conditionsFor(
+            [
+              conflict,
+              { type: 'TokenIssued', status: false, reason: 'SecretConflict', message: err.message },
+              { type: 'Active', status: false, reason: 'SecretConflict', message: 'Bundles are not served' },
+            ],
+            generation,
+            deps.now(),
+            previousConditions,
+          ),
         },
       };
     }
@@ -101,15 +129,36 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
     tokenHash: token === undefined ? undefined : hashToken(token),
   });
   const ready: ConditionInput = active
-    ? { type: 'Ready', status: true, reason: 'Active', message: `Serving ${bundles.length} bundle(s) to holders of the token in Secret ${tokenSecretName(name)}` }
+    ? {
+        type: 'Ready',
+        status: true,
+        reason: 'Active',
+        message: `Serving ${bundles.length} bundle(s) to holders of the token in Secret ${tokenSecretName(name)}`,
+      }
     : spec.revoked
-      ? { type: 'Ready', status: false, reason: 'Revoked', message: 'The token is revoked: every poller gets 401. Set revoked: false to issue a new token.' }
+      ? {
+          type: 'Ready',
+          status: false,
+          reason: 'Revoked',
+          message: 'The token is revoked: every poller gets 401. Set revoked: false to issue a new token.',
+        }
       : { type: 'Ready', status: false, reason: 'Disabled', message: 'spec.active is false: a valid token gets 403' };
-  const issued: ConditionInput = token === undefined || secret === undefined
-    ? { type: 'TokenIssued', status: false, reason: 'Revoked', message: 'No valid token' }
-    : { type: 'TokenIssued', status: true, reason: 'TokenIssued', message: `Token for rotation ${secret.rotation} is in Secret ${tokenSecretName(name)}, key token` };
+  const issued: ConditionInput =
+    token === undefined || secret === undefined
+      ? { type: 'TokenIssued', status: false, reason: 'Revoked', message: 'No valid token' }
+      : {
+          type: 'TokenIssued',
+          status: true,
+          reason: 'TokenIssued',
+          message: `Token for rotation ${secret.rotation} is in Secret ${tokenSecretName(name)}, key token`,
+        };
   // Active says whether the bundles are served; an invalid edit keeps it as it was.
-  const serving: ConditionInput = { type: 'Active', status: active, reason: ready.reason, message: active ? 'Bundles are served to holders of the token' : 'Bundles are not served' };
+  const serving: ConditionInput = {
+    type: 'Active',
+    status: active,
+    reason: ready.reason,
+    message: active ? 'Bundles are served to holders of the token' : 'Bundles are not served',
+  };
   const phase = active ? 'Active' : 'Inactive';
   return {
     phase,

@@ -80,7 +80,13 @@ export function createController(options: ControllerOptions): Controller {
 
   const leading = options.leading ?? (() => true);
   const deps: ReconcileDeps = {
-    objects, writer, draft: store.draft, activity: store.activity, now, log, leading,
+    objects,
+    writer,
+    draft: store.draft,
+    activity: store.activity,
+    now,
+    log,
+    leading,
     ...(options.random ? { random: options.random } : {}),
     agents: options.agents ?? NO_AGENTS,
     packer: options.packer ?? IN_THREAD_PACKER,
@@ -89,11 +95,16 @@ export function createController(options: ControllerOptions): Controller {
 
   async function reconcile(key: ObjectKey): Promise<Outcome> {
     switch (key.kind) {
-      case 'Secret': return reconcileSecret(key, deps);
-      case 'Connector': return reconcileConnector(key, deps);
-      case 'Directory': return reconcileDirectory(key, deps);
-      case 'Rule': return reconcileRule(key, deps);
-      case 'Bundle': return reconcileBundle(key, deps);
+      case 'Secret':
+        return reconcileSecret(key, deps);
+      case 'Connector':
+        return reconcileConnector(key, deps);
+      case 'Directory':
+        return reconcileDirectory(key, deps);
+      case 'Rule':
+        return reconcileRule(key, deps);
+      case 'Bundle':
+        return reconcileBundle(key, deps);
     }
   }
 
@@ -103,14 +114,20 @@ export function createController(options: ControllerOptions): Controller {
     const delayMs = Math.min((options.retryMs ?? 500) * 2 ** (n - 1), options.maxRetryMs ?? 60_000);
     log.error({ err, key: text, attempt: n, delayMs }, 'Failed to reconcile; will retry');
     if (stopped) return;
-    const timer = setTimeout(() => { retries.delete(timer); add(text); }, delayMs);
+    const timer = setTimeout(() => {
+      retries.delete(timer);
+      add(text);
+    }, delayMs);
     timer.unref();
     retries.add(timer);
   }
 
   function recordPhase(key: ObjectKey, phase: string | undefined): void {
     let m = phases.get(key.kind);
-    if (!m) { m = new Map(); phases.set(key.kind, m); }
+    if (!m) {
+      m = new Map();
+      phases.set(key.kind, m);
+    }
     if (phase === undefined || objects.get(key.kind, key.namespace, key.name) === undefined) m.delete(`${key.namespace}/${key.name}`);
     else m.set(`${key.namespace}/${key.name}`, phase);
   }
@@ -128,9 +145,15 @@ export function createController(options: ControllerOptions): Controller {
         // Every bundle of a tenant whose deployed rules or directory changed is rebuilt in this same round.
         const tenants = new Set(done.map((o) => o.rebuildIn).filter((t): t is string => t !== undefined));
         for (const tenant of tenants) {
-          for (const b of [...objects.list('Bundle', tenant).map((o) => o.metadata.name), ...store.draft.bundles(tenant).map((b) => b.name)]) {
+          for (const b of [
+            ...objects.list('Bundle', tenant).map((o) => o.metadata.name),
+            ...store.draft.bundles(tenant).map((b) => b.name),
+          ]) {
             const k: ObjectKey = { kind: 'Bundle', namespace: tenant, name: b };
-            if (!seen.has(keyText(k))) { seen.add(keyText(k)); keys.push(k); }
+            if (!seen.has(keyText(k))) {
+              seen.add(keyText(k));
+              keys.push(k);
+            }
           }
         }
       }
@@ -167,7 +190,10 @@ export function createController(options: ControllerOptions): Controller {
     const outcomes = new Map<string, { key: ObjectKey; outcome: Outcome }>();
     for (let n = 1; batch.length > 0; n++) {
       const follow = await round(batch, outcomes);
-      if (n >= MAX_ROUNDS) { for (const k of follow) queue.add(k); break; }
+      if (n >= MAX_ROUNDS) {
+        for (const k of follow) queue.add(k);
+        break;
+      }
       batch = [...follow].map(parseKey);
     }
     await store.prepare((steps) => drive(steps, deps.slicer));
@@ -182,7 +208,10 @@ export function createController(options: ControllerOptions): Controller {
     }
     // What is served is published: readiness need not wait for the status writes below (whose
     // echoes from the API server keep the queue busy while thousands are written).
-    for (const w of settledWaiters.filter((x) => x.drain <= drain)) { settledWaiters.splice(settledWaiters.indexOf(w), 1); w.resolve(); }
+    for (const w of settledWaiters.filter((x) => x.drain <= drain)) {
+      settledWaiters.splice(settledWaiters.indexOf(w), 1);
+      w.resolve();
+    }
     // Status writes are independent of each other: a few at a time (a first start writes thousands).
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -225,13 +254,19 @@ export function createController(options: ControllerOptions): Controller {
 
   return {
     enqueue: (key) => add(keyText(key)),
-    async idle() { while (running) await running; },
+    async idle() {
+      while (running) await running;
+    },
     settled() {
       if (!running && queue.size === 0) return Promise.resolve();
       // Keys waiting: the next drain takes them all. None: the running drain is the last one needed.
       const drain = queue.size > 0 ? drains + 1 : drains;
       return new Promise<void>((resolve) => settledWaiters.push({ drain, resolve }));
     },
-    stop() { stopped = true; for (const t of retries) clearTimeout(t); retries.clear(); },
+    stop() {
+      stopped = true;
+      for (const t of retries) clearTimeout(t);
+      retries.clear();
+    },
   };
 }

@@ -27,8 +27,20 @@ const directoryObj = (name: string, entities: Entity[], options: { namespace?: s
 const tenantObjects = (namespace: string): SourceObject[] => [
   object('Connector', namespace, 'gateways', {}),
   object('Bundle', namespace, 'docs', { connector: 'gateways' }),
-  object('Rule', namespace, 'admins', { state: 'Enforced', subjectType: 'user', actions: ['read', 'delete'], resourceType: 'record', condition: 'principal.role == "admin"' }),
-  object('Rule', namespace, 'owners', { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'record', condition: 'principal.id == resource.owner' }),
+  object('Rule', namespace, 'admins', {
+    state: 'Enforced',
+    subjectType: 'user',
+    actions: ['read', 'delete'],
+    resourceType: 'record',
+    condition: 'principal.role == "admin"',
+  }),
+  object('Rule', namespace, 'owners', {
+    state: 'Enforced',
+    subjectType: 'user',
+    actions: ['read'],
+    resourceType: 'record',
+    condition: 'principal.id == resource.owner',
+  }),
 ];
 
 const PEOPLE: Entity[] = [
@@ -65,28 +77,45 @@ async function harness(initial: SourceObject[], leading = true): Promise<Harness
   };
   const writer: ClusterWriter = {
     readTokenSecret: () => undefined,
-    async writeTokenSecret() { /* not under test */ },
-    async deleteTokenSecret() { /* not under test */ },
+    async writeTokenSecret() {
+      /* not under test */
+    },
+    async deleteTokenSecret() {
+      /* not under test */
+    },
     async writeStatus(key, status) {
       statusWrites.push(key);
       const o = objects.get(textOf(key.kind, key.namespace, key.name));
       if (o) objects.set(textOf(key.kind, key.namespace, key.name), { ...o, raw: { ...o.raw, status } });
     },
-    recordEvent(obj, event) { if (obj.kind === 'Directory') events.push({ key: textOf(obj.kind, obj.metadata.namespace ?? '', obj.metadata.name), event }); },
+    recordEvent(obj, event) {
+      if (obj.kind === 'Directory') events.push({ key: textOf(obj.kind, obj.metadata.namespace ?? '', obj.metadata.name), event });
+    },
   };
   const store = createStore();
   const published: Snapshot[] = [];
-  store.onBundleChange((_changed, snapshot) => { published.push(snapshot); });
+  store.onBundleChange((_changed, snapshot) => {
+    published.push(snapshot);
+  });
   const controller = createController({ objects: reader, writer, store, log: pino({ level: 'silent' }), leading: () => isLeading });
   const h: Harness = {
-    store, controller, objects, statusWrites, events, published,
+    store,
+    controller,
+    objects,
+    statusWrites,
+    events,
+    published,
     async put(kind, namespace, name, obj) {
-      if (obj) objects.set(textOf(kind, namespace, name), obj); else objects.delete(textOf(kind, namespace, name));
+      if (obj) objects.set(textOf(kind, namespace, name), obj);
+      else objects.delete(textOf(kind, namespace, name));
       controller.enqueue({ kind, namespace, name });
       await controller.idle();
     },
-    status: (kind, name, namespace = NS) => objects.get(textOf(kind, namespace, name))?.raw['status'] as Record<string, unknown> | undefined,
-    setLeading(l) { isLeading = l; },
+    status: (kind, name, namespace = NS) =>
+      objects.get(textOf(kind, namespace, name))?.raw['status'] as Record<string, unknown> | undefined,
+    setLeading(l) {
+      isLeading = l;
+    },
   };
   for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
   await controller.idle();
@@ -109,13 +138,19 @@ function decideNow(store: Store, doc: object): boolean {
   return decide(t.index, input(doc), t.directory).allow;
 }
 
-const readRecord = (who: string, extra: Record<string, unknown> = {}) => ({ principal: { type: 'user', id: who, ...extra }, action: 'read', resource: { type: 'record', id: 'r9' } });
+const readRecord = (who: string, extra: Record<string, unknown> = {}) => ({
+  principal: { type: 'user', id: who, ...extra },
+  action: 'read',
+  resource: { type: 'record', id: 'r9' },
+});
 
 describe('reconcileDirectory', () => {
   it('reports Ready with the number of entities in effect, and puts them in the published directory', async () => {
     const h = await harness([...tenantObjects(NS), directoryObj('people', PEOPLE)]);
     expect(h.status('Directory', 'people')).toMatchObject({
-      phase: 'Ready', observedGeneration: 1, entityCount: 3,
+      phase: 'Ready',
+      observedGeneration: 1,
+      entityCount: 3,
       conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded', message: '3 entities are in effect', observedGeneration: 1 }],
     });
     const dir = directoryOf(h.store);
@@ -139,9 +174,17 @@ describe('reconcileDirectory', () => {
     expect(decideNow(h.store, readRecord('bob'))).toBe(false);
 
     await h.put('Directory', NS, 'alpha', directoryObj('alpha', PEOPLE));
-    expect(h.status('Directory', 'alpha')).toMatchObject({ phase: 'Ready', entityCount: 3, conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded' }] });
+    expect(h.status('Directory', 'alpha')).toMatchObject({
+      phase: 'Ready',
+      entityCount: 3,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded' }],
+    });
     const zeta = h.status('Directory', 'zeta');
-    expect(zeta).toMatchObject({ phase: 'Conflict', entityCount: 1, conditions: [{ type: 'Ready', status: 'False', reason: 'DuplicateEntities' }] });
+    expect(zeta).toMatchObject({
+      phase: 'Conflict',
+      entityCount: 1,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'DuplicateEntities' }],
+    });
     const message = (zeta?.['conditions'] as { message: string }[])[0]?.message;
     expect(message).toContain('user "bob" (Directory alpha)');
     expect(message).toMatch(/^1 of 2 entities/);
@@ -154,7 +197,11 @@ describe('reconcileDirectory', () => {
 
     // The winner goes: the other is Ready again, and its properties take effect.
     await h.put('Directory', NS, 'alpha', undefined);
-    expect(h.status('Directory', 'zeta')).toMatchObject({ phase: 'Ready', entityCount: 2, conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded', message: '2 entities are in effect' }] });
+    expect(h.status('Directory', 'zeta')).toMatchObject({
+      phase: 'Ready',
+      entityCount: 2,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded', message: '2 entities are in effect' }],
+    });
     expect(directoryOf(h.store)?.get('user', 'bob')).toEqual({ role: 'member', email: 'bob@zeta.example' });
     expect(directoryOf(h.store)?.get('user', 'alice')).toBeUndefined();
     expect(decideNow(h.store, readRecord('bob'))).toBe(false);
@@ -174,21 +221,69 @@ describe('reconcileDirectory', () => {
   });
 
   it.each([
-    ['an entity listed twice', [{ type: 'user', id: 'x', properties: { role: 'admin' } }, { type: 'user', id: 'x', properties: {} }], /spec\.entities\.2: user "x" is already listed at entities\.1/],
-    ['a type key in properties', [{ type: 'user', id: 'x', properties: { role: 'admin', type: 'robot' } }], /spec\.entities\.1\.properties\.type: "type" is not a property/],
-    ['an id key in properties', [{ type: 'user', id: 'x', properties: { role: 'admin', id: 'y' } }], /spec\.entities\.1\.properties\.id: "id" is not a property/],
-    ['an integer beyond 2^53', [{ type: 'user', id: 'x', properties: { role: 'admin', badge: 2 ** 53 + 2 } }], /spec\.entities\.1\.properties\.badge: an integer beyond 2\^53 cannot be held exactly \(JSON readers round it\); write it as a string/],
-    ['properties that are not an object', [{ type: 'user', id: 'x', properties: ['admin'] }], /spec\.entities\.1\.properties: must be an object of properties, got a list/],
-    ['properties given as a string', [{ type: 'user', id: 'x', properties: 'admin' }], /spec\.entities\.1\.properties: must be an object of properties, got string/],
-    ['a property named __proto__', [{ type: 'user', id: 'x', properties: JSON.parse('{"__proto__": {"admin": true}}') as unknown }], /spec\.entities\.1\.properties\.__proto__: "__proto__" cannot be a property name/],
-    ['a property a YAML tag made into a Date', [{ type: 'user', id: 'x', properties: { since: new Date(0) } }], /spec\.entities\.1\.properties\.since: not a JSON value \(Date; a YAML tag/],
-    ['a property a YAML tag made into bytes', [{ type: 'user', id: 'x', properties: { key: new Uint8Array([1]) } }], /spec\.entities\.1\.properties\.key: not a JSON value \(Uint8Array/],
-    ['an id with a lone surrogate', [{ type: 'user', id: 'x\ud800', properties: {} }], /spec\.entities\.1\.id: must be well-formed Unicode/],
+    [
+      'an entity listed twice',
+      [
+        { type: 'user', id: 'x', properties: { role: 'admin' } },
+        { type: 'user', id: 'x', properties: {} },
+      ],
+      /spec\.entities\.2: user "x" is already listed at entities\.1/,
+    ],
+    [
+      'a type key in properties',
+      [{ type: 'user', id: 'x', properties: { role: 'admin', type: 'robot' } }],
+      /spec\.entities\.1\.properties\.type: "type" is not a property/,
+    ],
+    [
+      'an id key in properties',
+      [{ type: 'user', id: 'x', properties: { role: 'admin', id: 'y' } }],
+      /spec\.entities\.1\.properties\.id: "id" is not a property/,
+    ],
+    [
+      'an integer beyond 2^53',
+      [{ type: 'user', id: 'x', properties: { role: 'admin', badge: 2 ** 53 + 2 } }],
+      /spec\.entities\.1\.properties\.badge: an integer beyond 2\^53 cannot be held exactly \(JSON readers round it\); write it as a string/,
+    ],
+    [
+      'properties that are not an object',
+      [{ type: 'user', id: 'x', properties: ['admin'] }],
+      /spec\.entities\.1\.properties: must be an object of properties, got a list/,
+    ],
+    [
+      'properties given as a string',
+      [{ type: 'user', id: 'x', properties: 'admin' }],
+      /spec\.entities\.1\.properties: must be an object of properties, got string/,
+    ],
+    [
+      'a property named __proto__',
+      [{ type: 'user', id: 'x', properties: JSON.parse('{"__proto__": {"admin": true}}') as unknown }],
+      /spec\.entities\.1\.properties\.__proto__: "__proto__" cannot be a property name/,
+    ],
+    [
+      'a property a YAML tag made into a Date',
+      [{ type: 'user', id: 'x', properties: { since: new Date(0) } }],
+      /spec\.entities\.1\.properties\.since: not a JSON value \(Date; a YAML tag/,
+    ],
+    [
+      'a property a YAML tag made into bytes',
+      [{ type: 'user', id: 'x', properties: { key: new Uint8Array([1]) } }],
+      /spec\.entities\.1\.properties\.key: not a JSON value \(Uint8Array/,
+    ],
+    [
+      'an id with a lone surrogate',
+      [{ type: 'user', id: 'x\ud800', properties: {} }],
+      /spec\.entities\.1\.id: must be well-formed Unicode/,
+    ],
   ])('puts none of a Directory with %s in effect, and says why', async (_name, bad, reason) => {
     const good = { type: 'user', id: 'bob', properties: { role: 'admin' } };
     const h = await harness([...tenantObjects(NS), directoryObj('people', [good, ...bad])]);
     const status = h.status('Directory', 'people');
-    expect(status).toMatchObject({ phase: 'Invalid', observedGeneration: 1, entityCount: 0, conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec' }] });
+    expect(status).toMatchObject({
+      phase: 'Invalid',
+      observedGeneration: 1,
+      entityCount: 0,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec' }],
+    });
     const message = (status?.['conditions'] as { message: string }[])[0]?.message ?? '';
     expect(message).toMatch(reason);
     expect(message).toMatch(/none of its entities are in effect$/);
@@ -198,7 +293,7 @@ describe('reconcileDirectory', () => {
     expect(h.events).toEqual([{ key: `Directory/${NS}/people`, event: { type: 'Warning', reason: 'InvalidSpec', message } }]);
   });
 
-  it('takes a valid Directory out of effect when an edit makes it invalid, and the other Directory\'s entity then wins', async () => {
+  it("takes a valid Directory out of effect when an edit makes it invalid, and the other Directory's entity then wins", async () => {
     const h = await harness([
       ...tenantObjects(NS),
       directoryObj('a', [{ type: 'user', id: 'bob', properties: { role: 'admin' } }]),
@@ -206,7 +301,12 @@ describe('reconcileDirectory', () => {
     ]);
     expect(h.status('Directory', 'b')).toMatchObject({ phase: 'Conflict', entityCount: 0 });
     expect(decideNow(h.store, readRecord('bob'))).toBe(true);
-    await h.put('Directory', NS, 'a', directoryObj('a', [{ type: 'user', id: 'bob', properties: { role: 'admin', id: 'bob' } }], { generation: 2 }));
+    await h.put(
+      'Directory',
+      NS,
+      'a',
+      directoryObj('a', [{ type: 'user', id: 'bob', properties: { role: 'admin', id: 'bob' } }], { generation: 2 }),
+    );
     expect(h.status('Directory', 'a')).toMatchObject({ phase: 'Invalid', observedGeneration: 2, entityCount: 0 });
     expect(h.status('Directory', 'b')).toMatchObject({ phase: 'Ready', entityCount: 1 });
     expect(directoryOf(h.store)?.get('user', 'bob')).toEqual({ role: 'member' });
@@ -215,9 +315,12 @@ describe('reconcileDirectory', () => {
 });
 
 describe('a Directory change and the bundles', () => {
-  const withRole = (role: string, email = 'bob@example.com'): Entity[] => [{ type: 'user', id: 'bob', properties: { role, email } }, PEOPLE[2] as Entity];
+  const withRole = (role: string, email = 'bob@example.com'): Entity[] => [
+    { type: 'user', id: 'bob', properties: { role, email } },
+    PEOPLE[2] as Entity,
+  ];
 
-  it('rebuilds the tenant\'s bundles in the same drain: the revision moves exactly when a property a rule reads changes', async () => {
+  it("rebuilds the tenant's bundles in the same drain: the revision moves exactly when a property a rule reads changes", async () => {
     const h = await harness([...tenantObjects(NS), ...tenantObjects(OTHER), directoryObj('people', withRole('member'))]);
     const first = bundleOf(h.store);
     expect(first?.revision).toBe(1);
@@ -263,13 +366,21 @@ describe('a Directory change and the bundles', () => {
     expect(directoryOf(h.store)?.size ?? 0).toBe(0);
   });
 
-  it('decides with the new properties as soon as they are published, the request\'s own properties winning', async () => {
+  it("decides with the new properties as soon as they are published, the request's own properties winning", async () => {
     const h = await harness([...tenantObjects(NS), directoryObj('people', withRole('member'))]);
     expect(decideNow(h.store, readRecord('bob'))).toBe(false);
     expect(decideNow(h.store, readRecord('bob', { role: 'admin' }))).toBe(true);
     // The resource's owner comes from the directory too.
-    expect(decideNow(h.store, { principal: { type: 'user', id: 'alice' }, action: 'read', resource: { type: 'record', id: 'r1' } })).toBe(true);
-    expect(decideNow(h.store, { principal: { type: 'user', id: 'alice' }, action: 'read', resource: { type: 'record', id: 'r1', owner: 'carol' } })).toBe(false);
+    expect(decideNow(h.store, { principal: { type: 'user', id: 'alice' }, action: 'read', resource: { type: 'record', id: 'r1' } })).toBe(
+      true,
+    );
+    expect(
+      decideNow(h.store, {
+        principal: { type: 'user', id: 'alice' },
+        action: 'read',
+        resource: { type: 'record', id: 'r1', owner: 'carol' },
+      }),
+    ).toBe(false);
 
     await h.put('Directory', NS, 'people', directoryObj('people', withRole('admin'), { generation: 2 }));
     expect(decideNow(h.store, readRecord('bob'))).toBe(true);
@@ -279,12 +390,15 @@ describe('a Directory change and the bundles', () => {
 
 describe('a follower', () => {
   it('puts the entities in effect (and decides with them) but writes no status and records no event', async () => {
-    const h = await harness([
-      ...tenantObjects(NS),
-      directoryObj('a', [{ type: 'user', id: 'bob', properties: { role: 'admin' } }]),
-      directoryObj('b', [{ type: 'user', id: 'bob', properties: { role: 'member' } }]),
-      directoryObj('broken', [{ type: 'user', id: 'carol', properties: { role: 'admin', type: 'x' } }]),
-    ], false);
+    const h = await harness(
+      [
+        ...tenantObjects(NS),
+        directoryObj('a', [{ type: 'user', id: 'bob', properties: { role: 'admin' } }]),
+        directoryObj('b', [{ type: 'user', id: 'bob', properties: { role: 'member' } }]),
+        directoryObj('broken', [{ type: 'user', id: 'carol', properties: { role: 'admin', type: 'x' } }]),
+      ],
+      false,
+    );
     expect(h.statusWrites).toEqual([]);
     expect(h.events).toEqual([]);
     expect(h.status('Directory', 'a')).toBeUndefined();

@@ -22,7 +22,12 @@ function coListers(deps: ReconcileDeps, namespace: string, name: string, entitie
 }
 
 /** Puts a Directory's entities in effect (or none); says which keys to look at when that changed anything. */
-function putEntities(deps: ReconcileDeps, namespace: string, name: string, entities: readonly DirectoryEntity[] | undefined): Pick<Outcome, 'rebuildIn' | 'enqueue'> {
+function putEntities(
+  deps: ReconcileDeps,
+  namespace: string,
+  name: string,
+  entities: readonly DirectoryEntity[] | undefined,
+): Pick<Outcome, 'rebuildIn' | 'enqueue'> {
   const before = deps.draft.directoryEntities(namespace, name) ?? [];
   // Their co-listers before the change (they may lose a conflict) and after it (they may gain one).
   const enqueue = coListers(deps, namespace, name, before);
@@ -91,7 +96,8 @@ export function createDirectoryReconciler(): (key: ObjectKey, deps: ReconcileDep
     });
     const warnOnce = (reason: string, message: string): void => {
       const was = (recorded?.conditions ?? []).find((c) => c.type === 'Ready');
-      if (deps.leading() && (was?.reason !== reason || was.message !== message)) deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
+      if (deps.leading() && (was?.reason !== reason || was.message !== message))
+        deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
     };
 
     const parsed = parse(id, obj.raw);
@@ -106,7 +112,11 @@ export function createDirectoryReconciler(): (key: ObjectKey, deps: ReconcileDep
       const message = `${parsed.problem ?? 'invalid spec'}; none of its entities are in effect`;
       deps.log.warn({ kind: 'Directory', key: id, problem: message }, 'Rejected Directory');
       warnOnce('InvalidSpec', message);
-      return { ...put(undefined), phase: 'Invalid', status: status('Invalid', 0, { type: 'Ready', status: false, reason: 'InvalidSpec', message }) };
+      return {
+        ...put(undefined),
+        phase: 'Invalid',
+        status: status('Invalid', 0, { type: 'Ready', status: false, reason: 'InvalidSpec', message }),
+      };
     }
     const entities = parsed.entities;
     const changed = put(entities);
@@ -123,13 +133,24 @@ export function createDirectoryReconciler(): (key: ObjectKey, deps: ReconcileDep
       return {
         ...changed,
         phase: 'Ready',
-        status: status('Ready', inEffect, { type: 'Ready', status: true, reason: 'Loaded', message: `${inEffect} entit${inEffect === 1 ? 'y is' : 'ies are'} in effect` }),
+        status: status('Ready', inEffect, {
+          type: 'Ready',
+          status: true,
+          reason: 'Loaded',
+          message: `${inEffect} entit${inEffect === 1 ? 'y is' : 'ies are'} in effect`,
+        }),
       };
     }
-    const named = shadowed.slice(0, NAMED_CONFLICTS).map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${shadowedBy.get(e) ?? '?'})`);
+    const named = shadowed
+      .slice(0, NAMED_CONFLICTS)
+      .map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${shadowedBy.get(e) ?? '?'})`);
     const more = shadowed.length > NAMED_CONFLICTS ? ` and ${shadowed.length - NAMED_CONFLICTS} more` : '';
     const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 0 ? 'none of its own is' : inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
     warnOnce('DuplicateEntities', message);
-    return { ...changed, phase: 'Conflict', status: status('Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }) };
+    return {
+      ...changed,
+      phase: 'Conflict',
+      status: status('Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }),
+    };
   };
 }

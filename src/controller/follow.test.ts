@@ -38,8 +38,13 @@ function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = ne
   };
   const writer: ClusterWriter = {
     readTokenSecret: (_ns, c) => secrets.get(c),
-    async writeTokenSecret(owner, secret) { tokenWrites.push(owner.metadata.name); secrets.set(owner.metadata.name, secret); },
-    async deleteTokenSecret() { /* garbage collector */ },
+    async writeTokenSecret(owner, secret) {
+      tokenWrites.push(owner.metadata.name);
+      secrets.set(owner.metadata.name, secret);
+    },
+    async deleteTokenSecret() {
+      /* garbage collector */
+    },
     async writeStatus(key, status) {
       statusWrites.push(key);
       const o = objects.get(`${key.kind}/${key.name}`);
@@ -48,7 +53,11 @@ function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = ne
   };
   const store = createStore();
   return {
-    store, objects, secrets, statusWrites, tokenWrites,
+    store,
+    objects,
+    secrets,
+    statusWrites,
+    tokenWrites,
     async run(leading) {
       const controller = createController({ objects: reader, writer, store, log: pino({ level: 'silent' }), leading: () => leading });
       for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
@@ -57,7 +66,11 @@ function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = ne
   };
 }
 
-const base = (): SourceObject[] => [object('Connector', 'gateways', {}), object('Bundle', 'docs', { connector: 'gateways' }), rule('team', ['read'])];
+const base = (): SourceObject[] => [
+  object('Connector', 'gateways', {}),
+  object('Bundle', 'docs', { connector: 'gateways' }),
+  rule('team', ['read']),
+];
 
 describe('a follower', () => {
   it('issues no token, writes no status and serves nothing before the leader recorded a revision', async () => {
@@ -66,7 +79,12 @@ describe('a follower', () => {
     expect(h.tokenWrites).toEqual([]);
     expect(h.statusWrites).toEqual([]);
     expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')).toBeUndefined();
-    expect(h.store.snapshot().tenants.get(NS)?.index.rules.map((r) => r.model.name)).toEqual(['team']);
+    expect(
+      h.store
+        .snapshot()
+        .tenants.get(NS)
+        ?.index.rules.map((r) => r.model.name),
+    ).toEqual(['team']);
   });
 
   it('serves exactly the bytes the leader recorded', async () => {
@@ -78,7 +96,11 @@ describe('a follower', () => {
     await follower.run(false);
     const served = follower.store.snapshot().tenants.get(NS)?.bundles.get('docs');
     expect(served?.built.etag).toBe(recorded.etag);
-    expect(Buffer.from(served?.built.bytes ?? []).equals(Buffer.from(leader.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.bytes ?? []))).toBe(true);
+    expect(
+      Buffer.from(served?.built.bytes ?? []).equals(
+        Buffer.from(leader.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.bytes ?? []),
+      ),
+    ).toBe(true);
     expect(follower.store.snapshot().tokens.has(hashToken(leader.secrets.get('gateways')?.token ?? ''))).toBe(true);
   });
 
@@ -86,7 +108,11 @@ describe('a follower', () => {
     const leader = harness(base());
     await leader.run(true);
     // The follower already sees an edit the leader has not built yet: same revision number, other bytes.
-    const objects = [...leader.objects.values()].map((o) => (o.kind === 'Rule' ? { ...rule('team', ['read', 'write']), raw: { ...rule('team', ['read', 'write']).raw, status: o.raw['status'] } } : o));
+    const objects = [...leader.objects.values()].map((o) =>
+      o.kind === 'Rule'
+        ? { ...rule('team', ['read', 'write']), raw: { ...rule('team', ['read', 'write']).raw, status: o.raw['status'] } }
+        : o,
+    );
     const follower = harness(objects, new Map(leader.secrets));
     await follower.run(false);
     expect(follower.store.snapshot().tenants.get(NS)?.bundles.get('docs')).toBeUndefined();
@@ -107,7 +133,9 @@ describe('a leader', () => {
     await first.run(true);
     const status = first.objects.get('Bundle/docs')?.raw['status'] as Record<string, unknown>;
     // Another replica led meanwhile and recorded revision 5 for other content.
-    const objects = [...first.objects.values()].map((o) => (o.kind === 'Bundle' ? { ...o, raw: { ...o.raw, status: { ...status, revision: 5, digest: 'sha256:other' } } } : o));
+    const objects = [...first.objects.values()].map((o) =>
+      o.kind === 'Bundle' ? { ...o, raw: { ...o.raw, status: { ...status, revision: 5, digest: 'sha256:other' } } } : o,
+    );
     const h = harness(objects, new Map(first.secrets));
     await h.run(true);
     expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.revision).toBe(6);

@@ -4,7 +4,21 @@ export { entitiesOf } from './directory.ts';
 export { conditionsFor, kubeTime, sameStatus } from './conditions.ts';
 export type { AgentView } from './deps.ts';
 export {
-  ANNOTATION_ISSUED_AT, ANNOTATION_REGENERATE, ANNOTATION_ROTATION, KIND_ORDER, LABEL_API_KEY, LABEL_CONNECTOR,
-  keyText, parseKey, tokenSecretName, TokenSecretConflict,
-  type ClusterWriter, type ObjectEvent, type Kind, type ObjectKey, type ObjectReader, type SourceObject, type TokenSecret,
+  ANNOTATION_ISSUED_AT,
+  ANNOTATION_REGENERATE,
+  ANNOTATION_ROTATION,
+  KIND_ORDER,
+  LABEL_API_KEY,
+  LABEL_CONNECTOR,
+  keyText,
+  parseKey,
+  tokenSecretName,
+  TokenSecretConflict,
+  type ClusterWriter,
+  type ObjectEvent,
+  type Kind,
+  type ObjectKey,
+  type ObjectReader,
+  type SourceObject,
+  type TokenSecret,
 } from './types.ts';

@@ -24,28 +24,44 @@ describe('last good rule version', () => {
     const writes: { key: ObjectKey; status: Record<string, unknown> }[] = [];
     const writer: ClusterWriter = {
       readTokenSecret: () => undefined,
-      async writeTokenSecret() { /* none */ },
-      async deleteTokenSecret() { /* none */ },
-      async writeStatus(key, status) { writes.push({ key, status: status as Record<string, unknown> }); },
+      async writeTokenSecret() {
+        /* none */
+      },
+      async deleteTokenSecret() {
+        /* none */
+      },
+      async writeStatus(key, status) {
+        writes.push({ key, status: status as Record<string, unknown> });
+      },
     };
     let leading = false;
     const store = createStore();
     const controller = createController({
       objects: { get: (k, _n, name) => objects.get(`${k}/${name}`), list: (k) => [...objects.values()].filter((o) => o.kind === k) },
-      writer, store, log: pino({ level: 'silent' }), leading: () => leading,
+      writer,
+      store,
+      log: pino({ level: 'silent' }),
+      leading: () => leading,
     });
     const key: ObjectKey = { kind: 'Rule', namespace: NS, name: 'team' };
     controller.enqueue(key);
     await controller.idle();
     // Meanwhile (unseen by this replica) the leader saw generation 2, then the invalid generation 3,
     // and recorded generation 2 as the version that stays in force.
-    objects.set('Rule/team', ruleObj(3, gen3, {
-      phase: 'Invalid', observedGeneration: 3,
-      translation: { status: 'Stale', generation: 2, rego: '(leader rego)', spec: gen2, message: 'generation 3 cannot be translated' },
-    }));
+    objects.set(
+      'Rule/team',
+      ruleObj(3, gen3, {
+        phase: 'Invalid',
+        observedGeneration: 3,
+        translation: { status: 'Stale', generation: 2, rego: '(leader rego)', spec: gen2, message: 'generation 3 cannot be translated' },
+      }),
+    );
     controller.enqueue(key);
     await controller.idle();
-    const inForce = store.snapshot().tenants.get(NS)?.index.rules.find((r) => r.model.name === 'team')?.model.actions;
+    const inForce = store
+      .snapshot()
+      .tenants.get(NS)
+      ?.index.rules.find((r) => r.model.name === 'team')?.model.actions;
     // This replica then becomes the leader.
     leading = true;
     controller.enqueue(key);

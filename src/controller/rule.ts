@@ -23,7 +23,12 @@ function deployed(state: RuleModel['state']): boolean {
   return state === 'Enforced' || state === 'Approved';
 }
 
-function translate(obj: SourceObject, spec: RuleSpec, generation: number, regenerate: string | undefined): Translated | { error: string; reason: 'InvalidSpec' | 'TranslationFailed' } {
+function translate(
+  obj: SourceObject,
+  spec: RuleSpec,
+  generation: number,
+  regenerate: string | undefined,
+): Translated | { error: string; reason: 'InvalidSpec' | 'TranslationFailed' } {
   const res = ruleModel({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: obj.metadata, spec });
   // A condition that is not CEL is an invalid spec; valid CEL outside our subset cannot be translated.
   if (!res.ok) return { error: res.error.message, reason: res.error.kind === 'syntax' ? 'InvalidSpec' : 'TranslationFailed' };
@@ -63,7 +68,12 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
     const status = (fields: Record<string, unknown>, conditions: Parameters<typeof conditionsFor>[0]): Record<string, unknown> => ({
       ...fields,
       observedGeneration: generation,
-      conditions: conditionsFor(conditions, generation, deps.now(), (obj.raw['status'] as { conditions?: unknown } | undefined)?.conditions),
+      conditions: conditionsFor(
+        conditions,
+        generation,
+        deps.now(),
+        (obj.raw['status'] as { conditions?: unknown } | undefined)?.conditions,
+      ),
     });
 
     /** Puts a translation in force (or out of it) in the store; says whether the tenant's rules changed. */
@@ -82,8 +92,11 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
     // An invalid spec keeps the last good version in force: nothing else changes.
     const invalid = (reason: 'InvalidSpec' | 'TranslationFailed', message: string): Outcome => {
       deps.log.warn({ kind: 'Rule', key: id, reason, problem: message }, 'Rejected Rule');
-      const ready = ((obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
-      if (deps.leading() && (ready?.reason !== reason || ready.message !== message)) deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
+      const ready = (
+        (obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []
+      ).find((c) => c.type === 'Ready');
+      if (deps.leading() && (ready?.reason !== reason || ready.message !== message))
+        deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
       // The newer of what this replica remembers and what status records: a replica that missed a
       // generation (a relist delivers only the newest) must not put an older one back in force.
       const remembered = lastGood.get(id);
@@ -91,7 +104,13 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       const previous = fromStatus && (!remembered || fromStatus.generation > remembered.generation) ? fromStatus : remembered;
       if (previous) lastGood.set(id, previous);
       const kept = previous
-        ? { status: 'Stale', generation: previous.generation, rego: previous.rego, spec: previous.spec, message: `generation ${generation} cannot be translated: ${message}; generation ${previous.generation} stays in force` }
+        ? {
+            status: 'Stale',
+            generation: previous.generation,
+            rego: previous.rego,
+            spec: previous.spec,
+            message: `generation ${generation} cannot be translated: ${message}; generation ${previous.generation} stays in force`,
+          }
         : { status: 'Error', generation, message };
       return {
         phase: 'Invalid',
@@ -108,13 +127,19 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
     let t = lastGood.get(id);
     if (t && t.specKey === specKey && t.regenerate === regenerate) {
       // Same spec (perhaps a new generation of it): the same translation and model, so nothing rebuilds.
-      if (t.generation !== generation) { t = { ...t, generation }; lastGood.set(id, t); }
+      if (t.generation !== generation) {
+        t = { ...t, generation };
+        lastGood.set(id, t);
+      }
     } else {
       const made = translate(obj, spec, generation, regenerate);
       if ('error' in made) return invalid(made.reason, made.error);
       t = made;
       lastGood.set(id, t);
-      deps.log.info({ kind: 'Rule', key: id, generation, state: spec.state, ...(regenerate === undefined ? {} : { regenerate }) }, 'Translated Rule');
+      deps.log.info(
+        { kind: 'Rule', key: id, generation, state: spec.state, ...(regenerate === undefined ? {} : { regenerate }) },
+        'Translated Rule',
+      );
     }
     const rebuildIn = apply(t);
     const isDeployed = t.model.state === 'Enforced';
@@ -128,7 +153,16 @@ export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) =>
       phase,
       rebuildIn,
       status: status(
-        { phase, translation: { status: 'Current', generation: t.generation, rego: t.rego, spec, ...(regenerate === undefined ? {} : { regenerate }) } },
+        {
+          phase,
+          translation: {
+            status: 'Current',
+            generation: t.generation,
+            rego: t.rego,
+            spec,
+            ...(regenerate === undefined ? {} : { regenerate }),
+          },
+        },
         [{ type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message }],
       ),
     };

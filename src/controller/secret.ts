@@ -32,7 +32,10 @@ export function reconcileSecret(key: ObjectKey, deps: ReconcileDeps): Outcome {
   deps.draft.setApiKey(key.namespace, key.name, hash);
   const tenants = new Set(deps.draft.apiKeyHolders(hash).map((h) => h.tenant));
   if (tenants.size > 1) {
-    deps.log.warn({ kind: 'Secret', key: keyText(key), holders: deps.draft.apiKeyHolders(hash).map((h) => `${h.tenant}/${h.secret}`) }, 'Refused an API key that Secrets of several tenants hold: it opens none of them');
+    deps.log.warn(
+      { kind: 'Secret', key: keyText(key), holders: deps.draft.apiKeyHolders(hash).map((h) => `${h.tenant}/${h.secret}`) },
+      'Refused an API key that Secrets of several tenants hold: it opens none of them',
+    );
   }
   return {};
 }

@@ -14,19 +14,36 @@ const object = (kind: Kind, name: string, spec: Record<string, unknown>): Source
 describe('controller.settled', () => {
   it('resolves once the first pass is published, while status writes are still pending, which run 8 at a time', async () => {
     const objects = [
-      object('Connector', 'gateways', {}), object('Bundle', 'docs', { connector: 'gateways' }),
-      ...Array.from({ length: 20 }, (_, i) => object('Rule', `rule-${i}`, { state: 'Enforced', subjectType: 'user', actions: [`a${i}`], resourceType: 'document' })),
+      object('Connector', 'gateways', {}),
+      object('Bundle', 'docs', { connector: 'gateways' }),
+      ...Array.from({ length: 20 }, (_, i) =>
+        object('Rule', `rule-${i}`, { state: 'Enforced', subjectType: 'user', actions: [`a${i}`], resourceType: 'document' }),
+      ),
     ];
-    const reader: ObjectReader = { get: (kind, _ns, name) => objects.find((o) => o.kind === kind && o.metadata.name === name), list: (kind) => objects.filter((o) => o.kind === kind) };
+    const reader: ObjectReader = {
+      get: (kind, _ns, name) => objects.find((o) => o.kind === kind && o.metadata.name === name),
+      list: (kind) => objects.filter((o) => o.kind === kind),
+    };
     let inFlight = 0;
     let most = 0;
     let release: () => void = () => undefined;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     const writer: ClusterWriter = {
       readTokenSecret: () => undefined,
-      async writeTokenSecret() { /* not under test */ },
-      async deleteTokenSecret() { /* not under test */ },
-      async writeStatus() { inFlight++; most = Math.max(most, inFlight); await gate; inFlight--; },
+      async writeTokenSecret() {
+        /* not under test */
+      },
+      async deleteTokenSecret() {
+        /* not under test */
+      },
+      async writeStatus() {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await gate;
+        inFlight--;
+      },
     };
     const store = createStore();
     const controller = createController({ objects: reader, writer, store, log: pino({ level: 'silent' }) });

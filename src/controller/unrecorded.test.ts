@@ -12,7 +12,8 @@ function object(kind: Kind, name: string, spec: Record<string, unknown>, generat
   const metadata = { name, namespace: NS, uid: `uid-${name}`, generation };
   return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
 }
-const rule = (actions: string[], generation: number): SourceObject => object('Rule', 'team', { state: 'Enforced', subjectType: 'user', actions, resourceType: 'document' }, generation);
+const rule = (actions: string[], generation: number): SourceObject =>
+  object('Rule', 'team', { state: 'Enforced', subjectType: 'user', actions, resourceType: 'document' }, generation);
 
 function replica(initial: SourceObject[]) {
   const objects = new Map(initial.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
@@ -21,8 +22,12 @@ function replica(initial: SourceObject[]) {
   let leading = true;
   const writer: ClusterWriter = {
     readTokenSecret: (_n, c) => secrets.get(c),
-    async writeTokenSecret(owner, s) { secrets.set(owner.metadata.name, s); },
-    async deleteTokenSecret() { /* gc */ },
+    async writeTokenSecret(owner, s) {
+      secrets.set(owner.metadata.name, s);
+    },
+    async deleteTokenSecret() {
+      /* gc */
+    },
     async writeStatus(key, status) {
       if (failWrites) throw new Error('HTTP 503 (or: the Lease was lost)');
       const o = objects.get(`${key.kind}/${key.name}`);
@@ -32,14 +37,30 @@ function replica(initial: SourceObject[]) {
   const store = createStore();
   const controller = createController({
     objects: { get: (k, _n, name) => objects.get(`${k}/${name}`), list: (k) => [...objects.values()].filter((o) => o.kind === k) },
-    writer, store, log: pino({ level: 'silent' }), leading: () => leading, retryMs: 3_600_000,
+    writer,
+    store,
+    log: pino({ level: 'silent' }),
+    leading: () => leading,
+    retryMs: 3_600_000,
   });
   return {
-    objects, store, controller,
-    set failWrites(v: boolean) { failWrites = v; },
-    set leading(v: boolean) { leading = v; },
-    async run() { for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name }); await controller.idle(); },
-    served() { const b = store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built; return b && { revision: b.revision, digest: b.digest }; },
+    objects,
+    store,
+    controller,
+    set failWrites(v: boolean) {
+      failWrites = v;
+    },
+    set leading(v: boolean) {
+      leading = v;
+    },
+    async run() {
+      for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
+      await controller.idle();
+    },
+    served() {
+      const b = store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built;
+      return b && { revision: b.revision, digest: b.digest };
+    },
   };
 }
 
@@ -56,7 +77,10 @@ describe('unrecorded revisions', () => {
     a.leading = false;
     a.controller.stop();
     // B leads; it already sees generation 3 and records revision 2 for it.
-    const b = replica([...base.map((o) => (o.kind === 'Bundle' ? { ...o, raw: { ...o.raw, status: rev1 } } : o)), rule(['read', 'write', 'share'], 3)]);
+    const b = replica([
+      ...base.map((o) => (o.kind === 'Bundle' ? { ...o, raw: { ...o.raw, status: rev1 } } : o)),
+      rule(['read', 'write', 'share'], 3),
+    ]);
     await b.run();
     const recorded = b.objects.get('Bundle/docs')?.raw['status'] as { revision: number; digest: string };
     expect(recorded.revision).toBe(2);

@@ -4,17 +4,37 @@ import type { BundleReport } from './report.ts';
 
 const T0 = Date.parse('2026-11-24T10:00:00Z');
 const entry = (name: string, over: Partial<BundleReport> = {}): BundleReport => ({
-  name, activeRevision: '3', lastActivation: undefined, lastDownload: undefined, error: undefined, httpCode: undefined, stopping: false, ...over,
+  name,
+  activeRevision: '3',
+  lastActivation: undefined,
+  lastDownload: undefined,
+  error: undefined,
+  httpCode: undefined,
+  stopping: false,
+  ...over,
 });
 const seen = (agentId: string, timeMs: number, bundles: BundleReport[], over: Partial<Sighting> = {}): Sighting => ({
-  tenant: 'acme', agentId, version: '1.1.0', clientIp: '10.0.0.1', timeMs, bundles, ...over,
+  tenant: 'acme',
+  agentId,
+  version: '1.1.0',
+  clientIp: '10.0.0.1',
+  timeMs,
+  bundles,
+  ...over,
 });
 
 function registry(over: { windowMs?: number; maxAgents?: number } = {}) {
   const changes: string[] = [];
   const propagated: number[] = [];
   let evicted = 0;
-  const r = createAgentRegistry({ windowMs: over.windowMs ?? 300_000, maxAgents: over.maxAgents ?? 100, onPropagated: (s) => propagated.push(s), onEvicted: () => { evicted++; } });
+  const r = createAgentRegistry({
+    windowMs: over.windowMs ?? 300_000,
+    maxAgents: over.maxAgents ?? 100,
+    onPropagated: (s) => propagated.push(s),
+    onEvicted: () => {
+      evicted++;
+    },
+  });
   r.onChange((t, b) => changes.push(`${t}/${b}`));
   return { r, changes, propagated, evicted: () => evicted };
 }
@@ -24,10 +44,17 @@ describe('the agent registry', () => {
     const { r } = registry();
     r.record(seen('a', T0, [entry('docs', { activeRevision: '4' })]));
     r.record(seen('b', T0, [entry('docs', { activeRevision: '3' })]));
-    r.record(seen('c', T0, [entry('docs', { activeRevision: '4', error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 })]));
+    r.record(
+      seen('c', T0, [
+        entry('docs', { activeRevision: '4', error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 }),
+      ]),
+    );
     const s = r.summary('acme', 'docs', 4, T0);
     expect(s).toMatchObject({ reporting: 3, current: 1, behind: 1, failing: 1 });
-    expect(s.problems.map((p) => [p.id, p.state])).toEqual([['c', 'failing'], ['b', 'behind']]);
+    expect(s.problems.map((p) => [p.id, p.state])).toEqual([
+      ['c', 'failing'],
+      ['b', 'behind'],
+    ]);
     // Against the older revision, the same agents read differently.
     expect(r.summary('acme', 'docs', 3, T0)).toMatchObject({ current: 1, behind: 1, failing: 1 });
     expect(r.summary('acme', 'other', 4, T0)).toMatchObject({ reporting: 0 });
@@ -63,7 +90,9 @@ describe('the agent registry', () => {
     for (let i = 1; i <= 10; i++) r.record(seen('a', T0 + i * 10_000, [entry('docs', { lastDownload: `t${i}` })]));
     expect(changes).toEqual(['acme/docs']);
     r.record(seen('a', T0 + 200_000, [entry('docs', { activeRevision: '4' })]));
-    r.record(seen('a', T0 + 210_000, [entry('docs', { activeRevision: '4', error: { code: 'bundle_error', message: 'x' }, httpCode: 500 })]));
+    r.record(
+      seen('a', T0 + 210_000, [entry('docs', { activeRevision: '4', error: { code: 'bundle_error', message: 'x' }, httpCode: 500 })]),
+    );
     r.record(seen('a', T0 + 220_000, [entry('docs', { activeRevision: '4' })]));
     expect(changes).toHaveLength(4);
   });
@@ -74,7 +103,12 @@ describe('the agent registry', () => {
     r.record(seen('a', T0 + 10, [entry('docs')]));
     r.record(seen('d', T0 + 11, [entry('docs')]));
     expect(r.size()).toBe(3);
-    expect(r.agents('acme', 'docs', T0 + 11).map((a) => a.id).sort()).toEqual(['a', 'c', 'd']);
+    expect(
+      r
+        .agents('acme', 'docs', T0 + 11)
+        .map((a) => a.id)
+        .sort(),
+    ).toEqual(['a', 'c', 'd']);
     expect(evicted()).toBe(1);
   });
 
@@ -84,7 +118,12 @@ describe('the agent registry', () => {
     for (let i = 0; i < 100; i++) r.record(seen(`flood-${i}`, T0 + 1 + i, [entry('docs')]));
     expect(r.size()).toBe(10);
     // globex's agents were heard first, yet are kept: acme holds the most, so acme's oldest go.
-    expect(r.agents('globex', 'docs', T0 + 200).map((a) => a.id).sort()).toEqual(['a', 'b', 'c']);
+    expect(
+      r
+        .agents('globex', 'docs', T0 + 200)
+        .map((a) => a.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
     expect(r.agents('acme', 'docs', T0 + 200).map((a) => a.id)).toHaveLength(7);
     expect(r.agents('acme', 'docs', T0 + 200).map((a) => a.id)).toContain('flood-99');
   });
@@ -93,7 +132,11 @@ describe('the agent registry', () => {
     const { r, changes } = registry();
     r.record(seen('a', T0, [entry('docs')]));
     changes.length = 0;
-    r.record(seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'request failed: Get "…": context canceled' }, stopping: true })]));
+    r.record(
+      seen('a', T0 + 1, [
+        entry('docs', { error: { code: 'bundle_error', message: 'request failed: Get "…": context canceled' }, stopping: true }),
+      ]),
+    );
     expect(r.summary('acme', 'docs', 3, T0 + 1).reporting).toBe(0);
     expect(changes).toEqual(['acme/docs']);
   });
@@ -104,7 +147,11 @@ describe('the agent registry', () => {
     const [agent] = r.agents('acme', 'docs', T0);
     expect(agent).toMatchObject({ activeRevision: '3', httpCode: 401, error: { code: 'token_rejected' } });
     // What OPA itself says about its download wins over the refusal's generic message.
-    r.record(seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 })], { refused: { status: 401, message: 'x' } }));
+    r.record(
+      seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 })], {
+        refused: { status: 401, message: 'x' },
+      }),
+    );
     expect(r.agents('acme', 'docs', T0 + 1)[0]?.error).toEqual({ code: 'bundle_error', message: 'server replied with Unauthorized' });
     r.record(seen('b', T0, [entry('docs')], { refused: { status: 403, message: 'connector gateways is Inactive' } }));
     expect(r.agents('acme', 'docs', T0).find((x) => x.id === 'b')).toMatchObject({ httpCode: 403, error: { code: 'connector_inactive' } });
@@ -112,7 +159,12 @@ describe('the agent registry', () => {
 
   it('marks an OPA that reports two of our bundles as failing on both: only one of them can activate', () => {
     const { r } = registry();
-    r.record(seen('a', T0, [entry('docs'), entry('all', { activeRevision: undefined, error: { code: 'bundle_error', message: 'detected overlapping roots' } })]));
+    r.record(
+      seen('a', T0, [
+        entry('docs'),
+        entry('all', { activeRevision: undefined, error: { code: 'bundle_error', message: 'detected overlapping roots' } }),
+      ]),
+    );
     expect(r.agents('acme', 'docs', T0)[0]?.alsoLoads).toEqual(['all']);
     expect(r.summary('acme', 'docs', 3, T0)).toMatchObject({ failing: 1, current: 0 });
     expect(r.summary('acme', 'all', 1, T0)).toMatchObject({ failing: 1 });
@@ -143,7 +195,16 @@ describe('the agent registry', () => {
 
   describe('with peers (other replicas)', () => {
     const agent = (id: string, lastReportMs: number, activeRevision: string) => ({
-      id, version: '1.1.0', clientIp: '10.0.0.2', lastReportMs, activeRevision, lastActivation: undefined, lastDownload: undefined, error: undefined, httpCode: undefined, alsoLoads: [],
+      id,
+      version: '1.1.0',
+      clientIp: '10.0.0.2',
+      lastReportMs,
+      activeRevision,
+      lastActivation: undefined,
+      lastDownload: undefined,
+      error: undefined,
+      httpCode: undefined,
+      alsoLoads: [],
     });
 
     it('counts every agent once, as the replica that heard from it last describes it', () => {
@@ -152,7 +213,11 @@ describe('the agent registry', () => {
       r.record(seen('b', T0 + 100, [entry('docs', { activeRevision: '3' })]));
       r.setPeer('replica-2', { 'acme/docs': [agent('b', T0 + 200, '4'), agent('c', T0 + 50, '4'), agent('a', T0 + 10, '3')] }, T0 + 300);
       expect(r.summary('acme', 'docs', 4, T0 + 300)).toMatchObject({ reporting: 3, current: 3 });
-      expect(r.agents('acme', 'docs', T0 + 300).map((a) => [a.id, a.activeRevision, a.clientIp])).toEqual([['a', '4', '10.0.0.1'], ['b', '4', '10.0.0.2'], ['c', '4', '10.0.0.2']]);
+      expect(r.agents('acme', 'docs', T0 + 300).map((a) => [a.id, a.activeRevision, a.clientIp])).toEqual([
+        ['a', '4', '10.0.0.1'],
+        ['b', '4', '10.0.0.2'],
+        ['c', '4', '10.0.0.2'],
+      ]);
       // Only this replica's own agents are what it shares.
       expect(Object.keys(r.exportLocal(T0 + 300))).toEqual(['acme/docs']);
       expect(r.exportLocal(T0 + 300)['acme/docs']?.map((a) => a.id)).toEqual(['a', 'b']);
@@ -169,14 +234,14 @@ describe('the agent registry', () => {
       expect(r.summary('acme', 'docs', 4, T0 + 20_000).reporting).toBe(0);
     });
 
-    it('does not count a peer\'s agent past the window (a replica that died stops refreshing them)', () => {
+    it("does not count a peer's agent past the window (a replica that died stops refreshing them)", () => {
       const { r } = registry({ windowMs: 60_000 });
       r.setPeer('replica-2', { 'acme/docs': [agent('c', T0, '4')] }, T0);
       expect(r.summary('acme', 'docs', 4, T0 + 60_000).reporting).toBe(1);
       expect(r.summary('acme', 'docs', 4, T0 + 60_001).reporting).toBe(0);
     });
 
-    it('announces a bundle when a peer\'s agent ages out on this replica\'s clock, once', () => {
+    it("announces a bundle when a peer's agent ages out on this replica's clock, once", () => {
       const { r, changes } = registry({ windowMs: 60_000 });
       r.setPeer('replica-2', { 'acme/docs': [agent('c', T0, '4')] }, T0);
       changes.length = 0;
@@ -189,4 +254,3 @@ describe('the agent registry', () => {
     });
   });
 });
-

@@ -90,10 +90,22 @@ export function summarize(agents: readonly Agent[], revision: string | undefined
   let failing = 0;
   for (const a of agents) {
     const s = stateOf(a, revision);
-    if (s === 'current') current++; else if (s === 'behind') behind++; else failing++;
+    if (s === 'current') current++;
+    else if (s === 'behind') behind++;
+    else failing++;
   }
-  const problems = agents.filter((a) => stateOf(a, revision) !== 'current').sort(byState(revision)).slice(0, PROBLEMS_NAMED)
-    .map((a) => ({ id: a.id, state: stateOf(a, revision) as 'behind' | 'failing', activeRevision: a.activeRevision, error: a.error, httpCode: a.httpCode, alsoLoads: a.alsoLoads }));
+  const problems = agents
+    .filter((a) => stateOf(a, revision) !== 'current')
+    .sort(byState(revision))
+    .slice(0, PROBLEMS_NAMED)
+    .map((a) => ({
+      id: a.id,
+      state: stateOf(a, revision) as 'behind' | 'failing',
+      activeRevision: a.activeRevision,
+      error: a.error,
+      httpCode: a.httpCode,
+      alsoLoads: a.alsoLoads,
+    }));
   return { reporting: agents.length, current, behind, failing, problems };
 }
 
@@ -152,8 +164,13 @@ function sameError(a: AgentError | undefined, b: AgentError | undefined): boolea
 
 /** Whether status could say something else after `next` replaced `prev`. */
 function relevant(prev: Agent | undefined, next: Agent): boolean {
-  return prev === undefined || prev.activeRevision !== next.activeRevision || !sameError(prev.error, next.error)
-    || prev.httpCode !== next.httpCode || prev.alsoLoads.join('\u0000') !== next.alsoLoads.join('\u0000');
+  return (
+    prev === undefined ||
+    prev.activeRevision !== next.activeRevision ||
+    !sameError(prev.error, next.error) ||
+    prev.httpCode !== next.httpCode ||
+    prev.alsoLoads.join('\u0000') !== next.alsoLoads.join('\u0000')
+  );
 }
 
 export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistry {
@@ -168,7 +185,8 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   const countSlot = (key: string, by: 1 | -1): void => {
     const tenant = tenantOfKey(key);
     const n = (perTenant.get(tenant) ?? 0) + by;
-    if (n <= 0) perTenant.delete(tenant); else perTenant.set(tenant, n);
+    if (n <= 0) perTenant.delete(tenant);
+    else perTenant.set(tenant, n);
   };
   const publishedAt = new Map<string, Map<string, number>>();
   const listeners = new Set<(tenant: string, bundle: string) => void>();
@@ -199,9 +217,14 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   };
 
   /** What status could show of a bundle's agents: compared before and after a peer's update. */
-  const fingerprint = (key: string, nowMs: number): string => live(key, nowMs)
-    .map((a) => `${a.id}\u0000${a.activeRevision ?? ''}\u0000${a.error?.code ?? ''}\u0000${a.error?.message ?? ''}\u0000${a.httpCode ?? ''}\u0000${a.alsoLoads.join(',')}`)
-    .sort().join('\u0001');
+  const fingerprint = (key: string, nowMs: number): string =>
+    live(key, nowMs)
+      .map(
+        (a) =>
+          `${a.id}\u0000${a.activeRevision ?? ''}\u0000${a.error?.code ?? ''}\u0000${a.error?.message ?? ''}\u0000${a.httpCode ?? ''}\u0000${a.alsoLoads.join(',')}`,
+      )
+      .sort()
+      .join('\u0001');
 
   const drop = (key: string, id: string): void => {
     const agents = bundles.get(key);
@@ -212,7 +235,10 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
 
   function put(key: string, agent: Agent): boolean {
     let agents = bundles.get(key);
-    if (!agents) { agents = new Map(); bundles.set(key, agents); }
+    if (!agents) {
+      agents = new Map();
+      bundles.set(key, agents);
+    }
     const prev = agents.get(agent.id);
     agents.set(agent.id, agent);
     const slot = `${key}\u0000${agent.id}`;
@@ -230,7 +256,11 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   const largestTenant = (): string | undefined => {
     let best: string | undefined;
     let most = 0;
-    for (const [tenant, n] of perTenant) if (n > most) { best = tenant; most = n; }
+    for (const [tenant, n] of perTenant)
+      if (n > most) {
+        best = tenant;
+        most = n;
+      }
     return best;
   };
 
@@ -240,7 +270,11 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
       const tenant = largestTenant();
       let victim: { readonly key: string; readonly id: string } | undefined;
       // Its least recently heard agent: the first of its slots in order (it holds the most, so soon met).
-      for (const entry of order.values()) if (tenantOfKey(entry.key) === tenant) { victim = entry; break; }
+      for (const entry of order.values())
+        if (tenantOfKey(entry.key) === tenant) {
+          victim = entry;
+          break;
+        }
       if (victim === undefined) break;
       drop(victim.key, victim.id);
       touched.add(victim.key);
@@ -258,11 +292,16 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
         const key = keyOf(s.tenant, b.name);
         if (b.stopping) {
           // The OPA is stopping: it will not report again, and is not failing.
-          if (bundles.get(key)?.has(s.agentId)) { drop(key, s.agentId); changed.add(key); }
+          if (bundles.get(key)?.has(s.agentId)) {
+            drop(key, s.agentId);
+            changed.add(key);
+          }
           continue;
         }
-        const refusal: AgentError | undefined = s.refused === undefined ? undefined
-          : { code: s.refused.status === 401 ? 'token_rejected' : 'connector_inactive', message: s.refused.message };
+        const refusal: AgentError | undefined =
+          s.refused === undefined
+            ? undefined
+            : { code: s.refused.status === 401 ? 'token_rejected' : 'connector_inactive', message: s.refused.message };
         const agent: Agent = {
           id: s.agentId,
           version: s.version,
@@ -290,10 +329,16 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     published(tenant, bundle, revision, timeMs) {
       const key = keyOf(tenant, bundle);
       let m = publishedAt.get(key);
-      if (!m) { m = new Map(); publishedAt.set(key, m); }
+      if (!m) {
+        m = new Map();
+        publishedAt.set(key, m);
+      }
       if (m.has(String(revision))) return;
       m.set(String(revision), timeMs);
-      for (const old of m.keys()) { if (m.size <= PUBLISHED_KEPT) break; m.delete(old); }
+      for (const old of m.keys()) {
+        if (m.size <= PUBLISHED_KEPT) break;
+        m.delete(old);
+      }
     },
     expire(nowMs) {
       const touched = new Set<string>();
@@ -320,7 +365,9 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     },
     onChange(listener) {
       listeners.add(listener);
-      return () => { listeners.delete(listener); };
+      return () => {
+        listeners.delete(listener);
+      };
     },
     size: () => order.size,
     exportLocal(nowMs) {
@@ -341,7 +388,9 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     },
     onLocalChange(listener) {
       localListeners.add(listener);
-      return () => { localListeners.delete(listener); };
+      return () => {
+        localListeners.delete(listener);
+      };
     },
   };
 }

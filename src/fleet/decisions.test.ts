@@ -3,11 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  agentDecisionLine, classify, createDecisionSink, createRecentDecisions, jsonSizeAtMost, parseDecisionUpload, parseLosslessJson,
-  redact, serviceDecisionLine, MAX_KEPT_BYTES, REDACTED, TOO_DEEP,
+  agentDecisionLine,
+  classify,
+  createDecisionSink,
+  createRecentDecisions,
+  jsonSizeAtMost,
+  parseDecisionUpload,
+  parseLosslessJson,
+  redact,
+  serviceDecisionLine,
+  MAX_KEPT_BYTES,
+  REDACTED,
+  TOO_DEEP,
 } from './index.ts';
 
-const fixture = (name: string): unknown => JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'opa', name), 'utf8'));
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'opa', name), 'utf8'));
 const TOKEN = `agent_${'A'.repeat(43)}`;
 const tmp = mkdtempSync(join(tmpdir(), 'acl-sink-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -72,8 +83,16 @@ describe('decision log JSON', () => {
   it('redacts credentials under secret keys (any case) and connector tokens inside strings, without copying a clean value', () => {
     const clean = { principal: { id: 'alice' }, headers: { accept: '*/*' } };
     expect(redact(clean)).toBe(clean);
-    const dirty = { attributes: { request: { http: { headers: { Authorization: 'Bearer abc', Cookie: 'sid=1' } } } }, note: `token ${TOKEN} here`, list: [{ 'x-api-key': 'k' }] };
-    expect(redact(dirty)).toEqual({ attributes: { request: { http: { headers: { Authorization: REDACTED, Cookie: REDACTED } } } }, note: `token ${REDACTED} here`, list: [{ 'x-api-key': REDACTED }] });
+    const dirty = {
+      attributes: { request: { http: { headers: { Authorization: 'Bearer abc', Cookie: 'sid=1' } } } },
+      note: `token ${TOKEN} here`,
+      list: [{ 'x-api-key': 'k' }],
+    };
+    expect(redact(dirty)).toEqual({
+      attributes: { request: { http: { headers: { Authorization: REDACTED, Cookie: REDACTED } } } },
+      note: `token ${REDACTED} here`,
+      list: [{ 'x-api-key': REDACTED }],
+    });
     expect(dirty.attributes.request.http.headers.Authorization).toBe('Bearer abc');
   });
 
@@ -97,23 +116,61 @@ describe('decision log JSON', () => {
   it('bounds the size it measures', () => {
     expect(jsonSizeAtMost({ a: 'x'.repeat(100) }, 4096)).toBeGreaterThan(100);
     expect(jsonSizeAtMost({ a: 'x'.repeat(100) }, 4096)).toBeLessThan(120);
-    expect(jsonSizeAtMost(Array.from({ length: 1e6 }, () => 'abc'), 4096)).toBeGreaterThan(4096);
+    expect(
+      jsonSizeAtMost(
+        Array.from({ length: 1e6 }, () => 'abc'),
+        4096,
+      ),
+    ).toBeGreaterThan(4096);
   });
 });
 
 describe('decision lines', () => {
-  it('writes the service\'s decisions and OPA\'s in one shape: time, tenant, source, decision, input', () => {
-    const service = JSON.parse(serviceDecisionLine({ time: '2026-11-24T10:00:00.000Z', tenant: 'acme', endpoint: 'authorization', requestId: 'r-1', allow: true, policyId: 'acme/team-documents', input: { principal: { type: 'user', id: 'alice', token: TOKEN } } })) as Record<string, unknown>;
+  it("writes the service's decisions and OPA's in one shape: time, tenant, source, decision, input", () => {
+    const service = JSON.parse(
+      serviceDecisionLine({
+        time: '2026-11-24T10:00:00.000Z',
+        tenant: 'acme',
+        endpoint: 'authorization',
+        requestId: 'r-1',
+        allow: true,
+        policyId: 'acme/team-documents',
+        input: { principal: { type: 'user', id: 'alice', token: TOKEN } },
+      }),
+    ) as Record<string, unknown>;
     expect(service).toEqual({
-      time: '2026-11-24T10:00:00.000Z', stream: 'decisions', tenant: 'acme', source: 'service', endpoint: 'authorization', requestId: 'r-1',
-      decision: 'allow', policyId: 'acme/team-documents', path: 'acl/allow', input: { principal: { type: 'user', id: 'alice', token: REDACTED } },
+      time: '2026-11-24T10:00:00.000Z',
+      stream: 'decisions',
+      tenant: 'acme',
+      source: 'service',
+      endpoint: 'authorization',
+      requestId: 'r-1',
+      decision: 'allow',
+      policyId: 'acme/team-documents',
+      path: 'acl/allow',
+      input: { principal: { type: 'user', id: 'alice', token: REDACTED } },
     });
     const upload = parseDecisionUpload(fixture('logs-1.1.json'));
     if (!upload.ok) throw new Error(upload.message);
     const event = upload.value[0];
     if (!event) throw new Error('no event');
-    const opa = JSON.parse(agentDecisionLine({ receivedMs: 0, tenant: 'acme', connector: 'gateways', bundle: 'docs', clientIp: '10.0.0.7', event })) as Record<string, unknown>;
-    expect(opa).toMatchObject({ stream: 'decisions', tenant: 'acme', source: 'opa', connector: 'gateways', bundle: 'docs', revision: '7', agentVersion: '1.1.0', clientIp: '10.0.0.7', decision: 'allow', path: 'acl/allow', result: true, input: { x: 1 } });
+    const opa = JSON.parse(
+      agentDecisionLine({ receivedMs: 0, tenant: 'acme', connector: 'gateways', bundle: 'docs', clientIp: '10.0.0.7', event }),
+    ) as Record<string, unknown>;
+    expect(opa).toMatchObject({
+      stream: 'decisions',
+      tenant: 'acme',
+      source: 'opa',
+      connector: 'gateways',
+      bundle: 'docs',
+      revision: '7',
+      agentVersion: '1.1.0',
+      clientIp: '10.0.0.7',
+      decision: 'allow',
+      path: 'acl/allow',
+      result: true,
+      input: { x: 1 },
+    });
     expect(opa['time']).toBe(event.timestamp);
     for (const key of ['time', 'stream', 'tenant', 'source', 'decision', 'path', 'input']) {
       expect(service, key).toHaveProperty(key);
@@ -126,7 +183,10 @@ describe('decision lines', () => {
     const sink = createDecisionSink({ kind: 'file', path: file });
     for (let i = 0; i < 1000; i++) sink.write(JSON.stringify({ i }));
     await sink.close();
-    const lines = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { i: number }).i);
+    const lines = readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { i: number }).i);
     expect(lines).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
@@ -134,13 +194,23 @@ describe('decision lines', () => {
   it('drops whole lines past its backlog, counts every one, and writes the rest intact', async () => {
     const file = join(tmp, 'flooded.log');
     let dropped = 0;
-    const sink = createDecisionSink({ kind: 'file', path: file }, { onDrop: (n) => { dropped += n; } });
+    const sink = createDecisionSink(
+      { kind: 'file', path: file },
+      {
+        onDrop: (n) => {
+          dropped += n;
+        },
+      },
+    );
     // 40 MB in one turn of the event loop, more than the 16 MB backlog: the disk cannot have kept up.
     const pad = 'x'.repeat(1000);
     const total = 40_000;
     for (let i = 0; i < total; i++) sink.write(JSON.stringify({ i, pad }));
     await sink.close();
-    const kept = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as { i: number }).i);
+    const kept = readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { i: number }).i);
     expect(dropped).toBeGreaterThan(0);
     expect(kept.length + dropped).toBe(total);
     // In order, none twice.
@@ -150,7 +220,14 @@ describe('decision lines', () => {
   it('after close, counts late lines as dropped and ignores a reopen, rather than throw', async () => {
     const file = join(tmp, 'closed.log');
     let dropped = 0;
-    const sink = createDecisionSink({ kind: 'file', path: file }, { onDrop: (n) => { dropped += n; } });
+    const sink = createDecisionSink(
+      { kind: 'file', path: file },
+      {
+        onDrop: (n) => {
+          dropped += n;
+        },
+      },
+    );
     sink.write('{"i":1}');
     await sink.close();
     sink.write('{"i":2}');
@@ -162,7 +239,14 @@ describe('decision lines', () => {
 
   it('closes even when the file cannot be written (a full disk), saying so', async () => {
     const errors: Error[] = [];
-    const sink = createDecisionSink({ kind: 'file', path: '/dev/full' }, { onError: (err) => { errors.push(err); } });
+    const sink = createDecisionSink(
+      { kind: 'file', path: '/dev/full' },
+      {
+        onError: (err) => {
+          errors.push(err);
+        },
+      },
+    );
     sink.write('{"i":1}');
     await sink.close();
     expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).toContain('ENOSPC');
@@ -177,7 +261,16 @@ describe('decision lines', () => {
 });
 
 describe('recent decisions', () => {
-  const d = (i: number, input: unknown = { i }) => ({ time: `t${i}`, agent: 'a', decisionId: `d${i}`, revision: '1', path: 'acl/allow', decision: 'allow' as const, result: true, input });
+  const d = (i: number, input: unknown = { i }) => ({
+    time: `t${i}`,
+    agent: 'a',
+    decisionId: `d${i}`,
+    revision: '1',
+    path: 'acl/allow',
+    decision: 'allow' as const,
+    result: true,
+    input,
+  });
 
   it('keeps the newest per bundle, newest first, and says which bundles changed', () => {
     const r = createRecentDecisions(3);

@@ -46,7 +46,6 @@ export function classify(path: string | undefined, result: unknown, error: unkno
 
 const NOT_AN_UPLOAD = 'not an OPA decision log upload (a JSON array of decision events)';
 
-
 /** Absent, or a string of at most `max` UTF-16 units; else what is wrong. */
 function textProblem(v: unknown, max: number): string | undefined {
   if (v === undefined) return undefined;
@@ -61,8 +60,13 @@ function eventOf(e: unknown): DecisionEvent | readonly [string, string] {
   if (!isRecord(labels)) return ['labels', labels === undefined ? 'is required (OPA sets labels.id)' : 'must be an object'];
   const id = labels['id'];
   if (typeof id !== 'string' || !AGENT_ID.test(id)) return ['labels.id', 'must be 1 to 128 printable ASCII characters'];
-  for (const [field, max, value] of [['labels.version', 64, labels['version']], ['decision_id', 256, e['decision_id']], ['path', 1024, e['path']],
-    ['query', 4096, e['query']], ['timestamp', 64, e['timestamp']]] as const) {
+  for (const [field, max, value] of [
+    ['labels.version', 64, labels['version']],
+    ['decision_id', 256, e['decision_id']],
+    ['path', 1024, e['path']],
+    ['query', 4096, e['query']],
+    ['timestamp', 64, e['timestamp']],
+  ] as const) {
     const problem = textProblem(value, max);
     if (problem !== undefined) return [field, problem];
   }
@@ -115,6 +119,10 @@ export function parseDecisionEvents(items: readonly unknown[], from = 0): Parsed
 
 /** Parses a whole decision-log upload (already gunzipped and parsed); the message names the first problem. */
 export function parseDecisionUpload(body: unknown): Parsed<DecisionEvent[]> {
-  if (!Array.isArray(body)) return { ok: false, message: `${NOT_AN_UPLOAD}: the body is ${body === null ? 'null' : typeof body === 'object' ? 'an object' : `a ${typeof body}`}` };
+  if (!Array.isArray(body))
+    return {
+      ok: false,
+      message: `${NOT_AN_UPLOAD}: the body is ${body === null ? 'null' : typeof body === 'object' ? 'an object' : `a ${typeof body}`}`,
+    };
   return parseDecisionEvents(body, 0);
 }

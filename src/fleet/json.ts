@@ -5,10 +5,14 @@ import { TOKEN_PREFIX } from '../auth/index.ts';
 /** A number token (after a JSON delimiter) that a double may not hold as written: 16+ digits, or an exponent. */
 const MAYBE_INEXACT = /[:,[]\s*-?[0-9][0-9.]{15,}|[:,[]\s*-?[0-9][0-9.]*[eE]/;
 
-interface ReviverContext { readonly source?: string }
+interface ReviverContext {
+  readonly source?: string;
+}
 
 /** A number kept as its source text: JSON.stringify writes `rawJSON` as it is. */
-export interface RawJson { readonly rawJSON: string }
+export interface RawJson {
+  readonly rawJSON: string;
+}
 /** JSON.rawJSON and JSON.isRawJSON: in V8 (Node 21 and later), not yet in TypeScript's es2024 lib. */
 const RAW = JSON as JSON & { rawJSON(text: string): RawJson; isRawJSON(v: unknown): v is RawJson };
 
@@ -27,7 +31,8 @@ export function parseLosslessJson(text: string): unknown {
   } catch (err) {
     // V8 applies a reviver recursively: thousands of levels exhaust the stack. Say so, rather than
     // keep the upload with its numbers rounded.
-    if (err instanceof RangeError) throw new SyntaxError('it nests too deeply (thousands of levels) to keep its numbers exactly as written');
+    if (err instanceof RangeError)
+      throw new SyntaxError('it nests too deeply (thousands of levels) to keep its numbers exactly as written');
     throw err;
   }
 }
@@ -40,8 +45,24 @@ const DEPTH = 256;
  * gateway inputs, and the usual names of tokens, keys and passwords in JSON bodies.
  */
 const SECRET_KEYS = new Set([
-  'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'x-auth-token', 'x-amz-security-token',
-  'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'api-key', 'apikey', 'password', 'passwd', 'secret', 'client_secret',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-auth-token',
+  'x-amz-security-token',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'api_key',
+  'api-key',
+  'apikey',
+  'password',
+  'passwd',
+  'secret',
+  'client_secret',
 ]);
 /** By length, whether a secret key has it: an array index, cheaper than a second Set lookup per key. */
 const SECRET_LENGTH: boolean[] = [];
@@ -114,19 +135,46 @@ export function jsonSizeAtMost(v: unknown, limit: number): number {
   const walk = (x: unknown, depth: number): void => {
     if (size > limit) return;
     switch (typeof x) {
-      case 'string': size += x.length + 2; return;
-      case 'number': size += 8; return;
-      case 'boolean': size += 5; return;
+      case 'string':
+        size += x.length + 2;
+        return;
+      case 'number':
+        size += 8;
+        return;
+      case 'boolean':
+        size += 5;
+        return;
       case 'object': {
-        if (x === null) { size += 4; return; }
-        if (depth > DEPTH) { size = limit + 1; return; }
-        if (RAW.isRawJSON(x)) { size += x.rawJSON.length; return; }
+        if (x === null) {
+          size += 4;
+          return;
+        }
+        if (depth > DEPTH) {
+          size = limit + 1;
+          return;
+        }
+        if (RAW.isRawJSON(x)) {
+          size += x.rawJSON.length;
+          return;
+        }
         size += 2;
-        if (Array.isArray(x)) { for (const e of x) { size += 1; walk(e, depth + 1); if (size > limit) return; } return; }
-        for (const k in x) { size += k.length + 4; walk((x as Record<string, unknown>)[k], depth + 1); if (size > limit) return; }
+        if (Array.isArray(x)) {
+          for (const e of x) {
+            size += 1;
+            walk(e, depth + 1);
+            if (size > limit) return;
+          }
+          return;
+        }
+        for (const k in x) {
+          size += k.length + 4;
+          walk((x as Record<string, unknown>)[k], depth + 1);
+          if (size > limit) return;
+        }
         return;
       }
-      default: return;
+      default:
+        return;
     }
   };
   walk(v, 0);

@@ -40,8 +40,12 @@ export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecis
   const changed = new Set<string>();
   const push = (key: string, d: RecentDecision): void => {
     let r = rings.get(key);
-    if (!r) { r = { items: [], next: 0 }; rings.set(key, r); }
-    if (r.items.length < capacity) r.items.push(d); else r.items[r.next] = d;
+    if (!r) {
+      r = { items: [], next: 0 };
+      rings.set(key, r);
+    }
+    if (r.items.length < capacity) r.items.push(d);
+    else r.items[r.next] = d;
     r.next = (r.next + 1) % capacity;
   };
   return {
@@ -55,8 +59,15 @@ export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecis
       const ordered = r.items.length < capacity ? r.items.slice() : [...r.items.slice(r.next), ...r.items.slice(0, r.next)];
       return ordered.reverse().map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) }));
     },
-    takeChanged() { const keys = [...changed]; changed.clear(); return keys; },
-    forget(key) { rings.delete(key); changed.delete(key); },
+    takeChanged() {
+      const keys = [...changed];
+      changed.clear();
+      return keys;
+    },
+    forget(key) {
+      rings.delete(key);
+      changed.delete(key);
+    },
     restore(key, decisions) {
       for (const d of [...decisions].slice(0, capacity).reverse()) push(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
     },

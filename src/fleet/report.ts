@@ -24,7 +24,15 @@ const BundleStatus = z.looseObject({
   message: z.string().optional(),
   errors: z.array(z.looseObject({ code: z.string().optional(), message: z.string().optional() })).optional(),
   // json.Number in OPA: a number in the JSON, tolerated as a numeric string.
-  http_code: z.union([z.number().int().min(0).max(999), z.string().regex(/^\d{1,3}$/).transform(Number)]).optional(),
+  http_code: z
+    .union([
+      z.number().int().min(0).max(999),
+      z
+        .string()
+        .regex(/^\d{1,3}$/)
+        .transform(Number),
+    ])
+    .optional(),
 });
 
 const Report = z.looseObject({

@@ -3,7 +3,17 @@ import { summarize, type Agent } from './agents.ts';
 import { agentsStatus, rolloutCondition } from './rollout.ts';
 
 const agent = (id: string, over: Partial<Agent> = {}): Agent => ({
-  id, version: '1.1.0', clientIp: '10.0.0.1', lastReportMs: 0, activeRevision: '5', lastActivation: undefined, lastDownload: undefined, error: undefined, httpCode: undefined, alsoLoads: [], ...over,
+  id,
+  version: '1.1.0',
+  clientIp: '10.0.0.1',
+  lastReportMs: 0,
+  activeRevision: '5',
+  lastActivation: undefined,
+  lastDownload: undefined,
+  error: undefined,
+  httpCode: undefined,
+  alsoLoads: [],
+  ...over,
 });
 
 describe('RolledOut', () => {
@@ -14,25 +24,36 @@ describe('RolledOut', () => {
   });
 
   it('is False naming how many are behind or failing, and which, failing first', () => {
-    const s = summarize([
-      agent('a'), agent('b', { activeRevision: '4' }),
-      agent('c', { error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401, activeRevision: '4' }),
-      agent('d', { alsoLoads: ['gateway-all-v1'] }),
-    ], '5');
+    const s = summarize(
+      [
+        agent('a'),
+        agent('b', { activeRevision: '4' }),
+        agent('c', { error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401, activeRevision: '4' }),
+        agent('d', { alsoLoads: ['gateway-all-v1'] }),
+      ],
+      '5',
+    );
     const c = rolloutCondition(s, 5, 300);
     expect(c).toMatchObject({ status: 'False', reason: 'AgentsFailing' });
-    expect(c.message).toBe('1 of 4 agent(s) run revision 5; 1 behind, 2 failing: '
-      + 'c failing (401: server replied with Unauthorized; runs revision 4); '
-      + 'd failing (it is configured with 2 bundles of acl-operator, also gateway-all-v1: their roots overlap, so only one can activate; give each bundle its own OPA); '
-      + 'b behind (on revision 4)');
+    expect(c.message).toBe(
+      '1 of 4 agent(s) run revision 5; 1 behind, 2 failing: ' +
+        'c failing (401: server replied with Unauthorized; runs revision 4); ' +
+        'd failing (it is configured with 2 bundles of acl-operator, also gateway-all-v1: their roots overlap, so only one can activate; give each bundle its own OPA); ' +
+        'b behind (on revision 4)',
+    );
     expect(agentsStatus(s).rollout).toBe('1/4');
   });
 
   it('says AgentsBehind when none fails, and how many more than it names', () => {
-    const s = summarize(Array.from({ length: 8 }, (_, i) => agent(`x${i}`, { activeRevision: i === 0 ? undefined : '4' })), '5');
+    const s = summarize(
+      Array.from({ length: 8 }, (_, i) => agent(`x${i}`, { activeRevision: i === 0 ? undefined : '4' })),
+      '5',
+    );
     const c = rolloutCondition(s, 5, 300);
     expect(c.reason).toBe('AgentsBehind');
-    expect(c.message).toMatch(/^0 of 8 agent\(s\) run revision 5; 8 behind, 0 failing: x0 behind \(no revision active yet\); x1 behind \(on revision 4\);.*; and 3 more$/);
+    expect(c.message).toMatch(
+      /^0 of 8 agent\(s\) run revision 5; 8 behind, 0 failing: x0 behind \(no revision active yet\); x1 behind \(on revision 4\);.*; and 3 more$/,
+    );
   });
 
   it('is Unknown with no agents, or nothing served', () => {

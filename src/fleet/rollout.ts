@@ -28,7 +28,7 @@ export function describeProblem(p: ProblemAgent): string {
     return `${p.id} failing (it is configured with ${p.alsoLoads.length + 1} bundles of acl-operator, also ${p.alsoLoads.join(', ')}: their roots overlap, so only one can activate; give each bundle its own OPA)`;
   }
   if (p.state === 'failing') {
-    const code = p.httpCode === undefined ? p.error?.code ?? 'error' : String(p.httpCode);
+    const code = p.httpCode === undefined ? (p.error?.code ?? 'error') : String(p.httpCode);
     return `${p.id} failing (${code}: ${p.error?.message ?? 'no message'}${p.activeRevision === undefined ? '' : `; runs revision ${p.activeRevision}`})`;
   }
   return `${p.id} behind (${p.activeRevision === undefined ? 'no revision active yet' : `on revision ${p.activeRevision}`})`;
@@ -42,11 +42,13 @@ export function rolloutCondition(s: AgentSummary, revision: number | undefined, 
   if (revision === undefined) return { status: 'Unknown', reason: 'NotServed', message: 'No revision of this bundle is served yet' };
   if (s.reporting === 0) {
     return {
-      status: 'Unknown', reason: 'NoAgents',
+      status: 'Unknown',
+      reason: 'NoAgents',
       message: `No OPA has reported its status for this bundle in the last ${windowSeconds} s (OPA's status plugin reports to <service>/status: docs/opa.md)`,
     };
   }
-  if (s.current === s.reporting) return { status: 'True', reason: 'AllAgentsCurrent', message: `All ${s.reporting} agent(s) run revision ${revision}` };
+  if (s.current === s.reporting)
+    return { status: 'True', reason: 'AllAgentsCurrent', message: `All ${s.reporting} agent(s) run revision ${revision}` };
   const named = s.problems.map(describeProblem);
   const more = s.behind + s.failing - named.length;
   return {
@@ -84,7 +86,11 @@ export interface AgentsReport {
 }
 
 /** Everything known of a bundle's agents at `nowMs`. */
-export function agentsReport(registry: AgentRegistry, b: { tenant: string; connector: string; bundle: string; revision: number }, nowMs: number): AgentsReport {
+export function agentsReport(
+  registry: AgentRegistry,
+  b: { tenant: string; connector: string; bundle: string; revision: number },
+  nowMs: number,
+): AgentsReport {
   const summary = registry.summary(b.tenant, b.bundle, b.revision, nowMs);
   const windowSeconds = Math.round(registry.windowMs / 1000);
   const revision = String(b.revision);
@@ -94,9 +100,17 @@ export function agentsReport(registry: AgentRegistry, b: { tenant: string; conne
     agents: agentsStatus(summary),
     rolledOut: rolloutCondition(summary, b.revision, windowSeconds),
     list: registry.agents(b.tenant, b.bundle, nowMs, revision).map((a) => ({
-      id: a.id, state: stateOf(a, revision), version: a.version ?? null, clientIp: a.clientIp, lastReport: new Date(a.lastReportMs).toISOString(),
-      activeRevision: a.activeRevision ?? null, lastActivation: a.lastActivation ?? null, lastDownload: a.lastDownload ?? null,
-      error: a.error ?? null, httpCode: a.httpCode ?? null, ...(a.alsoLoads.length > 0 ? { alsoLoads: a.alsoLoads } : {}),
+      id: a.id,
+      state: stateOf(a, revision),
+      version: a.version ?? null,
+      clientIp: a.clientIp,
+      lastReport: new Date(a.lastReportMs).toISOString(),
+      activeRevision: a.activeRevision ?? null,
+      lastActivation: a.lastActivation ?? null,
+      lastDownload: a.lastDownload ?? null,
+      error: a.error ?? null,
+      httpCode: a.httpCode ?? null,
+      ...(a.alsoLoads.length > 0 ? { alsoLoads: a.alsoLoads } : {}),
     })),
   };
 }

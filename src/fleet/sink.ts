@@ -35,7 +35,13 @@ export interface DecisionSink {
   close(): Promise<void>;
 }
 
-const OFF: DecisionSink = { enabled: false, write: () => undefined, reopen: () => undefined, flushSync: () => undefined, close: async () => undefined };
+const OFF: DecisionSink = {
+  enabled: false,
+  write: () => undefined,
+  reopen: () => undefined,
+  flushSync: () => undefined,
+  close: async () => undefined,
+};
 
 export interface SinkOptions {
   /** Lines dropped because the backlog was full. */
@@ -50,12 +56,16 @@ export interface SinkOptions {
 export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}): DecisionSink {
   if (target.kind === 'off') return OFF;
   const shared = options.stream !== undefined;
-  const dest = options.stream ?? pino.destination(target.kind === 'stdout'
-    ? { dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES }
-    // No mkdir: the folder must exist (Node's recursive mkdir never returns on some paths, e.g. under /proc).
-    // Buffers, not strings: SonicBoom encodes a string twice (to write it, then again to account for
-    // what was written), two large allocations a flush that cost a decision about 1 µs in page faults.
-    : { dest: target.path, sync: false, append: true, mode: 0o600, maxLength: MAX_BACKLOG_BYTES, contentMode: 'buffer' });
+  const dest =
+    options.stream ??
+    pino.destination(
+      target.kind === 'stdout'
+        ? { dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES }
+        : // No mkdir: the folder must exist (Node's recursive mkdir never returns on some paths, e.g. under /proc).
+          // Buffers, not strings: SonicBoom encodes a string twice (to write it, then again to account for
+          // what was written), two large allocations a flush that cost a decision about 1 µs in page faults.
+          { dest: target.path, sync: false, append: true, mode: 0o600, maxLength: MAX_BACKLOG_BYTES, contentMode: 'buffer' },
+    );
   const ownFile = !shared && target.kind === 'file';
   // An unhandled 'error' would end the process: a decision log must never take the decisions down.
   dest.on('error', (err: Error) => options.onError?.(err));
@@ -73,7 +83,10 @@ export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}
   /** After close(): a late decision (an upload still being applied) is counted as dropped, never written to a destroyed stream. */
   let closed = false;
   const flush = (): void => {
-    if (timer !== undefined) { clearTimeout(timer); timer = undefined; }
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
     if (batch.length === 0) return;
     const lines = batch;
     batch = [];
@@ -81,7 +94,8 @@ export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}
     const text = lines.join('\n');
     try {
       // contentMode 'buffer' (SonicBoom's types know only strings).
-      if (ownFile) dest.write(Buffer.from(text) as unknown as string); else dest.write(text);
+      if (ownFile) dest.write(Buffer.from(text) as unknown as string);
+      else dest.write(text);
     } catch (err) {
       // The stream is gone (destroyed after an error): the lines are lost, and said to be.
       options.onDrop?.(lines.length - 1);
@@ -91,27 +105,49 @@ export function createDecisionSink(target: SinkTarget, options: SinkOptions = {}
   return {
     enabled: true,
     write(line) {
-      if (closed) { options.onDrop?.(1); return; }
+      if (closed) {
+        options.onDrop?.(1);
+        return;
+      }
       batch.push(line);
       if (batch.length >= MAX_BATCH_LINES) flush();
-      else if (timer === undefined) { timer = setTimeout(flush, BATCH_MS); timer.unref(); }
+      else if (timer === undefined) {
+        timer = setTimeout(flush, BATCH_MS);
+        timer.unref();
+      }
     },
     reopen() {
       if (closed) return;
       flush();
       if (target.kind === 'file' && !shared) dest.reopen();
     },
-    flushSync() { flush(); try { dest.flushSync(); } catch { /* not open yet, or already closed */ } },
+    flushSync() {
+      flush();
+      try {
+        dest.flushSync();
+      } catch {
+        /* not open yet, or already closed */
+      }
+    },
     async close() {
       if (closed) return;
       flush();
       closed = true;
-      if (shared) { await new Promise<void>((resolve) => dest.flush(() => resolve())); return; }
+      if (shared) {
+        await new Promise<void>((resolve) => dest.flush(() => resolve()));
+        return;
+      }
       // Settles on close, or on an error (a full disk, a file that never opened), or after
       // CLOSE_TIMEOUT_MS: a stuck decision log never holds the shutdown.
       await new Promise<void>((resolve) => {
-        const done = (): void => { clearTimeout(giveUp); resolve(); };
-        const giveUp = setTimeout(() => { dest.destroy(); resolve(); }, CLOSE_TIMEOUT_MS);
+        const done = (): void => {
+          clearTimeout(giveUp);
+          resolve();
+        };
+        const giveUp = setTimeout(() => {
+          dest.destroy();
+          resolve();
+        }, CLOSE_TIMEOUT_MS);
         giveUp.unref();
         dest.once('close', done);
         dest.once('error', done);
@@ -132,18 +168,29 @@ const text = (v: string): string => JSON.stringify(v);
  */
 export function serviceDecisionLine(d: {
   /** ISO 8601: the decision's timestamp. */
-  readonly time: string; readonly tenant: string; readonly endpoint: ServiceEndpoint; readonly requestId: string | undefined;
-  readonly allow: boolean; readonly policyId: string; readonly input: unknown;
+  readonly time: string;
+  readonly tenant: string;
+  readonly endpoint: ServiceEndpoint;
+  readonly requestId: string | undefined;
+  readonly allow: boolean;
+  readonly policyId: string;
+  readonly input: unknown;
 }): string {
-  return `{"time":${text(d.time)},"stream":"decisions","tenant":${text(d.tenant)},"source":"service","endpoint":"${d.endpoint}"`
-    + `${d.requestId === undefined ? '' : `,"requestId":${text(d.requestId)}`},"decision":"${d.allow ? 'allow' : 'deny'}","policyId":${text(d.policyId)}`
-    + `,"path":"acl/allow","input":${JSON.stringify(redact(d.input)) ?? 'null'}}`;
+  return (
+    `{"time":${text(d.time)},"stream":"decisions","tenant":${text(d.tenant)},"source":"service","endpoint":"${d.endpoint}"` +
+    `${d.requestId === undefined ? '' : `,"requestId":${text(d.requestId)}`},"decision":"${d.allow ? 'allow' : 'deny'}","policyId":${text(d.policyId)}` +
+    `,"path":"acl/allow","input":${JSON.stringify(redact(d.input)) ?? 'null'}}`
+  );
 }
 
 /** A decision an OPA made, from its decision-log upload. `time` is when OPA decided (its clock). */
 export function agentDecisionLine(d: {
-  readonly receivedMs: number; readonly tenant: string; readonly connector: string; readonly bundle: string | undefined;
-  readonly clientIp: string; readonly event: DecisionEvent;
+  readonly receivedMs: number;
+  readonly tenant: string;
+  readonly connector: string;
+  readonly bundle: string | undefined;
+  readonly clientIp: string;
+  readonly event: DecisionEvent;
 }): string {
   const e = d.event;
   const revision = e.bundles.find((b) => b.name === d.bundle)?.revision;

@@ -44,7 +44,12 @@ function internalError(log: Logger) {
     const status = clientStatus(err);
     if (status !== undefined) {
       const code = status === 404 ? 'not_found' : status === 413 ? 'too_large' : 'bad_request';
-      sendError(res, code, err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read', echoed(req));
+      sendError(
+        res,
+        code,
+        err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read',
+        echoed(req),
+      );
       return;
     }
     log.error({ err, method: req.method, path: req.path.slice(0, 200) }, 'Failed to serve request');
@@ -67,7 +72,12 @@ interface ApiHandlers {
 }
 
 function apiHandlers(deps: ApiDeps): ApiHandlers {
-  return { authorize: createAuthorizationHandler(deps), serveBundle: createBundleHandler(deps), authzen: createAuthzenHandlers(deps), fleet: createFleetHandlers(deps) };
+  return {
+    authorize: createAuthorizationHandler(deps),
+    serveBundle: createBundleHandler(deps),
+    authzen: createAuthzenHandlers(deps),
+    fleet: createFleetHandlers(deps),
+  };
 }
 
 /** The tenant and connector of a route under CONNECTOR_PATH. */
@@ -80,25 +90,45 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   const app = express();
   common(app);
   const { authorize, serveBundle, authzen, fleet } = handlers;
-  app.post('/authorization', (req, res) => { authorize(req, res); });
+  app.post('/authorization', (req, res) => {
+    authorize(req, res);
+  });
   app.all('/authorization', methodNotAllowed('POST'));
   for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [AuthzenEndpoint, string][]) {
     const handle = authzen[endpoint];
-    app.post(path, (req, res) => { handle(req, res); });
+    app.post(path, (req, res) => {
+      handle(req, res);
+    });
     app.all(path, methodNotAllowed('POST'));
     // The per-tenant form that /.well-known/authzen-configuration/<tenant> names.
     // A segment that is not a namespace name is no tenant: 404 whatever the method.
-    app.all(`/:tenant${path}`, (req, res, next) => { if (TENANT.test(String(req.params['tenant']))) next(); else notFound(req, res); });
-    app.post(`/:tenant${path}`, (req, res) => { handle(req, res, String(req.params['tenant'])); });
+    app.all(`/:tenant${path}`, (req, res, next) => {
+      if (TENANT.test(String(req.params['tenant']))) next();
+      else notFound(req, res);
+    });
+    app.post(`/:tenant${path}`, (req, res) => {
+      handle(req, res, String(req.params['tenant']));
+    });
     app.all(`/:tenant${path}`, methodNotAllowed('POST'));
   }
   const discovery = createMetadataHandler(deps);
-  app.get(WELL_KNOWN, (req, res) => { discovery(req, res); });
-  app.all(`${WELL_KNOWN}/:tenant`, (req, res, next) => { if (TENANT.test(String(req.params['tenant']))) next(); else notFound(req, res); });
-  app.get(`${WELL_KNOWN}/:tenant`, (req, res) => { discovery(req, res, String(req.params['tenant'])); });
+  app.get(WELL_KNOWN, (req, res) => {
+    discovery(req, res);
+  });
+  app.all(`${WELL_KNOWN}/:tenant`, (req, res, next) => {
+    if (TENANT.test(String(req.params['tenant']))) next();
+    else notFound(req, res);
+  });
+  app.get(`${WELL_KNOWN}/:tenant`, (req, res) => {
+    discovery(req, res, String(req.params['tenant']));
+  });
   app.all([WELL_KNOWN, `${WELL_KNOWN}/:tenant`], methodNotAllowed('GET, HEAD'));
   app.get(BUNDLE_PATH, (req, res) => {
-    serveBundle(req, res, { tenant: String(req.params['tenant']), connector: String(req.params['connector']), bundle: String(req.params['bundle']) });
+    serveBundle(req, res, {
+      tenant: String(req.params['tenant']),
+      connector: String(req.params['connector']),
+      bundle: String(req.params['bundle']),
+    });
   });
   app.all(BUNDLE_PATH, methodNotAllowed('GET, HEAD'));
   app.get(`${BUNDLE_PATH}/activity`, createActivityHandler(deps));
@@ -106,9 +136,13 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   app.get(`${BUNDLE_PATH}/decisions`, fleet.decisions);
   // OPA's status plugin posts to <service url>/status, or /status/<partition_name> (accepted, not used).
   const statusPaths = [`${CONNECTOR_PATH}/status`, `${CONNECTOR_PATH}/status/:partition`];
-  app.post(statusPaths, (req, res) => { fleet.status(req, res, connectorOf(req)); });
+  app.post(statusPaths, (req, res) => {
+    fleet.status(req, res, connectorOf(req));
+  });
   app.all(statusPaths, methodNotAllowed('POST'));
-  app.post(`${CONNECTOR_PATH}/logs`, (req, res) => { fleet.logs(req, res, connectorOf(req)); });
+  app.post(`${CONNECTOR_PATH}/logs`, (req, res) => {
+    fleet.logs(req, res, connectorOf(req));
+  });
   app.all(`${CONNECTOR_PATH}/logs`, methodNotAllowed('POST'));
   app.use(notFound);
   app.use(internalError(deps.log));
@@ -148,11 +182,17 @@ export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: Ser
       }
       if (req.method === 'GET' || req.method === 'HEAD') {
         const m = PLAIN_BUNDLE_PATH.exec(url);
-        if (m) { serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string }); return; }
+        if (m) {
+          serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string });
+          return;
+        }
       }
       if (req.method === 'POST') {
         const m = PLAIN_UPLOAD_PATH.exec(url);
-        if (m) { (m[3] === 'status' ? fleet.status : fleet.logs)(req, res, { tenant: m[1] as string, connector: m[2] as string }); return; }
+        if (m) {
+          (m[3] === 'status' ? fleet.status : fleet.logs)(req, res, { tenant: m[1] as string, connector: m[2] as string });
+          return;
+        }
       }
     } catch (err) {
       failed(err, req, res);
@@ -179,7 +219,9 @@ export function createOpsApp(deps: OpsDeps): express.Express {
       res.end(text);
     }, next);
   });
-  app.get('/healthz', (_req, res) => { res.type('text/plain').send('ok\n'); });
+  app.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok\n');
+  });
   app.get('/readyz', (_req, res) => {
     const why = deps.notReady();
     if (why === undefined) res.type('text/plain').send('ready\n');

@@ -63,7 +63,10 @@ export function createIndexLookup(): (snapshot: Snapshot, tenant: string) => Rul
     const index = snapshot.tenants.get(tenant)?.index;
     if (index) return index;
     let empty = emptyIndexes.get(tenant);
-    if (!empty) { empty = buildIndex(tenant, []); emptyIndexes.set(tenant, empty); }
+    if (!empty) {
+      empty = buildIndex(tenant, []);
+      emptyIndexes.set(tenant, empty);
+    }
     return empty;
   };
 }
@@ -77,7 +80,10 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     const fresh = (): string => `"policyId":${JSON.stringify(d.policyId)},"reasons":${JSON.stringify(d.reasons)}`;
     if (rule === undefined) return fresh();
     let t = allowTails.get(rule);
-    if (t === undefined) { t = fresh(); allowTails.set(rule, t); }
+    if (t === undefined) {
+      t = fresh();
+      allowTails.set(rule, t);
+    }
     return t;
   };
 
@@ -91,7 +97,10 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
   let lastMs = Number.NaN;
   let lastIso = '';
   const isoTime = (ms: number): string => {
-    if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString(); }
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastIso = new Date(ms).toISOString();
+    }
     return lastIso;
   };
 
@@ -103,7 +112,10 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
       return;
     }
     const mapped = decisionInputOf(body.value);
-    if (!mapped.ok) { sendError(res, 'bad_request', mapped.message, headers); return; }
+    if (!mapped.ok) {
+      sendError(res, 'bad_request', mapped.message, headers);
+      return;
+    }
     const snapshot = deps.store.snapshot();
     const decision = decide(indexOf(snapshot, tenant), mapped.input, snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY);
     const timestamp = isoTime(deps.now());
@@ -114,11 +126,22 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     res.end(payload);
     (decision.allow ? allowed : denied).inc();
     if (sink.enabled) {
-      sink.write(serviceDecisionLine({ time: timestamp, tenant, endpoint: 'authorization', requestId: id, allow: decision.allow, policyId: decision.policyId, input: mapped.input }));
+      sink.write(
+        serviceDecisionLine({
+          time: timestamp,
+          tenant,
+          endpoint: 'authorization',
+          requestId: id,
+          allow: decision.allow,
+          policyId: decision.policyId,
+          input: mapped.input,
+        }),
+      );
       lines.inc();
     }
     deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
-    if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
+    if (deps.log.isLevelEnabled('debug'))
+      deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
   }
 
   return function authorize(req, res) {

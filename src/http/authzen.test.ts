@@ -4,10 +4,19 @@ import { ruleModelFor } from '../../test/support/rules.ts';
 import { buildDirectory, buildIndex, compileRule } from '../policy/index.ts';
 import { evaluations, MAX_SCAN, search, withDefaults, type TenantView } from './authzen.ts';
 
-const rule = ruleModelFor('staff-read', { subjectType: 'user', actions: ['read'], resourceType: 'record', condition: 'principal.staff == true' });
+const rule = ruleModelFor('staff-read', {
+  subjectType: 'user',
+  actions: ['read'],
+  resourceType: 'record',
+  condition: 'principal.staff == true',
+});
 
 function view(users: number, staffFrom: number): TenantView {
-  const entities = Array.from({ length: users }, (_, i) => ({ type: 'user', id: `u${String(i).padStart(6, '0')}`, properties: { staff: i >= staffFrom } }));
+  const entities = Array.from({ length: users }, (_, i) => ({
+    type: 'user',
+    id: `u${String(i).padStart(6, '0')}`,
+    properties: { staff: i >= staffFrom },
+  }));
   return { tenant: 'acme', index: buildIndex('acme', [compileRule(rule)]), directory: buildDirectory(entities) };
 }
 
@@ -33,19 +42,40 @@ describe('search', () => {
 
   it('checks every candidate up to the limit in one page when they fit', () => {
     const v = view(MAX_SCAN, MAX_SCAN - 3);
-    expect(page(v)).toEqual({ page: { next_token: '' }, results: [{ type: 'user', id: `u${String(MAX_SCAN - 3).padStart(6, '0')}` }, { type: 'user', id: `u${String(MAX_SCAN - 2).padStart(6, '0')}` }, { type: 'user', id: `u${String(MAX_SCAN - 1).padStart(6, '0')}` }] });
+    expect(page(v)).toEqual({
+      page: { next_token: '' },
+      results: [
+        { type: 'user', id: `u${String(MAX_SCAN - 3).padStart(6, '0')}` },
+        { type: 'user', id: `u${String(MAX_SCAN - 2).padStart(6, '0')}` },
+        { type: 'user', id: `u${String(MAX_SCAN - 1).padStart(6, '0')}` },
+      ],
+    });
   });
 });
 
 describe('batch defaults', () => {
-  it('fills a missing id from the default only when the item names the default\'s type', () => {
+  it("fills a missing id from the default only when the item names the default's type", () => {
     const defaults = { resource: { type: 'record', id: 'r1', properties: { status: 'archived' } } };
-    expect(withDefaults(defaults, { resource: { properties: { status: 'active' } } })).toEqual({ resource: { type: 'record', id: 'r1', properties: { status: 'active' } } });
+    expect(withDefaults(defaults, { resource: { properties: { status: 'active' } } })).toEqual({
+      resource: { type: 'record', id: 'r1', properties: { status: 'active' } },
+    });
     expect(withDefaults(defaults, { resource: { type: 'record' } })).toEqual({ resource: { type: 'record', id: 'r1' } });
     expect(withDefaults(defaults, { resource: { type: 'document' } })).toEqual({ resource: { type: 'document' } });
     const v = view(1, 0);
-    expect(evaluations({ subject: { type: 'user', id: 'u000000' }, action: { name: 'read' }, ...defaults, evaluations: [{ resource: { type: 'document' } }] }, v, () => 'now')).toEqual({
-      ok: true, body: { evaluations: [{ decision: false, context: { error: { status: 400, message: 'evaluations[0].resource.id is required' } } }] },
+    expect(
+      evaluations(
+        {
+          subject: { type: 'user', id: 'u000000' },
+          action: { name: 'read' },
+          ...defaults,
+          evaluations: [{ resource: { type: 'document' } }],
+        },
+        v,
+        () => 'now',
+      ),
+    ).toEqual({
+      ok: true,
+      body: { evaluations: [{ decision: false, context: { error: { status: 400, message: 'evaluations[0].resource.id is required' } } }] },
     });
   });
 });

@@ -58,10 +58,17 @@ function optionsOf(body: Record<string, unknown>): Options | string {
 // Evaluation
 
 /** `{decision}`, with the decision context when asked for. */
-function decided(view: TenantView, input: DecisionInput, explain: boolean, timestamp: () => string): { decision: boolean; context?: unknown } {
+function decided(
+  view: TenantView,
+  input: DecisionInput,
+  explain: boolean,
+  timestamp: () => string,
+): { decision: boolean; context?: unknown } {
   const d = decide(view.index, input, view.directory);
   view.onDecision?.(input, d);
-  return explain ? { decision: d.allow, context: { policyId: d.policyId, reasons: d.reasons, timestamp: timestamp() } } : { decision: d.allow };
+  return explain
+    ? { decision: d.allow, context: { policyId: d.policyId, reasons: d.reasons, timestamp: timestamp() } }
+    : { decision: d.allow };
 }
 
 /** POST /access/v1/evaluation */
@@ -77,7 +84,11 @@ export function evaluation(body: unknown, view: TenantView, timestamp: () => str
 /** Evaluations per batch request: more is a 400 (each item costs a decision). */
 export const MAX_EVALUATIONS = 1000;
 
-const ENTITY_IDS: Readonly<Record<'subject' | 'action' | 'resource', readonly string[]>> = { subject: ['type', 'id'], action: ['name'], resource: ['type', 'id'] };
+const ENTITY_IDS: Readonly<Record<'subject' | 'action' | 'resource', readonly string[]>> = {
+  subject: ['type', 'id'],
+  action: ['name'],
+  resource: ['type', 'id'],
+};
 
 /**
  * One batch item with the request's defaults: an item's subject, action, resource or context
@@ -122,7 +133,9 @@ export function evaluations(body: unknown, view: TenantView, timestamp: () => st
   const out: unknown[] = [];
   for (let i = 0; i < items.length; i++) {
     const item: unknown = items[i];
-    const mapped = isObject(item) ? evaluationInputOf(withDefaults(body, item), `evaluations[${i}].`) : { ok: false as const, message: `evaluations[${i}] must be an object` };
+    const mapped = isObject(item)
+      ? evaluationInputOf(withDefaults(body, item), `evaluations[${i}].`)
+      : { ok: false as const, message: `evaluations[${i}] must be an object` };
     // A bad item is closed (false) and says why; the others are still decided.
     const result = mapped.ok
       ? decided(view, mapped.input, options.explain, timestamp)
@@ -166,7 +179,15 @@ export function decodeToken(text: string): PageToken | undefined {
     const v: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
     if (!Array.isArray(v) || v.length !== 4 || v[0] !== TOKEN_VERSION) return undefined;
     const [, after, limit, query] = v as unknown[];
-    if (typeof after !== 'string' || typeof query !== 'string' || typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) return undefined;
+    if (
+      typeof after !== 'string' ||
+      typeof query !== 'string' ||
+      typeof limit !== 'number' ||
+      !Number.isInteger(limit) ||
+      limit < 1 ||
+      limit > MAX_PAGE_LIMIT
+    )
+      return undefined;
     return { after, limit, query };
   } catch {
     return undefined;
@@ -175,7 +196,14 @@ export function decodeToken(text: string): PageToken | undefined {
 
 /** Everything that must stay the same from page to page: the kind, the tenant and the entities. */
 function fingerprint(kind: SearchKind, tenant: string, body: Record<string, unknown>): string {
-  const query = canonicalJson({ kind, tenant, subject: body['subject'], action: kind === 'action' ? undefined : body['action'], resource: body['resource'], context: body['context'] });
+  const query = canonicalJson({
+    kind,
+    tenant,
+    subject: body['subject'],
+    action: kind === 'action' ? undefined : body['action'],
+    resource: body['resource'],
+    context: body['context'],
+  });
   return createHash('sha256').update(query).digest('base64url').slice(0, 22);
 }
 
@@ -193,7 +221,8 @@ function pageOf(body: Record<string, unknown>, query: string): { after: string |
   if (typeof token !== 'string') return 'page.token must be a string';
   const t = decodeToken(token);
   if (!t) return 'page.token is not a token this PDP issued';
-  if (t.query !== query) return 'page.token belongs to another search: subject, action, resource and context must stay the same from page to page';
+  if (t.query !== query)
+    return 'page.token belongs to another search: subject, action, resource and context must stay the same from page to page';
   if (limit !== undefined && limit !== t.limit) return `page.limit must stay ${t.limit} from page to page (or be left out)`;
   return { after: t.after, limit: t.limit };
 }
@@ -205,7 +234,8 @@ function startAfter(sorted: readonly string[], after: string | undefined): numbe
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (codePointCompare(sorted[mid] as string, after) <= 0) lo = mid + 1; else hi = mid;
+    if (codePointCompare(sorted[mid] as string, after) <= 0) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }
@@ -220,19 +250,36 @@ export function actionsFor(index: RuleIndex, subjectType: unknown, resourceType:
 }
 
 /** The candidates of a search, sorted, and the decision input for one of them. */
-function candidatesOf(kind: SearchKind, parts: SearchParts, view: TenantView): { list: readonly string[]; input(candidate: string): DecisionInput | undefined } {
+function candidatesOf(
+  kind: SearchKind,
+  parts: SearchParts,
+  view: TenantView,
+): { list: readonly string[]; input(candidate: string): DecisionInput | undefined } {
   const noAction = { name: '', properties: {} };
-  const mapped = (principal: Record<string, unknown>, action: { name: string; properties: Record<string, unknown> }, resource: Record<string, unknown>): DecisionInput | undefined => {
+  const mapped = (
+    principal: Record<string, unknown>,
+    action: { name: string; properties: Record<string, unknown> },
+    resource: Record<string, unknown>,
+  ): DecisionInput | undefined => {
     const m = inputOf(principal, action, resource, parts.context);
     return m.ok ? m.input : undefined;
   };
   if (kind === 'subject') {
-    return { list: view.directory.ids(parts.subject['type'] as string), input: (id) => mapped({ ...parts.subject, id }, parts.action ?? noAction, parts.resource) };
+    return {
+      list: view.directory.ids(parts.subject['type'] as string),
+      input: (id) => mapped({ ...parts.subject, id }, parts.action ?? noAction, parts.resource),
+    };
   }
   if (kind === 'resource') {
-    return { list: view.directory.ids(parts.resource['type'] as string), input: (id) => mapped(parts.subject, parts.action ?? noAction, { ...parts.resource, id }) };
+    return {
+      list: view.directory.ids(parts.resource['type'] as string),
+      input: (id) => mapped(parts.subject, parts.action ?? noAction, { ...parts.resource, id }),
+    };
   }
-  return { list: actionsFor(view.index, parts.subject['type'], parts.resource['type']), input: (name) => mapped(parts.subject, { name, properties: {} }, parts.resource) };
+  return {
+    list: actionsFor(view.index, parts.subject['type'], parts.resource['type']),
+    input: (name) => mapped(parts.subject, { name, properties: {} }, parts.resource),
+  };
 }
 
 /**
@@ -248,7 +295,12 @@ export function search(kind: SearchKind, body: unknown, view: TenantView): Reply
   // A request that cannot be a decision input (nested past the input's limit) is so for every
   // candidate: a 400, as from the evaluation endpoint, not an empty page. Candidates only add a string.
   const { subject, action, resource, context } = checked.parts;
-  const probe = inputOf(kind === 'subject' ? { ...subject, id: '' } : subject, action ?? { name: '', properties: {} }, kind === 'resource' ? { ...resource, id: '' } : resource, context);
+  const probe = inputOf(
+    kind === 'subject' ? { ...subject, id: '' } : subject,
+    action ?? { name: '', properties: {} },
+    kind === 'resource' ? { ...resource, id: '' } : resource,
+    context,
+  );
   if (!probe.ok) return bad(probe.message);
   const query = fingerprint(kind, view.tenant, body);
   const page = pageOf(body, query);
@@ -260,16 +312,23 @@ export function search(kind: SearchKind, body: unknown, view: TenantView): Reply
   const first = startAfter(list, page.after);
   for (let i = first; i < list.length; i++) {
     const candidate = list[i] as string;
-    if (i - first === MAX_SCAN) { resume = list[i - 1] as string; break; }
+    if (i - first === MAX_SCAN) {
+      resume = list[i - 1] as string;
+      break;
+    }
     const inp = input(candidate);
     if (!inp || !decide(view.index, inp, view.directory).allow) continue;
-    if (found.length === page.limit) { resume = found[found.length - 1] as string; break; }
+    if (found.length === page.limit) {
+      resume = found[found.length - 1] as string;
+      break;
+    }
     found.push(candidate);
   }
   const next = resume === undefined ? '' : encodeToken({ after: resume, limit: page.limit, query });
-  const results = kind === 'action'
-    ? found.map((name) => ({ name }))
-    : found.map((id) => ({ type: (kind === 'subject' ? checked.parts.subject : checked.parts.resource)['type'] as string, id }));
+  const results =
+    kind === 'action'
+      ? found.map((name) => ({ name }))
+      : found.map((id) => ({ type: (kind === 'subject' ? checked.parts.subject : checked.parts.resource)['type'] as string, id }));
   return { ok: true, body: { page: { next_token: next }, results } };
 }
 

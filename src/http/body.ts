@@ -14,7 +14,11 @@ export function notJson(req: IncomingMessage): BodyFailure | undefined {
   const type = req.headers['content-type'];
   if (type !== undefined && JSON_TYPE.test(type)) return undefined;
   req.resume();
-  return { ok: false, code: 'bad_request', message: `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type.slice(0, 100))}` };
+  return {
+    ok: false,
+    code: 'bad_request',
+    message: `Content-Type must be application/json, got ${type === undefined ? 'none' : JSON.stringify(type.slice(0, 100))}`,
+  };
 }
 
 /**
@@ -22,7 +26,12 @@ export function notJson(req: IncomingMessage): BodyFailure | undefined {
  * once, synchronously from the request's last event, with the bytes or the 400/413.
  * `tooLarge(declared)` words the 413 (`declared`: the Content-Length, when that already tells).
  */
-export function collectBody(req: IncomingMessage, limitBytes: number, tooLarge: (declared: string | undefined) => BodyFailure, done: (body: Buffer | BodyFailure) => void): void {
+export function collectBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  tooLarge: (declared: string | undefined) => BodyFailure,
+  done: (body: Buffer | BodyFailure) => void,
+): void {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) {
     done(tooLarge(declared));
@@ -31,11 +40,19 @@ export function collectBody(req: IncomingMessage, limitBytes: number, tooLarge: 
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
-  const finish = (result: Buffer | BodyFailure): void => { if (!finished) { finished = true; done(result); } };
+  const finish = (result: Buffer | BodyFailure): void => {
+    if (!finished) {
+      finished = true;
+      done(result);
+    }
+  };
   req.on('data', (chunk: Buffer) => {
     if (finished) return;
     size += chunk.length;
-    if (size > limitBytes) { finish(tooLarge(undefined)); return; }
+    if (size > limitBytes) {
+      finish(tooLarge(undefined));
+      return;
+    }
     chunks.push(chunk);
   });
   req.on('error', () => finish({ ok: false, code: 'bad_request', message: 'the request body could not be read' }));
@@ -50,21 +67,39 @@ export function collectBody(req: IncomingMessage, limitBytes: number, tooLarge: 
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (result: BodyResult) => void): void {
   const wrongType = notJson(req);
-  if (wrongType) { done(wrongType); return; }
-  collectBody(req, limitBytes, (declared) => ({
-    ok: false, code: 'too_large',
-    message: declared === undefined ? `the body is larger than the limit of ${limitBytes} bytes` : `the body is ${declared} bytes; the limit is ${limitBytes}`,
-  }), (bytes) => {
-    if (!Buffer.isBuffer(bytes)) { done(bytes); return; }
-    if (bytes.length === 0) { done({ ok: false, code: 'bad_request', message: 'the body is empty; expected a JSON object' }); return; }
-    let text: string;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
-      done({ ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' });
-      return;
-    }
-    const parsed = parseExactJson(text);
-    done(parsed.ok ? { ok: true, value: parsed.value } : { ok: false, code: 'bad_request', message: parsed.message });
-  });
+  if (wrongType) {
+    done(wrongType);
+    return;
+  }
+  collectBody(
+    req,
+    limitBytes,
+    (declared) => ({
+      ok: false,
+      code: 'too_large',
+      message:
+        declared === undefined
+          ? `the body is larger than the limit of ${limitBytes} bytes`
+          : `the body is ${declared} bytes; the limit is ${limitBytes}`,
+    }),
+    (bytes) => {
+      if (!Buffer.isBuffer(bytes)) {
+        done(bytes);
+        return;
+      }
+      if (bytes.length === 0) {
+        done({ ok: false, code: 'bad_request', message: 'the body is empty; expected a JSON object' });
+        return;
+      }
+      let text: string;
+      try {
+        text = utf8.decode(bytes);
+      } catch {
+        done({ ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' });
+        return;
+      }
+      const parsed = parseExactJson(text);
+      done(parsed.ok ? { ok: true, value: parsed.value } : { ok: false, code: 'bad_request', message: parsed.message });
+    },
+  );
 }

@@ -13,14 +13,24 @@ import { preferWait } from './longpoll.ts';
 /** OPA switches to long polling only when it sees exactly this type, on 200 and on 304. */
 export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
 
-export interface BundlePath { readonly tenant: string; readonly connector: string; readonly bundle: string }
+export interface BundlePath {
+  readonly tenant: string;
+  readonly connector: string;
+  readonly bundle: string;
+}
 
 type Verdict =
   /**
    * `rotated`: the token was this connector's until a rotation (it now has another, and is Active).
    * `own`: the token is the current one of the bundle's connector (an Inactive connector's 403).
    */
-  | { readonly code: FailureCode; readonly message: string; readonly bundle: BundleEntry | undefined; readonly rotated?: boolean; readonly own?: boolean }
+  | {
+      readonly code: FailureCode;
+      readonly message: string;
+      readonly bundle: BundleEntry | undefined;
+      readonly rotated?: boolean;
+      readonly own?: boolean;
+    }
   | { readonly code: 'ok'; readonly bundle: BundleEntry };
 
 /** Weak comparison (RFC 9110 13.1.2): `*`, or any listed tag equal to ours with W/ ignored. */
@@ -38,7 +48,8 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
     const rotated = verdict.retired !== undefined && verdict.retired.tokenHash !== undefined && verdict.retired.active;
     return { code: verdict.code, message: verdict.message, bundle: existing, rotated };
   }
-  if (verdict.code === 'forbidden') return { code: verdict.code, message: verdict.message, bundle: existing, own: existing?.connector === path.connector };
+  if (verdict.code === 'forbidden')
+    return { code: verdict.code, message: verdict.message, bundle: existing, own: existing?.connector === path.connector };
   if (verdict.code !== 'ok') return { code: verdict.code, message: verdict.message, bundle: existing };
   if (!existing || existing.connector !== path.connector) {
     return { code: 'not_found', message: `connector ${path.connector} has no bundle ${path.bundle}`, bundle: existing };
@@ -61,7 +72,17 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
     unrecordedSince++;
     const now = deps.now();
     if (now - unrecordedLoggedMs < UNRECORDED_LOG_MS || !deps.log.isLevelEnabled('debug')) return;
-    deps.log.debug({ tenant: path.tenant, connector: path.connector, bundle: path.bundle, status, clientIp: req.socket.remoteAddress ?? '', requests: unrecordedSince }, 'Refused bundle requests (not recorded in sync activity)');
+    deps.log.debug(
+      {
+        tenant: path.tenant,
+        connector: path.connector,
+        bundle: path.bundle,
+        status,
+        clientIp: req.socket.remoteAddress ?? '',
+        requests: unrecordedSince,
+      },
+      'Refused bundle requests (not recorded in sync activity)',
+    );
     unrecordedLoggedMs = now;
     unrecordedSince = 0;
   };
@@ -72,7 +93,10 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
     /** `own`: the request authenticated as the bundle's connector, so it enters the sync activity. */
     const finish = (status: number, bundle: BundleEntry | undefined, own: boolean): void => {
       deps.metrics.bundleRequests.labels(String(status)).inc();
-      if (!own || !bundle) { unrecorded(status, path, req); return; }
+      if (!own || !bundle) {
+        unrecorded(status, path, req);
+        return;
+      }
       deps.store.activity.record(key, {
         timeMs: deps.now(),
         revision: bundle.built.revision,
@@ -80,7 +104,8 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         userAgent: (req.headers['user-agent'] ?? '').slice(0, 256),
         status,
       });
-      if (deps.log.isLevelEnabled('debug')) deps.log.debug({ tenant: path.tenant, connector: path.connector, bundle: path.bundle, status }, 'Served bundle request');
+      if (deps.log.isLevelEnabled('debug'))
+        deps.log.debug({ tenant: path.tenant, connector: path.connector, bundle: path.bundle, status }, 'Served bundle request');
     };
 
     const respond = (mayHold: boolean): void => {
@@ -89,8 +114,13 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
       // OPA asks again at once with the token its token_path holds now (the new one is held again,
       // the old one gets 401 at once). A 401 here would make every sidecar report failing until its
       // next poll, up to long_polling_timeout_seconds later, even those already given the new token.
-      if (!mayHold && verdict.code === 'unauthenticated' && verdict.rotated && verdict.bundle?.connector === path.connector
-        && noneMatch(req.headers['if-none-match'], verdict.bundle.built.etag)) {
+      if (
+        !mayHold &&
+        verdict.code === 'unauthenticated' &&
+        verdict.rotated &&
+        verdict.bundle?.connector === path.connector &&
+        noneMatch(req.headers['if-none-match'], verdict.bundle.built.etag)
+      ) {
         res.writeHead(304, { ETag: verdict.bundle.built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
         res.end();
         finish(304, verdict.bundle, true);
@@ -106,7 +136,9 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         const prefer = req.headers['prefer'];
         const wait = mayHold ? preferWait(Array.isArray(prefer) ? prefer.join(', ') : prefer) : undefined;
         if (wait !== undefined) {
-          const cancel = deps.longPolls.hold(key, Math.min(wait, deps.maxWaitSeconds) * 1000, () => { if (!res.writableEnded && !res.destroyed) respond(false); });
+          const cancel = deps.longPolls.hold(key, Math.min(wait, deps.maxWaitSeconds) * 1000, () => {
+            if (!res.writableEnded && !res.destroyed) respond(false);
+          });
           res.on('close', cancel);
           return;
         }
@@ -115,7 +147,12 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         finish(304, verdict.bundle, true);
         return;
       }
-      res.writeHead(200, { ETag: built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Content-Length': built.bytes.length, 'Cache-Control': 'no-cache' });
+      res.writeHead(200, {
+        ETag: built.etag,
+        'Content-Type': BUNDLE_CONTENT_TYPE,
+        'Content-Length': built.bytes.length,
+        'Cache-Control': 'no-cache',
+      });
       res.end(built.bytes);
       finish(200, verdict.bundle, true);
     };

@@ -6,7 +6,10 @@ import { hashesEqual, hashToken, parseBearer } from '../auth/index.ts';
 import type { ConnectorEntry, Snapshot } from '../store/index.ts';
 import type { FailureCode } from './errors.ts';
 
-export interface ConnectorPath { readonly tenant: string; readonly connector: string }
+export interface ConnectorPath {
+  readonly tenant: string;
+  readonly connector: string;
+}
 
 export type ConnectorVerdict =
   | { readonly code: 'ok'; readonly connector: ConnectorEntry }
@@ -18,7 +21,8 @@ export type ConnectorVerdict =
 /** Who a connector token is, for a request to `path`. */
 export function judgeConnector(snapshot: Snapshot, path: ConnectorPath, authorization: string | undefined): ConnectorVerdict {
   const token = parseBearer(authorization);
-  if (token === undefined) return { code: 'unauthenticated', message: 'a connector token is required: Authorization: Bearer agent_...', retired: undefined };
+  if (token === undefined)
+    return { code: 'unauthenticated', message: 'a connector token is required: Authorization: Bearer agent_...', retired: undefined };
   // One hash per request: the lookup finds the candidate, the constant-time comparison confirms it.
   const hash = hashToken(token);
   const connector = snapshot.tokens.get(hash);

@@ -56,54 +56,80 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
     };
     const items = (body as { evaluations?: unknown }).evaluations;
     if (Array.isArray(items)) items.forEach(one);
-    else { one(body); deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000); }
+    else {
+      one(body);
+      deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
+    }
   };
 
-  const handler = (endpoint: AuthzenEndpoint): Handler => function authzen(req, res, pathTenant) {
-    const started = performance.now();
-    const id = requestId(req);
-    const headers: Record<string, string> = id === undefined ? {} : { 'X-Request-ID': id };
-    const count = (code: number): void => { deps.metrics.authzenRequests.inc({ endpoint, code: String(code) }); };
-    const tenant = tenantFor(req);
-    if (tenant === undefined) { sendUnauthenticated(req, res, id); count(401); return; }
-    if (pathTenant !== undefined && pathTenant !== tenant) {
-      req.resume();
-      sendError(res, 'forbidden', `this API key belongs to another tenant than ${JSON.stringify(pathTenant.slice(0, 63))}`, headers);
-      count(403);
-      return;
-    }
-    readJsonBody(req, deps.maxBodyBytes, function answer(body) {
-      try {
-        if (!body.ok) {
-          sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
-          count(body.code === 'too_large' ? 413 : 400);
-          return;
-        }
-        const snapshot = deps.store.snapshot();
-        const logged = sink.enabled && (endpoint === 'evaluation' || endpoint === 'evaluations');
-        // One object shape whether the decision log is on or off (no spread on the decision path).
-        const view: TenantView = {
-          tenant, index: indexOf(snapshot, tenant), directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
-          onDecision: logged
-            ? (input: DecisionInput, d: Decision) => {
-              sink.write(serviceDecisionLine({ time: timestamp(), tenant, endpoint, requestId: id, allow: d.allow, policyId: d.policyId, input }));
-              lines.inc();
-            }
-            : undefined,
-        };
-        const reply = run[endpoint](body.value, view);
-        if (!reply.ok) { sendError(res, 'bad_request', reply.message, headers); count(400); return; }
-        sendJson(res, reply.body, headers);
-        count(200);
-        if (endpoint === 'evaluation' || endpoint === 'evaluations') countDecisions(reply.body, started);
-        if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, endpoint }, 'Answered AuthZEN request');
-      } catch (err) {
-        deps.log.error({ err, method: req.method, endpoint }, 'Failed to serve request');
-        sendError(res, 'internal', 'internal error', headers);
-        count(500);
+  const handler = (endpoint: AuthzenEndpoint): Handler =>
+    function authzen(req, res, pathTenant) {
+      const started = performance.now();
+      const id = requestId(req);
+      const headers: Record<string, string> = id === undefined ? {} : { 'X-Request-ID': id };
+      const count = (code: number): void => {
+        deps.metrics.authzenRequests.inc({ endpoint, code: String(code) });
+      };
+      const tenant = tenantFor(req);
+      if (tenant === undefined) {
+        sendUnauthenticated(req, res, id);
+        count(401);
+        return;
       }
-    });
-  };
+      if (pathTenant !== undefined && pathTenant !== tenant) {
+        req.resume();
+        sendError(res, 'forbidden', `this API key belongs to another tenant than ${JSON.stringify(pathTenant.slice(0, 63))}`, headers);
+        count(403);
+        return;
+      }
+      readJsonBody(req, deps.maxBodyBytes, function answer(body) {
+        try {
+          if (!body.ok) {
+            sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
+            count(body.code === 'too_large' ? 413 : 400);
+            return;
+          }
+          const snapshot = deps.store.snapshot();
+          const logged = sink.enabled && (endpoint === 'evaluation' || endpoint === 'evaluations');
+          // One object shape whether the decision log is on or off (no spread on the decision path).
+          const view: TenantView = {
+            tenant,
+            index: indexOf(snapshot, tenant),
+            directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
+            onDecision: logged
+              ? (input: DecisionInput, d: Decision) => {
+                  sink.write(
+                    serviceDecisionLine({
+                      time: timestamp(),
+                      tenant,
+                      endpoint,
+                      requestId: id,
+                      allow: d.allow,
+                      policyId: d.policyId,
+                      input,
+                    }),
+                  );
+                  lines.inc();
+                }
+              : undefined,
+          };
+          const reply = run[endpoint](body.value, view);
+          if (!reply.ok) {
+            sendError(res, 'bad_request', reply.message, headers);
+            count(400);
+            return;
+          }
+          sendJson(res, reply.body, headers);
+          count(200);
+          if (endpoint === 'evaluation' || endpoint === 'evaluations') countDecisions(reply.body, started);
+          if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, endpoint }, 'Answered AuthZEN request');
+        } catch (err) {
+          deps.log.error({ err, method: req.method, endpoint }, 'Failed to serve request');
+          sendError(res, 'internal', 'internal error', headers);
+          count(500);
+        }
+      });
+    };
   return {
     evaluation: handler('evaluation'),
     evaluations: handler('evaluations'),

@@ -4,8 +4,14 @@ import { noneMatch } from './bundles.ts';
 
 describe('preferWait', () => {
   it.each([
-    ['wait=30', 30], ['modes=long-polling;wait=30', 30], ['respond-async, wait=5', 5], ['WAIT = 7', 7], ['wait="9"', 9],
-  ])('reads %j', (header, seconds) => { expect(preferWait(header)).toBe(seconds); });
+    ['wait=30', 30],
+    ['modes=long-polling;wait=30', 30],
+    ['respond-async, wait=5', 5],
+    ['WAIT = 7', 7],
+    ['wait="9"', 9],
+  ])('reads %j', (header, seconds) => {
+    expect(preferWait(header)).toBe(seconds);
+  });
 
   it.each([undefined, '', 'wait=0', 'wait=-1', 'wait=abc', 'nowait=5', 'wait=5x', 'wait=1234567890'])('ignores %j', (header) => {
     expect(preferWait(header)).toBeUndefined();
@@ -14,8 +20,12 @@ describe('preferWait', () => {
 
 describe('noneMatch', () => {
   const etag = '"abc"';
-  it.each(['"abc"', 'W/"abc"', '"x", "abc"', ' * '])('matches %j', (h) => { expect(noneMatch(h, etag)).toBe(true); });
-  it.each([undefined, '', '"ab"', 'abc', '"abc', '"x"'])('does not match %j', (h) => { expect(noneMatch(h, etag)).toBe(false); });
+  it.each(['"abc"', 'W/"abc"', '"x", "abc"', ' * '])('matches %j', (h) => {
+    expect(noneMatch(h, etag)).toBe(true);
+  });
+  it.each([undefined, '', '"ab"', 'abc', '"abc', '"x"'])('does not match %j', (h) => {
+    expect(noneMatch(h, etag)).toBe(false);
+  });
 });
 
 describe('createLongPolls', () => {
@@ -37,7 +47,9 @@ describe('createLongPolls', () => {
   it('never releases a cancelled waiter', () => {
     const polls = createLongPolls();
     let calls = 0;
-    const cancel = polls.hold('a/x', 60_000, () => { calls++; });
+    const cancel = polls.hold('a/x', 60_000, () => {
+      calls++;
+    });
     cancel();
     polls.changed('a/x');
     polls.releaseAll();
@@ -47,7 +59,9 @@ describe('createLongPolls', () => {
 
   it('times waiters out through one timer per deadline bucket', async () => {
     const polls = createLongPolls();
-    const released = await new Promise<string>((resolve) => { polls.hold('a/x', 10, resolve); });
+    const released = await new Promise<string>((resolve) => {
+      polls.hold('a/x', 10, resolve);
+    });
     expect(released).toBe('timeout');
     expect(polls.size()).toBe(0);
   });

@@ -34,34 +34,47 @@ export function createLongPolls(options: { onSize?: (size: number) => void } = {
     const bucket = buckets.get(w.bucket);
     if (bucket) {
       bucket.waiters.delete(w);
-      if (bucket.waiters.size === 0) { clearTimeout(bucket.timer); buckets.delete(w.bucket); }
+      if (bucket.waiters.size === 0) {
+        clearTimeout(bucket.timer);
+        buckets.delete(w.bucket);
+      }
     }
     size--;
     options.onSize?.(size);
     return true;
   };
-  const fire = (w: Waiter, why: Release): void => { if (remove(w)) w.release(why); };
+  const fire = (w: Waiter, why: Release): void => {
+    if (remove(w)) w.release(why);
+  };
 
   return {
     hold(key, waitMs, release) {
       const bucketId = Math.ceil((Date.now() + waitMs) / BUCKET_MS);
       const w: Waiter = { key, bucket: bucketId, release };
       let set = byKey.get(key);
-      if (!set) { set = new Set(); byKey.set(key, set); }
+      if (!set) {
+        set = new Set();
+        byKey.set(key, set);
+      }
       set.add(w);
       let bucket = buckets.get(bucketId);
       if (!bucket) {
-        const timer = setTimeout(() => {
-          const b = buckets.get(bucketId);
-          if (b) for (const x of [...b.waiters]) fire(x, 'timeout');
-        }, Math.max(0, bucketId * BUCKET_MS - Date.now()));
+        const timer = setTimeout(
+          () => {
+            const b = buckets.get(bucketId);
+            if (b) for (const x of [...b.waiters]) fire(x, 'timeout');
+          },
+          Math.max(0, bucketId * BUCKET_MS - Date.now()),
+        );
         bucket = { waiters: new Set(), timer };
         buckets.set(bucketId, bucket);
       }
       bucket.waiters.add(w);
       size++;
       options.onSize?.(size);
-      return () => { remove(w); };
+      return () => {
+        remove(w);
+      };
     },
     changed(key) {
       const set = byKey.get(key);

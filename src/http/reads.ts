@@ -10,7 +10,11 @@ import { sendError, WWW_AUTHENTICATE } from './errors.ts';
 
 export function sendJson(res: ServerResponse, body: unknown): void {
   const payload = JSON.stringify(body);
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store' });
+  res.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+    'Cache-Control': 'no-store',
+  });
   res.end(payload);
 }
 
@@ -18,7 +22,10 @@ export function sendJson(res: ServerResponse, body: unknown): void {
  * A read of one bundle: 401 without the tenant's API key, 404 for another tenant's bundle or one of
  * another connector; otherwise `{tenant, connector, bundle, revision, ...body}`.
  */
-export function createBundleReadHandler(deps: ApiDeps, body: (path: ConnectorPath, bundle: BundleEntry) => Record<string, unknown>): (req: Request, res: Response) => void {
+export function createBundleReadHandler(
+  deps: ApiDeps,
+  body: (path: ConnectorPath, bundle: BundleEntry) => Record<string, unknown>,
+): (req: Request, res: Response) => void {
   return function readBundle(req, res) {
     const tenant = String(req.params['tenant']);
     const connector = String(req.params['connector']);
@@ -26,7 +33,9 @@ export function createBundleReadHandler(deps: ApiDeps, body: (path: ConnectorPat
     const snapshot = deps.store.snapshot();
     const keyTenant = tenantOf(snapshot, req.headers.authorization);
     if (keyTenant === undefined) {
-      sendError(res, 'unauthenticated', 'an API key of the tenant is required: Authorization: Bearer <key>', { 'WWW-Authenticate': WWW_AUTHENTICATE });
+      sendError(res, 'unauthenticated', 'an API key of the tenant is required: Authorization: Bearer <key>', {
+        'WWW-Authenticate': WWW_AUTHENTICATE,
+      });
       return;
     }
     const bundle = snapshot.tenants.get(tenant)?.bundles.get(name);

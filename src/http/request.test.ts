@@ -10,16 +10,30 @@ describe('decisionInputOf', () => {
       action: 'read',
       resource: { type: 'doc', id: 'd1' },
     });
-    expect(r).toEqual({ ok: true, input: { principal: { team: 'blue', level: 2, type: 'user', id: 'alice' }, action: 'read', resource: { type: 'doc', id: 'd1' }, context: {}, actionProperties: {} } });
+    expect(r).toEqual({
+      ok: true,
+      input: {
+        principal: { team: 'blue', level: 2, type: 'user', id: 'alice' },
+        action: 'read',
+        resource: { type: 'doc', id: 'd1' },
+        context: {},
+        actionProperties: {},
+      },
+    });
   });
 
   it('takes an AuthZEN action object too: its properties (and other fields) become actionProperties', () => {
     const r = decisionInputOf({ ...ok, action: { name: 'delete', properties: { soft: true, level: 1 }, level: 2 } });
-    expect(r).toEqual({ ok: true, input: { principal: ok.subject, action: 'delete', resource: ok.resource, context: {}, actionProperties: { soft: true, level: 2 } } });
+    expect(r).toEqual({
+      ok: true,
+      input: { principal: ok.subject, action: 'delete', resource: ok.resource, context: {}, actionProperties: { soft: true, level: 2 } },
+    });
   });
 
   it('keeps an attribute named __proto__ as data, never as a prototype', () => {
-    const body = JSON.parse('{"subject":{"type":"user","id":"a","properties":{"__proto__":{"admin":true}}},"action":"read","resource":{"type":"doc","id":"d"}}') as unknown;
+    const body = JSON.parse(
+      '{"subject":{"type":"user","id":"a","properties":{"__proto__":{"admin":true}}},"action":"read","resource":{"type":"doc","id":"d"}}',
+    ) as unknown;
     const r = decisionInputOf(body);
     expect(r.ok).toBe(true);
     const principal = r.ok ? r.input.principal : {};

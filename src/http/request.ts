@@ -14,7 +14,9 @@ type Fields = Record<string, unknown>;
 /** What is wrong with a request (a class, so no attribute of the request can pass for one). */
 class Problem {
   readonly message: string;
-  constructor(message: string) { this.message = message; }
+  constructor(message: string) {
+    this.message = message;
+  }
 }
 type Checked<T> = T | Problem;
 
@@ -64,7 +66,8 @@ function entityOf(v: unknown, path: string, ids: IdRule = 'required'): Checked<F
   if (properties !== undefined) for (const k in properties) if (Object.hasOwn(properties, k)) put(out, k, properties[k]);
   for (const k in v) if (Object.hasOwn(v, k) && k !== 'properties') put(out, k, v[k]);
   out['type'] = type;
-  if (id === undefined) delete out['id']; else out['id'] = id;
+  if (id === undefined) delete out['id'];
+  else out['id'] = id;
   return out;
 }
 
@@ -72,7 +75,10 @@ function entityOf(v: unknown, path: string, ids: IdRule = 'required'): Checked<F
 const NO_PROPERTIES: Fields = Object.freeze({});
 
 /** An action: its name, and its attributes (`properties`, then its other fields) as actionProperties. */
-interface ActionOf { readonly name: string; readonly properties: Fields }
+interface ActionOf {
+  readonly name: string;
+  readonly properties: Fields;
+}
 
 /** `action` as AuthZEN sends it, `{name, properties?}`; with `strings`, also the service spec's plain name. */
 function actionOf(v: unknown, path: string, strings: boolean): Checked<ActionOf> {

@@ -51,24 +51,46 @@ export function parseUpload(text: string, parse: (text: string) => unknown = JSO
  */
 export function readUpload(req: IncomingMessage, limitBytes: number, done: (result: UploadText) => void): void {
   const wrongType = notJson(req);
-  if (wrongType) { done(wrongType); return; }
+  if (wrongType) {
+    done(wrongType);
+    return;
+  }
   const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'gzip' && encoding !== 'identity') {
     req.resume();
-    done({ ok: false, code: 'bad_request', message: `Content-Encoding must be gzip or identity, got ${JSON.stringify(encoding.slice(0, 100))}` });
+    done({
+      ok: false,
+      code: 'bad_request',
+      message: `Content-Encoding must be gzip or identity, got ${JSON.stringify(encoding.slice(0, 100))}`,
+    });
     return;
   }
-  collectBody(req, limitBytes, (declared) => tooLarge(limitBytes, declared === undefined ? 'body' : `body (${declared} bytes)`), (bytes) => {
-    if (!Buffer.isBuffer(bytes)) { done(bytes); return; }
-    if (encoding === 'identity') { done(decode(bytes)); return; }
-    if (bytes.length <= INFLATE_AT_ONCE_BYTES && limitBytes <= INFLATE_AT_ONCE_MAX_OUTPUT) {
-      // Bounded by maxOutputLength: at worst a few milliseconds for a bomb that stops at the limit.
-      let out: Buffer | undefined;
-      let error: Error | null = null;
-      try { out = gunzipSync(bytes, { maxOutputLength: limitBytes }); } catch (err) { error = err instanceof Error ? err : new Error(String(err)); }
-      done(inflated(error, out, limitBytes));
-      return;
-    }
-    gunzip(bytes, { maxOutputLength: limitBytes }, (err, out) => done(inflated(err, out, limitBytes)));
-  });
+  collectBody(
+    req,
+    limitBytes,
+    (declared) => tooLarge(limitBytes, declared === undefined ? 'body' : `body (${declared} bytes)`),
+    (bytes) => {
+      if (!Buffer.isBuffer(bytes)) {
+        done(bytes);
+        return;
+      }
+      if (encoding === 'identity') {
+        done(decode(bytes));
+        return;
+      }
+      if (bytes.length <= INFLATE_AT_ONCE_BYTES && limitBytes <= INFLATE_AT_ONCE_MAX_OUTPUT) {
+        // Bounded by maxOutputLength: at worst a few milliseconds for a bomb that stops at the limit.
+        let out: Buffer | undefined;
+        let error: Error | null = null;
+        try {
+          out = gunzipSync(bytes, { maxOutputLength: limitBytes });
+        } catch (err) {
+          error = err instanceof Error ? err : new Error(String(err));
+        }
+        done(inflated(error, out, limitBytes));
+        return;
+      }
+      gunzip(bytes, { maxOutputLength: limitBytes }, (err, out) => done(inflated(err, out, limitBytes)));
+    },
+  );
 }

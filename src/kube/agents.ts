@@ -26,22 +26,37 @@ const MAX_PUBLISHED_BYTES = 900 * 1024;
 export const PUBLISH_INTERVAL_MS = 2000;
 
 const PeerAgent = z.object({
-  id: z.string().max(128), version: z.string().max(64).optional(), clientIp: z.string().max(128), lastReportMs: z.number(),
-  activeRevision: z.string().max(1024).optional(), lastActivation: z.string().max(64).optional(), lastDownload: z.string().max(64).optional(),
-  error: z.object({ code: z.string().max(256), message: z.string().max(1024) }).optional(), httpCode: z.number().int().optional(),
+  id: z.string().max(128),
+  version: z.string().max(64).optional(),
+  clientIp: z.string().max(128),
+  lastReportMs: z.number(),
+  activeRevision: z.string().max(1024).optional(),
+  lastActivation: z.string().max(64).optional(),
+  lastDownload: z.string().max(64).optional(),
+  error: z.object({ code: z.string().max(256), message: z.string().max(1024) }).optional(),
+  httpCode: z.number().int().optional(),
   // As many as a report may name (one OPA listing 65 bundles must not make peers refuse the whole ConfigMap).
   alsoLoads: z.array(z.string().max(253)).max(MAX_BUNDLES_NAMED),
 });
-const PeerData = z.object({ v: z.literal(1), replica: z.string(), updatedMs: z.number(), bundles: z.record(z.string(), z.array(PeerAgent)) });
+const PeerData = z.object({
+  v: z.literal(1),
+  replica: z.string(),
+  updatedMs: z.number(),
+  bundles: z.record(z.string(), z.array(PeerAgent)),
+});
 
 /**
  * A replica's agents as its ConfigMap carries them (gzip JSON), at most `maxBytes`: when all of
  * them do not fit, the most recently heard half, quarter, ... of all of them.
  */
 export async function encodeAgents(
-  local: Readonly<Record<string, readonly Agent[]>>, replica: string, nowMs: number, maxBytes: number,
+  local: Readonly<Record<string, readonly Agent[]>>,
+  replica: string,
+  nowMs: number,
+  maxBytes: number,
 ): Promise<{ zipped: Buffer; total: number; kept: number }> {
-  const encode = (bundles: Readonly<Record<string, readonly Agent[]>>): Promise<Buffer> => gzipAsync(JSON.stringify({ v: 1, replica, updatedMs: nowMs, bundles }));
+  const encode = (bundles: Readonly<Record<string, readonly Agent[]>>): Promise<Buffer> =>
+    gzipAsync(JSON.stringify({ v: 1, replica, updatedMs: nowMs, bundles }));
   const all = Object.entries(local).flatMap(([k, agents]) => agents.map((a) => [k, a] as const));
   let zipped = await encode(local);
   let kept = all.length;
@@ -112,9 +127,11 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
       log.warn({ configMap: name, agents: total, kept }, 'Shared only the most recently heard agents: too many for one ConfigMap');
     }
     const cm: V1ConfigMap = {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: {
-        name, namespace,
+        name,
+        namespace,
         labels: { [LABEL_AGENTS]: 'true', 'app.kubernetes.io/managed-by': 'acl-operator' },
         annotations: { [ANNOTATION_REPLICA]: identity, [ANNOTATION_UPDATED]: new Date(nowMs).toISOString() },
         ...(o.pod ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: o.pod.name, uid: o.pod.uid }] } : {}),
@@ -130,9 +147,10 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
     // Nothing heard, and nothing told before: no ConfigMap at all (a replica nobody reports to).
     if (empty && !publishedSomething) return;
     try {
-      const res = resourceVersion === undefined
-        ? await clients.core.createNamespacedConfigMap({ namespace, body: cm })
-        : await clients.core.replaceNamespacedConfigMap({ name, namespace, body: cm });
+      const res =
+        resourceVersion === undefined
+          ? await clients.core.createNamespacedConfigMap({ namespace, body: cm })
+          : await clients.core.replaceNamespacedConfigMap({ name, namespace, body: cm });
       resourceVersion = res.metadata?.resourceVersion;
       publishedSomething = !empty;
       warnedWrite = false;
@@ -151,23 +169,38 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
       }
       if (!warnedWrite) {
         warnedWrite = true;
-        log.warn({ configMap: `${namespace}/${name}`, err: describeError(err), ...(status === 403 ? { hint: 'the operator\'s Role needs configmaps in its namespace (deploy/20-rbac.yaml)' } : {}) },
-          'Could not share this replica\'s agents: RolledOut counts only the agents the leader hears');
+        log.warn(
+          {
+            configMap: `${namespace}/${name}`,
+            err: describeError(err),
+            ...(status === 403 ? { hint: "the operator's Role needs configmaps in its namespace (deploy/20-rbac.yaml)" } : {}),
+          },
+          "Could not share this replica's agents: RolledOut counts only the agents the leader hears",
+        );
       }
     }
   }
 
   function publish(): Promise<void> {
-    running = running.then(() => (stopped ? undefined : write()), () => (stopped ? undefined : write())).catch((err: unknown) => {
-      log.warn({ err: describeError(err) }, 'Could not share this replica\'s agents');
-    });
+    running = running
+      .then(
+        () => (stopped ? undefined : write()),
+        () => (stopped ? undefined : write()),
+      )
+      .catch((err: unknown) => {
+        log.warn({ err: describeError(err) }, "Could not share this replica's agents");
+      });
     return running;
   }
 
   function schedule(): void {
     if (timer !== undefined || stopped) return;
     const waitMs = Math.max(0, lastPublishMs + intervalMs - o.now());
-    timer = setTimeout(() => { timer = undefined; lastPublishMs = o.now(); void publish(); }, waitMs);
+    timer = setTimeout(() => {
+      timer = undefined;
+      lastPublishMs = o.now();
+      void publish();
+    }, waitMs);
     timer.unref();
   }
 
@@ -175,20 +208,36 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
     const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
     if (replica === undefined || replica === identity) return;
     const data = cm.binaryData?.[KEY];
-    if (data === undefined) { registry.setPeer(replica, undefined, o.now()); return; }
+    if (data === undefined) {
+      registry.setPeer(replica, undefined, o.now());
+      return;
+    }
     try {
-      const parsed = PeerData.safeParse(JSON.parse((await gunzipAsync(Buffer.from(data, 'base64'), { maxOutputLength: 64 * 1024 * 1024 })).toString('utf8')));
+      const parsed = PeerData.safeParse(
+        JSON.parse((await gunzipAsync(Buffer.from(data, 'base64'), { maxOutputLength: 64 * 1024 * 1024 })).toString('utf8')),
+      );
       if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'not agent data');
       const bundles: Record<string, Agent[]> = {};
       for (const [key, agents] of Object.entries(parsed.data.bundles)) {
         bundles[key] = agents.map((a) => ({
-          id: a.id, version: a.version, clientIp: a.clientIp, lastReportMs: a.lastReportMs, activeRevision: a.activeRevision, lastActivation: a.lastActivation,
-          lastDownload: a.lastDownload, error: a.error, httpCode: a.httpCode, alsoLoads: a.alsoLoads,
+          id: a.id,
+          version: a.version,
+          clientIp: a.clientIp,
+          lastReportMs: a.lastReportMs,
+          activeRevision: a.activeRevision,
+          lastActivation: a.lastActivation,
+          lastDownload: a.lastDownload,
+          error: a.error,
+          httpCode: a.httpCode,
+          alsoLoads: a.alsoLoads,
         }));
       }
       registry.setPeer(replica, bundles, o.now());
     } catch (err) {
-      log.warn({ configMap: cm.metadata?.name, replica, err: err instanceof Error ? err.message : String(err) }, 'Ignored the agents of a peer replica: its ConfigMap does not read');
+      log.warn(
+        { configMap: cm.metadata?.name, replica, err: err instanceof Error ? err.message : String(err) },
+        'Ignored the agents of a peer replica: its ConfigMap does not read',
+      );
     }
   }
 
@@ -200,7 +249,8 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
       const updated = Date.parse(cm.metadata?.annotations?.[ANNOTATION_UPDATED] ?? '');
       if (cm.metadata?.name === name || !Number.isFinite(updated) || o.now() - updated < limitMs) continue;
       await clients.core.deleteNamespacedConfigMap({ name: cm.metadata?.name ?? '', namespace }).catch((err: unknown) => {
-        if (statusOf(err) !== 404) log.warn({ configMap: cm.metadata?.name, err: describeError(err) }, 'Could not delete the agents of a replica long gone');
+        if (statusOf(err) !== 404)
+          log.warn({ configMap: cm.metadata?.name, err: describeError(err) }, 'Could not delete the agents of a replica long gone');
       });
     }
   }
@@ -211,19 +261,35 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
     async start() {
       const selector = `${LABEL_AGENTS}=true`;
       const path = `/api/v1/namespaces/${namespace}/configmaps`;
-      informer = makeInformer<V1ConfigMap>(clients.config, path,
-        async () => (await clients.core.listNamespacedConfigMap({ namespace, labelSelector: selector })) as KubernetesListObject<V1ConfigMap>, selector);
-      informer.on('add', (cm) => { void decode(cm); });
-      informer.on('update', (cm) => { void decode(cm); });
+      informer = makeInformer<V1ConfigMap>(
+        clients.config,
+        path,
+        async () =>
+          (await clients.core.listNamespacedConfigMap({ namespace, labelSelector: selector })) as KubernetesListObject<V1ConfigMap>,
+        selector,
+      );
+      informer.on('add', (cm) => {
+        void decode(cm);
+      });
+      informer.on('update', (cm) => {
+        void decode(cm);
+      });
       informer.on('delete', (cm) => {
         const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
         if (replica !== undefined && replica !== identity) registry.setPeer(replica, undefined, o.now());
       });
       informer.on('error', (err: unknown) => {
         if (stopped) return;
-        log.warn({ err: describeError(err), ...(statusOf(err) === 403 ? { hint: 'the operator\'s Role needs configmaps in its namespace (deploy/20-rbac.yaml)' } : {}) },
-          'The watch of peer replicas\' agents stopped; restarting it');
-        setTimeout(() => { if (!stopped) informer?.start().catch(() => undefined); }, 5000).unref();
+        log.warn(
+          {
+            err: describeError(err),
+            ...(statusOf(err) === 403 ? { hint: "the operator's Role needs configmaps in its namespace (deploy/20-rbac.yaml)" } : {}),
+          },
+          "The watch of peer replicas' agents stopped; restarting it",
+        );
+        setTimeout(() => {
+          if (!stopped) informer?.start().catch(() => undefined);
+        }, 5000).unref();
       });
       await informer.start().catch((err: unknown) => log.warn({ err: describeError(err) }, 'Could not watch the agents of peer replicas'));
       heartbeat = setInterval(() => {
@@ -242,7 +308,8 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
       await informer?.stop();
       // Our agents are no longer heard by anyone through us: the peers stop counting them at once.
       await clients.core.deleteNamespacedConfigMap({ name, namespace }).catch((err: unknown) => {
-        if (statusOf(err) !== 404) log.warn({ configMap: `${namespace}/${name}`, err: describeError(err) }, 'Could not delete this replica\'s agents ConfigMap');
+        if (statusOf(err) !== 404)
+          log.warn({ configMap: `${namespace}/${name}`, err: describeError(err) }, "Could not delete this replica's agents ConfigMap");
       });
     },
   };

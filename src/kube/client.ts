@@ -31,7 +31,9 @@ export function createClients(kubeconfig: string | undefined): KubeClients {
     // loadFromDefault ends with http://localhost:8080 when it finds nothing: say so instead.
     const homeConfig = join(homedir(), '.kube', 'config');
     if (!process.env['KUBECONFIG'] && !existsSync(homeConfig) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
-      throw new Error(`No Kubernetes cluster configured: not in a cluster (no ${SERVICE_ACCOUNT_TOKEN}), KUBECONFIG is not set and there is no ${homeConfig}. Pass --kubeconfig <file>, or --manifests <dir> to run standalone on a folder of manifests.`);
+      throw new Error(
+        `No Kubernetes cluster configured: not in a cluster (no ${SERVICE_ACCOUNT_TOKEN}), KUBECONFIG is not set and there is no ${homeConfig}. Pass --kubeconfig <file>, or --manifests <dir> to run standalone on a folder of manifests.`,
+      );
     }
     config.loadFromDefault();
   }
@@ -55,8 +57,14 @@ function shareConnections(config: KubeConfig): void {
     if (!created) return;
     const tls: RequestOptions = {};
     await config.applyToHTTPSOptions(tls);
-    const text = (v: unknown): unknown => (Buffer.isBuffer(v) ? v.toString('base64') : v ?? null);
-    const key = createHash('sha256').update(JSON.stringify([config.getCurrentCluster()?.server, tls.ca, tls.cert, tls.key, tls.pfx, tls.servername, tls.rejectUnauthorized].map(text))).digest('hex');
+    const text = (v: unknown): unknown => (Buffer.isBuffer(v) ? v.toString('base64') : (v ?? null));
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify(
+          [config.getCurrentCluster()?.server, tls.ca, tls.cert, tls.key, tls.pfx, tls.servername, tls.rejectUnauthorized].map(text),
+        ),
+      )
+      .digest('hex');
     const shared = pool.get(key);
     if (shared) {
       context.setDispatcher(shared);
@@ -75,7 +83,8 @@ function shareConnections(config: KubeConfig): void {
 
 /** Clients for a loaded KubeConfig (its connections are shared from here on). */
 export function clientsFor(config: KubeConfig): KubeClients {
-  if (!config.getCurrentCluster()) throw new Error('The kubeconfig has no current cluster: pick a context (kubectl config use-context) or pass --kubeconfig');
+  if (!config.getCurrentCluster())
+    throw new Error('The kubeconfig has no current cluster: pick a context (kubectl config use-context) or pass --kubeconfig');
   shareConnections(config);
   return {
     config,
@@ -87,7 +96,12 @@ export function clientsFor(config: KubeConfig): KubeClients {
 
 export type CustomKind = Exclude<Kind, 'Secret'>;
 
-export const PLURALS: Readonly<Record<CustomKind, string>> = { Rule: 'rules', Connector: 'connectors', Bundle: 'bundles', Directory: 'directories' };
+export const PLURALS: Readonly<Record<CustomKind, string>> = {
+  Rule: 'rules',
+  Connector: 'connectors',
+  Bundle: 'bundles',
+  Directory: 'directories',
+};
 
 /** The REST path of a collection, in one namespace or across all of them. */
 export function collectionPath(kind: Kind, namespace: string | undefined): string {
@@ -110,7 +124,11 @@ export function describeError(err: unknown): string {
   const body = (err as { body?: unknown } | null)?.body;
   let message: string | undefined;
   if (typeof body === 'string') {
-    try { message = (JSON.parse(body) as { message?: string }).message; } catch { message = body.slice(0, 300); }
+    try {
+      message = (JSON.parse(body) as { message?: string }).message;
+    } catch {
+      message = body.slice(0, 300);
+    }
   } else if (typeof body === 'object' && body !== null) {
     message = (body as { message?: string }).message;
   }

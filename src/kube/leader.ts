@@ -38,7 +38,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   const leaseSeconds = options.leaseSeconds ?? 15;
   const renewMs = options.renewMs ?? 5000;
   // Must end before the Lease does, or another replica could lead while this one still writes.
-  const renewDeadlineMs = Math.min(options.renewDeadlineMs ?? 10_000, leaseSeconds * 1000 * 2 / 3);
+  const renewDeadlineMs = Math.min(options.renewDeadlineMs ?? 10_000, (leaseSeconds * 1000 * 2) / 3);
   /** No Lease call may outlast the renew deadline (undici alone would wait up to 5 minutes). */
   const callTimeoutMs = Math.max(100, Math.floor(renewDeadlineMs / 2));
   const retryMs = options.retryMs ?? 2000;
@@ -63,7 +63,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       holderIdentity: identity,
       leaseDurationSeconds: leaseSeconds,
       renewTime: t,
-      acquireTime: acquiring ? t : previous?.acquireTime ?? t,
+      acquireTime: acquiring ? t : (previous?.acquireTime ?? t),
       leaseTransitions: (previous?.leaseTransitions ?? 0) + (acquiring && previous ? 1 : 0),
     };
   }
@@ -76,7 +76,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       if (statusOf(err) !== 404) throw err;
     }
     if (!lease) {
-      await api.createNamespacedLease({ namespace, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: spec(undefined, true) } });
+      await api.createNamespacedLease({
+        namespace,
+        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: spec(undefined, true) },
+      });
       lastRenew = now();
       if (!current.expired) set(true);
       return;
@@ -103,7 +106,12 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       let timer: NodeJS.Timeout | undefined;
       // A late answer of an attempt that timed out is ignored: the next attempt reads the Lease again.
       const current = { expired: false };
-      const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => { current.expired = true; reject(new Error(`Lease request took longer than ${callTimeoutMs} ms`)); }, callTimeoutMs); });
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          current.expired = true;
+          reject(new Error(`Lease request took longer than ${callTimeoutMs} ms`));
+        }, callTimeoutMs);
+      });
       try {
         await Promise.race([attempt(current), timeout]);
       } finally {
@@ -117,7 +125,12 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       else if (status === 409 && leading) set(false);
     }
     if (!stopped) {
-      timer = setTimeout(() => { running = tick(); }, leading ? renewMs : retryMs);
+      timer = setTimeout(
+        () => {
+          running = tick();
+        },
+        leading ? renewMs : retryMs,
+      );
     }
   }
 
@@ -141,10 +154,17 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
         const lease = await api.readNamespacedLease({ name, namespace });
         if (lease.spec?.holderIdentity === identity) {
           // Released the way client-go does: no holder, so a candidate takes it without waiting.
-          await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(now()) } } });
+          await api.replaceNamespacedLease({
+            name,
+            namespace,
+            body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(now()) } },
+          });
         }
       } catch (err) {
-        log.warn({ lease: `${namespace}/${name}`, err: describeError(err) }, 'Could not release the Lease; another replica takes over when it expires');
+        log.warn(
+          { lease: `${namespace}/${name}`, err: describeError(err) },
+          'Could not release the Lease; another replica takes over when it expires',
+        );
       }
       set(false);
     },

@@ -7,8 +7,19 @@ import { makeInformer, type Informer, type KubernetesListObject, type Kubernetes
 import type { Logger } from 'pino';
 import { API_VERSION, GROUP, ObjectMeta, VERSION } from '../api/meta.ts';
 import {
-  ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_API_KEY, LABEL_CONNECTOR, keyText, tokenSecretName,
-  TokenSecretConflict, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader, type SourceObject, type TokenSecret,
+  ANNOTATION_ISSUED_AT,
+  ANNOTATION_ROTATION,
+  LABEL_API_KEY,
+  LABEL_CONNECTOR,
+  keyText,
+  tokenSecretName,
+  TokenSecretConflict,
+  type ClusterWriter,
+  type Kind,
+  type ObjectKey,
+  type ObjectReader,
+  type SourceObject,
+  type TokenSecret,
 } from '../controller/index.ts';
 import { collectionPath, describeError, newerVersion, PLURALS, statusOf, type CustomKind, type KubeClients } from './client.ts';
 
@@ -63,8 +74,15 @@ function metadataOf(obj: KubernetesObject): unknown {
   if (!m) return undefined;
   const time = (t: unknown): string | undefined => (t instanceof Date ? t.toISOString() : typeof t === 'string' ? t : undefined);
   const picked: Record<string, unknown> = {
-    name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, generation: m.generation,
-    creationTimestamp: time(m.creationTimestamp), deletionTimestamp: time(m.deletionTimestamp), labels: m.labels, annotations: m.annotations,
+    name: m.name,
+    namespace: m.namespace,
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+    generation: m.generation,
+    creationTimestamp: time(m.creationTimestamp),
+    deletionTimestamp: time(m.deletionTimestamp),
+    labels: m.labels,
+    annotations: m.annotations,
     ownerReferences: m.ownerReferences,
   };
   return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined && v !== null));
@@ -78,7 +96,7 @@ interface TokenRecord {
   readonly annotations: Readonly<Record<string, string>>;
 }
 
-function tokenRecord(obj: V1Secret | KubernetesObject & { data?: Record<string, string> }): TokenRecord {
+function tokenRecord(obj: V1Secret | (KubernetesObject & { data?: Record<string, string> })): TokenRecord {
   const m = obj.metadata ?? {};
   return {
     resourceVersion: m.resourceVersion,
@@ -92,14 +110,21 @@ function tokenRecord(obj: V1Secret | KubernetesObject & { data?: Record<string, 
 function hintFor(feed: Feed, err: unknown): { hint?: string } {
   const status = statusOf(err);
   if (status === 404 && feed.kind !== 'Secret') return { hint: 'the CustomResourceDefinitions are not installed: kubectl apply -f crds/' };
-  if (status === 403) return { hint: `forbidden: the operator's RBAC does not allow this (deploy/20-rbac.yaml; with --namespaces, deploy/namespaced/)` };
+  if (status === 403)
+    return { hint: `forbidden: the operator's RBAC does not allow this (deploy/20-rbac.yaml; with --namespaces, deploy/namespaced/)` };
   if (status === 401) return { hint: 'the API server refused the credentials: check the kubeconfig or the service account token' };
   return {};
 }
 
 export function createKubeSource(options: KubeSourceOptions): KubeSource {
   const { clients, log } = options;
-  const objects = new Map<Kind, Map<string, SourceObject>>([['Secret', new Map()], ['Connector', new Map()], ['Directory', new Map()], ['Rule', new Map()], ['Bundle', new Map()]]);
+  const objects = new Map<Kind, Map<string, SourceObject>>([
+    ['Secret', new Map()],
+    ['Connector', new Map()],
+    ['Directory', new Map()],
+    ['Rule', new Map()],
+    ['Bundle', new Map()],
+  ]);
   /** Token Secrets by `namespace/connector`, from the informer, and what this replica wrote since. */
   const tokens = new Map<string, TokenRecord>();
   const written = new Map<string, TokenRecord>();
@@ -125,7 +150,8 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     if (!map) return false;
     const id = slot(obj.metadata.namespace, obj.metadata.name);
     const had = map.get(id);
-    if (had && had.metadata.uid === obj.metadata.uid && !newerVersion(obj.metadata.resourceVersion, had.metadata.resourceVersion)) return false;
+    if (had && had.metadata.uid === obj.metadata.uid && !newerVersion(obj.metadata.resourceVersion, had.metadata.resourceVersion))
+      return false;
     map.set(id, obj);
     return true;
   }
@@ -170,14 +196,26 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     }
     const plural = PLURALS[feed.kind as CustomKind];
     return feed.namespace === undefined
-      ? async () => (await clients.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as KubernetesListObject<KubernetesObject>
-      : async () => (await clients.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: feed.namespace as string, plural })) as KubernetesListObject<KubernetesObject>;
+      ? async () =>
+          (await clients.custom.listClusterCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural,
+          })) as KubernetesListObject<KubernetesObject>
+      : async () =>
+          (await clients.custom.listNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace: feed.namespace as string,
+            plural,
+          })) as KubernetesListObject<KubernetesObject>;
   }
 
   const feeds: Feed[] = [];
   for (const namespace of options.namespaces ?? [undefined]) {
     const suffix = namespace === undefined ? '' : ` in ${namespace}`;
-    for (const kind of ['Rule', 'Connector', 'Bundle', 'Directory'] as const) feeds.push({ name: `${kind}${suffix}`, kind, role: 'object', namespace, labelSelector: undefined });
+    for (const kind of ['Rule', 'Connector', 'Bundle', 'Directory'] as const)
+      feeds.push({ name: `${kind}${suffix}`, kind, role: 'object', namespace, labelSelector: undefined });
     feeds.push({ name: `Secret (API keys)${suffix}`, kind: 'Secret', role: 'object', namespace, labelSelector: `${LABEL_API_KEY}=true` });
     feeds.push({ name: `Secret (tokens)${suffix}`, kind: 'Secret', role: 'token', namespace, labelSelector: LABEL_CONNECTOR });
   }
@@ -197,24 +235,37 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
   function startEntry(entry: Entry, resolveFirst: () => void): void {
     if (stopped) return;
     const errorsBefore = entry.errors;
-    entry.informer.start().then(() => {
-      // A failed list or watch is reported through the error handler, which schedules the next attempt.
-      if (entry.errors === errorsBefore) entry.failures = 0;
-      if (entry.listed) resolveFirst();
-    }, (err: unknown) => log.warn({ feed: entry.feed.name, err: describeError(err) }, 'Watch failed to start'));
+    entry.informer.start().then(
+      () => {
+        // A failed list or watch is reported through the error handler, which schedules the next attempt.
+        if (entry.errors === errorsBefore) entry.failures = 0;
+        if (entry.listed) resolveFirst();
+      },
+      (err: unknown) => log.warn({ feed: entry.feed.name, err: describeError(err) }, 'Watch failed to start'),
+    );
   }
 
   for (const feed of feeds) {
     const list = listFor(feed);
     let resolveFirst: () => void = () => undefined;
-    const firstList = new Promise<void>((resolve) => { resolveFirst = resolve; });
+    const firstList = new Promise<void>((resolve) => {
+      resolveFirst = resolve;
+    });
     const holder: { entry?: Entry } = {};
-    const informer = makeInformer(clients.config, collectionPath(feed.kind, feed.namespace), async () => {
-      const result = await list();
-      if (holder.entry) { holder.entry.listed = true; holder.entry.failures = 0; }
-      options.onList?.(feed.name);
-      return result;
-    }, feed.labelSelector);
+    const informer = makeInformer(
+      clients.config,
+      collectionPath(feed.kind, feed.namespace),
+      async () => {
+        const result = await list();
+        if (holder.entry) {
+          holder.entry.listed = true;
+          holder.entry.failures = 0;
+        }
+        options.onList?.(feed.name);
+        return result;
+      },
+      feed.labelSelector,
+    );
     const entry: Entry = { feed, informer, listed: false, failures: 0, errors: 0, firstList };
     holder.entry = entry;
     informer.on('add', (o) => onChange(feed, 'add', o));
@@ -225,9 +276,15 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       entry.errors += 1;
       entry.failures += 1;
       const delayMs = Math.min((options.restartMs ?? 1000) * 2 ** (entry.failures - 1), options.maxRestartMs ?? 30_000);
-      log.warn({ feed: feed.name, err: describeError(err), attempt: entry.failures, delayMs, ...hintFor(feed, err) }, 'Watch stopped; restarting it');
+      log.warn(
+        { feed: feed.name, err: describeError(err), attempt: entry.failures, delayMs, ...hintFor(feed, err) },
+        'Watch stopped; restarting it',
+      );
       options.onWatchRestart?.(feed.name);
-      const timer = setTimeout(() => { timers.delete(timer); startEntry(entry, resolveFirst); }, delayMs);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        startEntry(entry, resolveFirst);
+      }, delayMs);
       timers.add(timer);
     });
     entries.push(entry);
@@ -294,10 +351,15 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       if (statusOf(readErr) !== 404) throw new Error(`Failed to read Secret ${namespace}/${name}: ${describeError(readErr)}`);
     }
     if (fresh && !isOurs(fresh, connector)) {
-      throw new TokenSecretConflict(`Secret ${name} already exists and is not a token Secret of this connector (no label ${LABEL_CONNECTOR}: ${connector}); it is left alone. Delete or rename it, or rename the Connector.`);
+      throw new TokenSecretConflict(
+        `Secret ${name} already exists and is not a token Secret of this connector (no label ${LABEL_CONNECTOR}: ${connector}); it is left alone. Delete or rename it, or rename the Connector.`,
+      );
     }
     if (fresh) written.set(id, tokenRecord(fresh));
-    else { written.delete(id); tokens.delete(id); }
+    else {
+      written.delete(id);
+      tokens.delete(id);
+    }
     throw new Error(`Secret ${namespace}/${name} changed while it was written; deciding again from the current one`);
   }
 
@@ -330,7 +392,11 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
       if (!obj || key.kind === 'Secret') return;
       try {
         const res: unknown = await clients.custom.replaceNamespacedCustomObjectStatus({
-          group: GROUP, version: VERSION, namespace: key.namespace, plural: PLURALS[key.kind], name: key.name,
+          group: GROUP,
+          version: VERSION,
+          namespace: key.namespace,
+          plural: PLURALS[key.kind],
+          name: key.name,
           body: { ...obj.raw, status },
         });
         const updated = toSource(key.kind, res as KubernetesObject);
@@ -347,16 +413,36 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
   writer.recordEvent = (obj, event) => {
     const { namespace, name, uid, resourceVersion } = obj.metadata;
     const time = new Date();
-    clients.core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { name: `${name.slice(0, 253 - 17)}.${randomBytes(8).toString('hex')}`, namespace },
-        involvedObject: { apiVersion: obj.kind === 'Secret' ? 'v1' : API_VERSION, kind: obj.kind, name, namespace, ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
-        type: event.type, reason: event.reason, message: event.message.slice(0, 1024),
-        firstTimestamp: time, lastTimestamp: time, count: 1,
-        source: { component: MANAGED_BY }, reportingComponent: MANAGED_BY, reportingInstance: options.identity ?? '',
-      },
-    }).catch((err: unknown) => log.warn({ err: describeError(err), kind: obj.kind, name: `${namespace}/${name}`, reason: event.reason }, 'Could not record an Event'));
+    clients.core
+      .createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { name: `${name.slice(0, 253 - 17)}.${randomBytes(8).toString('hex')}`, namespace },
+          involvedObject: {
+            apiVersion: obj.kind === 'Secret' ? 'v1' : API_VERSION,
+            kind: obj.kind,
+            name,
+            namespace,
+            ...(uid ? { uid } : {}),
+            ...(resourceVersion ? { resourceVersion } : {}),
+          },
+          type: event.type,
+          reason: event.reason,
+          message: event.message.slice(0, 1024),
+          firstTimestamp: time,
+          lastTimestamp: time,
+          count: 1,
+          source: { component: MANAGED_BY },
+          reportingComponent: MANAGED_BY,
+          reportingInstance: options.identity ?? '',
+        },
+      })
+      .catch((err: unknown) =>
+        log.warn(
+          { err: describeError(err), kind: obj.kind, name: `${namespace}/${name}`, reason: event.reason },
+          'Could not record an Event',
+        ),
+      );
   };
 
   return {
@@ -370,7 +456,8 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
     },
     keys() {
       const out: ObjectKey[] = [];
-      for (const [kind, map] of objects) for (const o of map.values()) out.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name });
+      for (const [kind, map] of objects)
+        for (const o of map.values()) out.push({ kind, namespace: o.metadata.namespace, name: o.metadata.name });
       return out;
     },
     async start() {
@@ -390,13 +477,18 @@ export function createKubeSource(options: KubeSourceOptions): KubeSource {
           try {
             const fresh = await clients.core.readNamespacedSecret({ name, namespace });
             if (!isOurs(fresh, connector) || fresh.data?.[CA_KEY] === encoded) break;
-            const res = await clients.core.replaceNamespacedSecret({ name, namespace, body: { ...fresh, data: { ...(fresh.data ?? {}), [CA_KEY]: encoded } } });
+            const res = await clients.core.replaceNamespacedSecret({
+              name,
+              namespace,
+              body: { ...fresh, data: { ...(fresh.data ?? {}), [CA_KEY]: encoded } },
+            });
             written.set(id, tokenRecord(res));
             log.info({ secret: `${namespace}/${name}` }, 'Wrote the current CA into a token Secret');
             break;
           } catch (err) {
             if (statusOf(err) === 404) break;
-            if (statusOf(err) !== 409 || attempt === 3) throw new Error(`Failed to write the CA into Secret ${namespace}/${name}: ${describeError(err)}`);
+            if (statusOf(err) !== 409 || attempt === 3)
+              throw new Error(`Failed to write the CA into Secret ${namespace}/${name}: ${describeError(err)}`);
           }
         }
       }

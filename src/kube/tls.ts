@@ -54,9 +54,24 @@ function decode(secret: V1Secret): TlsMaterial | string {
 /** A self-signed certificate made by the operator is replaced this long before it expires. */
 const RENEW_BEFORE_MS = 30 * 86_400_000;
 
-async function generated(o: TlsSecretOptions, namespace: string): Promise<{ material: TlsMaterial; data: Record<string, string>; dnsNames: string[] }> {
-  const dnsNames = [o.serviceName, `${o.serviceName}.${namespace}`, `${o.serviceName}.${namespace}.svc`, `${o.serviceName}.${namespace}.svc.cluster.local`, 'localhost'];
-  const pems = await selfSignedCertificate({ commonName: `${o.serviceName}.${namespace}.svc`, organization: 'acl-operator', dnsNames, ips: ['127.0.0.1'], now: new Date() });
+async function generated(
+  o: TlsSecretOptions,
+  namespace: string,
+): Promise<{ material: TlsMaterial; data: Record<string, string>; dnsNames: string[] }> {
+  const dnsNames = [
+    o.serviceName,
+    `${o.serviceName}.${namespace}`,
+    `${o.serviceName}.${namespace}.svc`,
+    `${o.serviceName}.${namespace}.svc.cluster.local`,
+    'localhost',
+  ];
+  const pems = await selfSignedCertificate({
+    commonName: `${o.serviceName}.${namespace}.svc`,
+    organization: 'acl-operator',
+    dnsNames,
+    ips: ['127.0.0.1'],
+    now: new Date(),
+  });
   const b64 = (t: string): string => Buffer.from(t, 'utf8').toString('base64');
   return {
     material: { cert: pems.cert, key: pems.private, ca: pems.cert },
@@ -83,7 +98,10 @@ async function readOrCreate(o: TlsSecretOptions): Promise<TlsMaterial> {
       const next = await generated(o, namespace);
       try {
         await core.replaceNamespacedSecret({ name, namespace, body: { ...existing, data: next.data } });
-        log.info({ secret: `${namespace}/${name}`, expired: new X509Certificate(found.cert).validTo }, 'Renewed the self-signed TLS certificate of the API listener');
+        log.info(
+          { secret: `${namespace}/${name}`, expired: new X509Certificate(found.cert).validTo },
+          'Renewed the self-signed TLS certificate of the API listener',
+        );
         return next.material;
       } catch (err) {
         // 409: another replica renewed it first; read theirs.
@@ -95,7 +113,13 @@ async function readOrCreate(o: TlsSecretOptions): Promise<TlsMaterial> {
     try {
       await core.createNamespacedSecret({
         namespace,
-        body: { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name, namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } }, data: next.data },
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'kubernetes.io/tls',
+          metadata: { name, namespace, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+          data: next.data,
+        },
       });
       log.info({ secret: `${namespace}/${name}`, dnsNames: next.dnsNames }, 'Created a self-signed TLS certificate for the API listener');
       return next.material;
@@ -120,15 +144,17 @@ export async function openTlsSecret(o: TlsSecretOptions): Promise<TlsSecret> {
   await writeAtomically(files.key, current.key, 0o600);
   await writeAtomically(files.cert, current.cert, 0o644);
   const timer = setInterval(() => {
-    readOrCreate(o).then(async (next) => {
-      if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return;
-      const caChanged = next.ca !== current.ca;
-      current = next;
-      await writeAtomically(files.key, next.key, 0o600);
-      await writeAtomically(files.cert, next.cert, 0o644);
-      o.log.info({ secret: `${o.namespace}/${o.name}` }, 'The TLS Secret changed');
-      if (caChanged) o.onCaChange?.(next.ca);
-    }).catch((err: unknown) => o.log.error({ err }, 'Failed to re-read the TLS Secret; keeping the current certificate'));
+    readOrCreate(o)
+      .then(async (next) => {
+        if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return;
+        const caChanged = next.ca !== current.ca;
+        current = next;
+        await writeAtomically(files.key, next.key, 0o600);
+        await writeAtomically(files.cert, next.cert, 0o644);
+        o.log.info({ secret: `${o.namespace}/${o.name}` }, 'The TLS Secret changed');
+        if (caChanged) o.onCaChange?.(next.ca);
+      })
+      .catch((err: unknown) => o.log.error({ err }, 'Failed to re-read the TLS Secret; keeping the current certificate'));
   }, o.refreshMs ?? 60_000);
   timer.unref();
   return { files, ca: () => current.ca, stop: () => clearInterval(timer) };

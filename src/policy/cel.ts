@@ -30,8 +30,15 @@ const COMPARE: Record<string, CompareOp> = { '_==_': '==', '_!=_': '!=', '_<_': 
 const STRING_FNS: ReadonlySet<string> = new Set<StringFn>(['startsWith', 'endsWith', 'contains']);
 const TIME_PARTS: Record<string, TimePart> = { getHours: 'hours', getMinutes: 'minutes', getDayOfWeek: 'dayOfWeek' };
 const OPERATOR_NAMES: Record<string, string> = {
-  '_+_': 'addition "+"', '_-_': 'subtraction "-"', '_*_': 'multiplication "*"', '_/_': 'division "/"', '_%_': 'modulo "%"',
-  '-_': 'negation of a non-literal "-"', '_?_:_': 'the conditional operator "? :"', '_[?_]': 'optional indexing', '_?._': 'optional selection',
+  '_+_': 'addition "+"',
+  '_-_': 'subtraction "-"',
+  '_*_': 'multiplication "*"',
+  '_/_': 'division "/"',
+  '_%_': 'modulo "%"',
+  '-_': 'negation of a non-literal "-"',
+  '_?_:_': 'the conditional operator "? :"',
+  '_[?_]': 'optional indexing',
+  '_?._': 'optional selection',
 };
 /** Integers beyond 2^53 cannot be compared exactly with JSON numbers, so they are rejected. */
 const MAX_EXACT = 2n ** 53n;
@@ -46,26 +53,35 @@ export function compileCondition(text: string): CompileResult {
   }
   const positions = parsed.sourceInfo?.positions ?? {};
   const offsetOf = (e: Expr): number => positions[String(e.id)] ?? 0;
-  const reject = (e: Expr, message: string): never => { throw new Reject(offsetOf(e), message); };
+  const reject = (e: Expr, message: string): never => {
+    throw new Reject(offsetOf(e), message);
+  };
 
   const literalOf = (e: Expr): Literal | undefined => {
     const k = e.exprKind;
     if (k.case === 'constExpr') {
       const c = k.value.constantKind;
       switch (c.case) {
-        case 'stringValue': return c.value.isWellFormed() ? c.value : c.value.toWellFormed();
-        case 'boolValue': return c.value;
-        case 'nullValue': return null;
+        case 'stringValue':
+          return c.value.isWellFormed() ? c.value : c.value.toWellFormed();
+        case 'boolValue':
+          return c.value;
+        case 'nullValue':
+          return null;
         case 'doubleValue':
           if (!Number.isFinite(c.value)) return reject(e, 'numbers must be finite');
           return c.value;
-        case 'int64Value': case 'uint64Value': {
+        case 'int64Value':
+        case 'uint64Value': {
           const big = BigInt(c.value);
-          if (big > MAX_EXACT || big < -MAX_EXACT) return reject(e, `integer ${big} is too large: conditions compare numbers as JSON does, exactly only up to 2^53`);
+          if (big > MAX_EXACT || big < -MAX_EXACT)
+            return reject(e, `integer ${big} is too large: conditions compare numbers as JSON does, exactly only up to 2^53`);
           return Number(big);
         }
-        case 'bytesValue': return reject(e, 'bytes literals are not supported');
-        default: return reject(e, `literal of kind ${String(c.case)} is not supported`);
+        case 'bytesValue':
+          return reject(e, 'bytes literals are not supported');
+        default:
+          return reject(e, `literal of kind ${String(c.case)} is not supported`);
       }
     }
     if (k.case === 'listExpr') {
@@ -89,15 +105,18 @@ export function compileCondition(text: string): CompileResult {
         return reject(e, `unknown name "${name}": conditions read principal.*, resource.*, context.*, action and actionProperties.*`);
       }
       case 'selectExpr': {
-        if (k.value.testOnly) return reject(e, 'has() is not supported; use "key" in principal (or resource, context, any map) to test presence');
+        if (k.value.testOnly)
+          return reject(e, 'has() is not supported; use "key" in principal (or resource, context, any map) to test presence');
         const operand = k.value.operand;
         if (!operand) return reject(e, 'selection without an operand');
         const base = value(operand);
         if (base.kind !== 'path') return reject(e, `field selection ".${k.value.field}" applies only to attributes`);
         return { kind: 'path', root: base.root, keys: [...base.keys, k.value.field] };
       }
-      case 'structExpr': return reject(e, 'map literals are not supported');
-      case 'comprehensionExpr': return reject(e, 'macros (all, exists, exists_one, map, filter) are not supported');
+      case 'structExpr':
+        return reject(e, 'map literals are not supported');
+      case 'comprehensionExpr':
+        return reject(e, 'macros (all, exists, exists_one, map, filter) are not supported');
       case 'callExpr': {
         const { function: fn, args, target } = k.value;
         if (fn === '_[_]') {
@@ -107,7 +126,13 @@ export function compileCondition(text: string): CompileResult {
           if (base.kind !== 'path') return reject(e, 'indexing applies only to attributes');
           const key = literalOf(index);
           if (typeof key === 'string') return { kind: 'path', root: base.root, keys: [...base.keys, key] };
-          if (typeof key === 'number' && Number.isInteger(key) && key >= 0 && index.exprKind.case === 'constExpr' && index.exprKind.value.constantKind.case !== 'doubleValue') {
+          if (
+            typeof key === 'number' &&
+            Number.isInteger(key) &&
+            key >= 0 &&
+            index.exprKind.case === 'constExpr' &&
+            index.exprKind.value.constantKind.case !== 'doubleValue'
+          ) {
             return { kind: 'path', root: base.root, keys: [...base.keys, key] };
           }
           return reject(index, 'an index must be a string literal (map key) or a non-negative integer literal (list position)');
@@ -170,7 +195,12 @@ export function compileCondition(text: string): CompileResult {
         if (!parsedCidr) return reject(target, `"${block}" is not a CIDR block such as "10.0.0.0/8" or "2001:db8::/32"`);
         let address = args[0] as Expr;
         // ip(x) is accepted as in Kubernetes CEL; it means the same as x here.
-        if (address.exprKind.case === 'callExpr' && address.exprKind.value.function === 'ip' && !address.exprKind.value.target && address.exprKind.value.args.length === 1) {
+        if (
+          address.exprKind.case === 'callExpr' &&
+          address.exprKind.value.function === 'ip' &&
+          !address.exprKind.value.target &&
+          address.exprKind.value.args.length === 1
+        ) {
           address = address.exprKind.value.args[0] as Expr;
         }
         return { kind: 'cidr', cidr: parsedCidr, address: value(address) };
@@ -178,7 +208,10 @@ export function compileCondition(text: string): CompileResult {
     }
     const v = value(e);
     if (v.kind === 'path') return { kind: 'bool', value: v };
-    return reject(e, `${v.kind === 'size' ? 'size(...)' : 'a timestamp part'} is a number, not a condition; compare it, for example size(x) > 0`);
+    return reject(
+      e,
+      `${v.kind === 'size' ? 'size(...)' : 'a timestamp part'} is a number, not a condition; compare it, for example size(x) > 0`,
+    );
   };
 
   try {
@@ -207,7 +240,10 @@ function positioned(text: string, offset: number, message: string): ConditionErr
   let line = 1;
   let column = 1;
   for (let i = 0; i < Math.min(offset, points.length); i++) {
-    if (points[i] === '\n') { line++; column = 1; } else column++;
+    if (points[i] === '\n') {
+      line++;
+      column = 1;
+    } else column++;
   }
   return { kind: 'unsupported', line, column, message: `${message} (at line ${line}, column ${column})` };
 }

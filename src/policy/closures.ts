@@ -7,8 +7,17 @@
 import type { Cidr, Cond, Json, Value } from './model.ts';
 import { walkCondition } from './model.ts';
 import {
-  ERR, type JsonMap, type Result,
-  celCompare, celEquals, celIn, celSize, cidrContains, isMap, parseIp, parseTimestamp,
+  ERR,
+  type JsonMap,
+  type Result,
+  celCompare,
+  celEquals,
+  celIn,
+  celSize,
+  cidrContains,
+  isMap,
+  parseIp,
+  parseTimestamp,
 } from './values.ts';
 
 /** The decision input as OPA sees it (DESIGN.md section 2), already normalized (normalizeInput). */
@@ -47,7 +56,9 @@ function truth(b: boolean): Truth {
 }
 
 /** Numbers the constants of one tree during compilation, in the order constantsOf lists them. */
-interface Slots { next: number }
+interface Slots {
+  next: number;
+}
 
 // compileValue and compileCond number constants in walkCondition's order (model.ts): left to right,
 // a CIDR block before its address, a value before the values nested in it.
@@ -63,13 +74,19 @@ function compileValue(v: Value, slots: Slots): ValueFn {
       if (keys.length === 0) return (input) => input[root];
       return (input) => {
         let cur: Result = input[root];
-        for (const key of keys) { cur = lookup(cur, key); if (cur === ERR) return ERR; }
+        for (const key of keys) {
+          cur = lookup(cur, key);
+          if (cur === ERR) return ERR;
+        }
         return cur;
       };
     }
     case 'size': {
       const arg = compileValue(v.arg, slots);
-      return (input, k) => { const a = arg(input, k); return a === ERR ? ERR : celSize(a); };
+      return (input, k) => {
+        const a = arg(input, k);
+        return a === ERR ? ERR : celSize(a);
+      };
     }
     case 'time': {
       const arg = compileValue(v.arg, slots);
@@ -94,7 +111,13 @@ const KEY = 1;
 const READER = 2;
 type OperandKind = typeof CONSTANT | typeof KEY | typeof READER;
 type MapRoot = 'principal' | 'resource' | 'context' | 'actionProperties';
-interface Operand { kind: OperandKind; slot: number; root: MapRoot; key: string; reader: ValueFn }
+interface Operand {
+  kind: OperandKind;
+  slot: number;
+  root: MapRoot;
+  key: string;
+  reader: ValueFn;
+}
 
 const NO_READER: ValueFn = () => ERR;
 
@@ -131,7 +154,10 @@ const EQ = (a: Json, b: Json): Truth => (celEquals(a, b) ? TRUE : FALSE);
 const NE = (a: Json, b: Json): Truth => (celEquals(a, b) ? FALSE : TRUE);
 /** An ordering test on celCompare's sign; an error where ordering is undefined. */
 function order(holds: (sign: number) => boolean): (a: Json, b: Json) => Truth {
-  return (a, b) => { const n = celCompare(a, b); return n === ERR ? ERROR : truth(holds(n)); };
+  return (a, b) => {
+    const n = celCompare(a, b);
+    return n === ERR ? ERROR : truth(holds(n));
+  };
 }
 const ORDER: Record<'<' | '<=' | '>' | '>=', (a: Json, b: Json) => Truth> = {
   '<': order((n) => n < 0),
@@ -139,7 +165,10 @@ const ORDER: Record<'<' | '<=' | '>' | '>=', (a: Json, b: Json) => Truth> = {
   '>': order((n) => n > 0),
   '>=': order((n) => n >= 0),
 };
-const IN = (x: Json, c: Json): Truth => { const r = celIn(x, c); return r === ERR ? ERROR : truth(r); };
+const IN = (x: Json, c: Json): Truth => {
+  const r = celIn(x, c);
+  return r === ERR ? ERROR : truth(r);
+};
 /** String functions: both sides must be strings; CEL evaluates both before checking either. */
 function onStrings(holds: (s: string, p: string) => boolean): (s: Json, p: Json) => Truth {
   return (s, p) => (typeof s === 'string' && typeof p === 'string' ? truth(holds(s, p)) : ERROR);
@@ -181,11 +210,17 @@ function compileCond(c: Cond, slots: Slots): CondFn {
     }
     case 'not': {
       const o = compileCond(c.operand, slots);
-      return (input, k) => { const a = o(input, k); return a === ERROR ? ERROR : a === TRUE ? FALSE : TRUE; };
+      return (input, k) => {
+        const a = o(input, k);
+        return a === ERROR ? ERROR : a === TRUE ? FALSE : TRUE;
+      };
     }
     case 'bool': {
       const { kind, slot, root, key, reader } = operand(c.value, slots);
-      return (input, k) => { const a = read(input, k, kind, slot, root, key, reader); return a === true ? TRUE : a === false ? FALSE : ERROR; };
+      return (input, k) => {
+        const a = read(input, k, kind, slot, root, key, reader);
+        return a === true ? TRUE : a === false ? FALSE : ERROR;
+      };
     }
     case 'compare':
       return binary(c.left, c.right, slots, c.op === '==' ? EQ : c.op === '!=' ? NE : ORDER[c.op]);
@@ -213,7 +248,13 @@ function compileCond(c: Cond, slots: Slots): CondFn {
 /** The constants of a condition, in the walk order the compiled shape expects (walkCondition). */
 export function constantsOf(c: Cond): (Json | Cidr)[] {
   const out: (Json | Cidr)[] = [];
-  walkCondition(c, (v) => { if (v.kind === 'literal') out.push(v.value as Json); }, (block) => out.push(block));
+  walkCondition(
+    c,
+    (v) => {
+      if (v.kind === 'literal') out.push(v.value as Json);
+    },
+    (block) => out.push(block),
+  );
   return out;
 }
 

@@ -94,7 +94,11 @@ export function* buildDirectorySteps(entities: Iterable<DirectoryEntity>): Gener
     const type = wellFormed(e.type);
     const id = wellFormed(e.id);
     let buckets = maps.get(type);
-    if (!buckets) { buckets = Array.from({ length: BUCKETS }, () => new Map<string, JsonMap>()); maps.set(type, buckets); idsOf.set(type, []); }
+    if (!buckets) {
+      buckets = Array.from({ length: BUCKETS }, () => new Map<string, JsonMap>());
+      maps.set(type, buckets);
+      idsOf.set(type, []);
+    }
     const bucket = buckets[bucketOf(id)] as Map<string, JsonMap>;
     if (bucket.has(id)) continue;
     bucket.set(id, normalizeInput(e.properties) as JsonMap);
@@ -130,18 +134,35 @@ export function updateDirectory(previous: EntityDirectory, changes: readonly Ent
     let t = copied.get(c.type);
     if (!t) {
       const before = byType.get(c.type);
-      t = { buckets: before ? [...before.buckets] as Map<string, JsonMap>[] : Array.from({ length: BUCKETS }, () => new Map<string, JsonMap>()), fresh: new Set(), added: [], removed: new Set() };
+      t = {
+        buckets: before
+          ? ([...before.buckets] as Map<string, JsonMap>[])
+          : Array.from({ length: BUCKETS }, () => new Map<string, JsonMap>()),
+        fresh: new Set(),
+        added: [],
+        removed: new Set(),
+      };
       copied.set(c.type, t);
     }
     const b = bucketOf(c.id);
-    if (!t.fresh.has(b)) { t.buckets[b] = new Map(t.buckets[b]); t.fresh.add(b); }
+    if (!t.fresh.has(b)) {
+      t.buckets[b] = new Map(t.buckets[b]);
+      t.fresh.add(b);
+    }
     const bucket = t.buckets[b] as Map<string, JsonMap>;
     const had = bucket.has(c.id);
     if (c.properties === undefined) {
-      if (had) { bucket.delete(c.id); t.removed.add(c.id); size--; }
+      if (had) {
+        bucket.delete(c.id);
+        t.removed.add(c.id);
+        size--;
+      }
     } else {
       bucket.set(c.id, normalizeInput(c.properties) as JsonMap);
-      if (!had) { t.added.push(c.id); size++; }
+      if (!had) {
+        t.added.push(c.id);
+        size++;
+      }
     }
   }
   for (const [type, t] of copied) {
@@ -160,7 +181,8 @@ export function updateDirectory(previous: EntityDirectory, changes: readonly Ent
       while (j < added.length) next.push(added[j++] as string);
       ids = next;
     }
-    if (ids.length === 0) byType.delete(type); else byType.set(type, { buckets: t.buckets, ids });
+    if (ids.length === 0) byType.delete(type);
+    else byType.set(type, { buckets: t.buckets, ids });
   }
   return makeDirectory({ byType, size });
 }
@@ -232,9 +254,13 @@ export function neededProperties(rules: readonly RuleModel[]): Map<string, Set<s
   const add = (type: string, key: string | number | undefined): void => {
     const have = needed.get(type);
     if (have === 'all') return;
-    if (key === undefined) { needed.set(type, 'all'); return; }
+    if (key === undefined) {
+      needed.set(type, 'all');
+      return;
+    }
     if (typeof key !== 'string' || key === 'type' || key === 'id') return;
-    if (have) have.add(key); else needed.set(type, new Set([key]));
+    if (have) have.add(key);
+    else needed.set(type, new Set([key]));
   };
   for (const rule of rules) {
     for (const p of pathsOf(rule.condition)) {

@@ -3,7 +3,6 @@ import type { DecisionInput } from './index.ts';
 import { buildIndex, compileRule, decide, matchingRules, toDecisionInput, updateIndex } from './index.ts';
 import { ruleModelFor } from '../../test/support/rules.ts';
 
-
 function input(doc: object): DecisionInput {
   const d = toDecisionInput(doc);
   if (typeof d === 'string') throw new Error(d);
@@ -11,7 +10,11 @@ function input(doc: object): DecisionInput {
 }
 
 const rules = [
-  ruleModelFor('team-documents', { actions: ['read', 'write'], condition: 'principal.team == resource.team', description: 'Members of a team may read and edit their team documents.' }),
+  ruleModelFor('team-documents', {
+    actions: ['read', 'write'],
+    condition: 'principal.team == resource.team',
+    description: 'Members of a team may read and edit their team documents.',
+  }),
   ruleModelFor('admins', { actions: ['read', 'write', 'delete'], condition: '"admin" in principal.roles' }),
   ruleModelFor('services-read', { subjectType: 'service_account' }),
 ].map(compileRule);
@@ -19,18 +22,40 @@ const index = buildIndex('acme', rules);
 
 describe('decide', () => {
   it('allows through the first matching rule by name and names it as the policy', () => {
-    const d = decide(index, input({ principal: { type: 'user', id: 'alice', team: 'blue', roles: ['admin'] }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } }));
-    expect({ ...d, rule: d.rule?.id }).toEqual({ allow: true, policyId: 'acme/admins', reasons: ['Rule acme/admins allowed the request'], rule: 'acme/admins' });
+    const d = decide(
+      index,
+      input({
+        principal: { type: 'user', id: 'alice', team: 'blue', roles: ['admin'] },
+        action: 'read',
+        resource: { type: 'document', id: 'd1', team: 'blue' },
+      }),
+    );
+    expect({ ...d, rule: d.rule?.id }).toEqual({
+      allow: true,
+      policyId: 'acme/admins',
+      reasons: ['Rule acme/admins allowed the request'],
+      rule: 'acme/admins',
+    });
   });
 
   it('carries the rule description in the reason', () => {
-    const d = decide(index, input({ principal: { type: 'user', id: 'bob', team: 'blue' }, action: 'write', resource: { type: 'document', id: 'd1', team: 'blue' } }));
+    const d = decide(
+      index,
+      input({
+        principal: { type: 'user', id: 'bob', team: 'blue' },
+        action: 'write',
+        resource: { type: 'document', id: 'd1', team: 'blue' },
+      }),
+    );
     expect(d.policyId).toBe('acme/team-documents');
     expect(d.reasons).toEqual(['Rule acme/team-documents allowed the request: Members of a team may read and edit their team documents.']);
   });
 
   it('denies with the tenant as policy set and says why each candidate did not match', () => {
-    const d = decide(index, input({ principal: { type: 'user', id: 'bob', roles: [] }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } }));
+    const d = decide(
+      index,
+      input({ principal: { type: 'user', id: 'bob', roles: [] }, action: 'read', resource: { type: 'document', id: 'd1', team: 'blue' } }),
+    );
     expect(d.allow).toBe(false);
     expect(d.policyId).toBe('acme');
     expect(d.reasons).toEqual([
@@ -45,13 +70,22 @@ describe('decide', () => {
   });
 
   it('matches types and actions exactly', () => {
-    for (const [type, action] of [['User', 'read'], ['user', 'Read'], ['user', 'read ']]) {
-      expect(decide(index, input({ principal: { type, id: 'a', roles: ['admin'] }, action, resource: { type: 'document', id: 'd' } })).allow).toBe(false);
+    for (const [type, action] of [
+      ['User', 'read'],
+      ['user', 'Read'],
+      ['user', 'read '],
+    ]) {
+      expect(
+        decide(index, input({ principal: { type, id: 'a', roles: ['admin'] }, action, resource: { type: 'document', id: 'd' } })).allow,
+      ).toBe(false);
     }
   });
 
   it('allows a rule without a condition on types and action alone', () => {
-    expect(decide(index, input({ principal: { type: 'service_account', id: 's' }, action: 'read', resource: { type: 'document', id: 'd' } })).allow).toBe(true);
+    expect(
+      decide(index, input({ principal: { type: 'service_account', id: 's' }, action: 'read', resource: { type: 'document', id: 'd' } }))
+        .allow,
+    ).toBe(true);
   });
 });
 
@@ -73,12 +107,21 @@ describe('index', () => {
     const [rc] = i.candidates('user', 'delete', 'document');
     expect(ra?.constants).toBe(rb?.constants);
     expect(rc?.constants).not.toBe(ra?.constants);
-    const doc = (action: string, team: string) => input({ principal: { type: 'user', id: 'u', team }, action, resource: { type: 'document', id: 'd' } });
-    expect([decide(i, doc('write', 'x')).policyId, decide(i, doc('delete', 'y')).policyId, decide(i, doc('delete', 'x')).allow]).toEqual(['acme/b', 'acme/c', false]);
+    const doc = (action: string, team: string) =>
+      input({ principal: { type: 'user', id: 'u', team }, action, resource: { type: 'document', id: 'd' } });
+    expect([decide(i, doc('write', 'x')).policyId, decide(i, doc('delete', 'y')).policyId, decide(i, doc('delete', 'x')).allow]).toEqual([
+      'acme/b',
+      'acme/c',
+      false,
+    ]);
   });
 
   it('reports every matching rule', () => {
-    const i = input({ principal: { type: 'user', id: 'a', team: 't', roles: { admin: true } }, action: 'write', resource: { type: 'document', id: 'd', team: 't' } });
+    const i = input({
+      principal: { type: 'user', id: 'a', team: 't', roles: { admin: true } },
+      action: 'write',
+      resource: { type: 'document', id: 'd', team: 't' },
+    });
     expect(matchingRules(index, i)).toEqual(['admins', 'team-documents']);
   });
 });
@@ -105,14 +148,28 @@ describe('toDecisionInput', () => {
   it('refuses documents nested deeper than 256 levels, and non-JSON values', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 300; i++) deep = [deep];
-    expect(toDecisionInput({ principal: { deep }, action: 'read', resource: {} })).toBe('input is not a JSON document: nesting deeper than 256 levels');
-    expect(toDecisionInput({ principal: { n: Number.NaN }, action: 'read', resource: {} })).toBe('input is not a JSON document: numbers must be finite');
-    expect(toDecisionInput({ principal: { f: () => 1 }, action: 'read', resource: {} })).toBe('input is not a JSON document: not a JSON value: function');
+    expect(toDecisionInput({ principal: { deep }, action: 'read', resource: {} })).toBe(
+      'input is not a JSON document: nesting deeper than 256 levels',
+    );
+    expect(toDecisionInput({ principal: { n: Number.NaN }, action: 'read', resource: {} })).toBe(
+      'input is not a JSON document: numbers must be finite',
+    );
+    expect(toDecisionInput({ principal: { f: () => 1 }, action: 'read', resource: {} })).toBe(
+      'input is not a JSON document: not a JSON value: function',
+    );
   });
 
   it('fills in an empty context and empty action properties', () => {
-    expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({ principal: {}, action: 'read', resource: {}, context: {}, actionProperties: {} });
-    expect(toDecisionInput({ principal: {}, action: 'read', resource: {}, actionProperties: [] })).toBe('actionProperties must be an object');
+    expect(toDecisionInput({ principal: {}, action: 'read', resource: {} })).toEqual({
+      principal: {},
+      action: 'read',
+      resource: {},
+      context: {},
+      actionProperties: {},
+    });
+    expect(toDecisionInput({ principal: {}, action: 'read', resource: {}, actionProperties: [] })).toBe(
+      'actionProperties must be an object',
+    );
   });
 });
 
@@ -121,30 +178,46 @@ describe('updateIndex', () => {
   const ACTIONS = ['read', 'write', 'delete', 'list'];
   const RESOURCES = ['document', 'folder', 'report'];
   let seed = 7;
-  const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
-  const make = (name: string, variant: number) => compileRule(ruleModelFor(name, {
-    subjectType: SUBJECTS[rand(3)] as string, resourceType: RESOURCES[rand(3)] as string,
-    actions: [...new Set([ACTIONS[rand(4)] as string, ACTIONS[rand(4)] as string])],
-    condition: variant % 3 === 0 ? 'principal.team == resource.team' : `principal.level >= ${variant % 5}`,
-  }));
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const make = (name: string, variant: number) =>
+    compileRule(
+      ruleModelFor(name, {
+        subjectType: SUBJECTS[rand(3)] as string,
+        resourceType: RESOURCES[rand(3)] as string,
+        actions: [...new Set([ACTIONS[rand(4)] as string, ACTIONS[rand(4)] as string])],
+        condition: variant % 3 === 0 ? 'principal.team == resource.team' : `principal.level >= ${variant % 5}`,
+      }),
+    );
   const view = (i: ReturnType<typeof buildIndex>): unknown => ({
     size: i.size,
     rules: i.rules.map((r) => r.model.name),
-    slots: SUBJECTS.flatMap((s) => ACTIONS.flatMap((a) => RESOURCES.map((r) => i.candidates(s, a, r).map((c) => `${c.model.name}:${JSON.stringify(c.constants)}`)))),
+    slots: SUBJECTS.flatMap((s) =>
+      ACTIONS.flatMap((a) => RESOURCES.map((r) => i.candidates(s, a, r).map((c) => `${c.model.name}:${JSON.stringify(c.constants)}`))),
+    ),
   });
 
   it('gives the index a whole build gives, for rules replaced, added and removed', () => {
-    let rules = new Map(Array.from({ length: 60 }, (_, i) => [`r${String(i).padStart(2, '0')}`, make(`r${String(i).padStart(2, '0')}`, i)]));
+    let rules = new Map(
+      Array.from({ length: 60 }, (_, i) => [`r${String(i).padStart(2, '0')}`, make(`r${String(i).padStart(2, '0')}`, i)]),
+    );
     let index = buildIndex('acme', [...rules.values()]);
     for (let round = 0; round < 40; round++) {
       const changed = new Set<string>();
       for (let k = 0; k < 1 + rand(4); k++) {
         const name = `r${String(rand(70)).padStart(2, '0')}`;
         changed.add(name);
-        if (rand(4) === 0) rules.delete(name); else rules.set(name, make(name, round + k));
+        if (rand(4) === 0) rules.delete(name);
+        else rules.set(name, make(name, round + k));
       }
       rules = new Map([...rules].sort(([a], [b]) => (a < b ? -1 : 1)));
-      const next = updateIndex(index, changed, [...changed].map((n) => rules.get(n)).filter((r) => r !== undefined));
+      const next = updateIndex(
+        index,
+        changed,
+        [...changed].map((n) => rules.get(n)).filter((r) => r !== undefined),
+      );
       expect(next).toBeDefined();
       expect(view(next as typeof index)).toEqual(view(buildIndex('acme', [...rules.values()])));
       index = next as typeof index;

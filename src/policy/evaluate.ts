@@ -3,8 +3,15 @@
 // only the rules that can match.
 import { runSteps } from './steps.ts';
 import {
-  compileReader, compileShape, constantsOf, ERROR, FALSE, TRUE,
-  type CondFn, type Constants, type DecisionInput,
+  compileReader,
+  compileShape,
+  constantsOf,
+  ERROR,
+  FALSE,
+  TRUE,
+  type CondFn,
+  type Constants,
+  type DecisionInput,
 } from './closures.ts';
 import { EMPTY_DIRECTORY, withDirectory, type EntityDirectory } from './directory.ts';
 import type { Json, RuleModel } from './model.ts';
@@ -88,9 +95,15 @@ const SHARED_COPY = new WeakMap<CompiledRule, CompiledRule>();
 function shareConstants(rule: CompiledRule, sets: Map<string, Constants>): CompiledRule {
   if (rule.constants.length === 0) return rule;
   let key = CONSTANTS_KEY.get(rule.constants);
-  if (key === undefined) { key = JSON.stringify(rule.constants); CONSTANTS_KEY.set(rule.constants, key); }
+  if (key === undefined) {
+    key = JSON.stringify(rule.constants);
+    CONSTANTS_KEY.set(rule.constants, key);
+  }
   const known = sets.get(key);
-  if (known === undefined) { sets.set(key, rule.constants); return rule; }
+  if (known === undefined) {
+    sets.set(key, rule.constants);
+    return rule;
+  }
   if (known === rule.constants) return rule;
   const copy = SHARED_COPY.get(rule);
   if (copy?.constants === known) return copy;
@@ -113,7 +126,10 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
   const resources = new Map<string, number>();
   const number = (m: Map<string, number>, k: string): number => {
     let n = m.get(k);
-    if (n === undefined) { n = m.size; m.set(k, n); }
+    if (n === undefined) {
+      n = m.size;
+      m.set(k, n);
+    }
     return n;
   };
   for (const r of sorted) {
@@ -141,7 +157,8 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
     for (const action of rule.model.actions) {
       const key = (s * na + (actions.get(action) as number)) * nr + r;
       const list = table.get(key);
-      if (list) list.push(rule); else table.set(key, [rule]);
+      if (list) list.push(rule);
+      else table.set(key, [rule]);
     }
   }
   const slots = new Map<number, Slot>();
@@ -152,7 +169,17 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
     for (const [key, found] of slots) direct[key] = found;
   }
   // With the array, the map is not read again (updates copy the array), so it is not kept.
-  return makeIndex(tenant, { subjects, actions, resources, na, nr, slots: direct ? EMPTY_SLOTS : slots, direct, constantSets, rules: shared });
+  return makeIndex(tenant, {
+    subjects,
+    actions,
+    resources,
+    na,
+    nr,
+    slots: direct ? EMPTY_SLOTS : slots,
+    direct,
+    constantSets,
+    rules: shared,
+  });
 }
 
 /** What an index is made of, kept so that a few changed rules update it instead of rebuilding it. */
@@ -201,7 +228,8 @@ export function rulePosition(rules: readonly CompiledRule[], name: string): numb
   let hi = rules.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((rules[mid] as CompiledRule).model.name < name) lo = mid + 1; else hi = mid;
+    if ((rules[mid] as CompiledRule).model.name < name) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }
@@ -217,7 +245,8 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
   if (!parts) return undefined;
   const { subjects, actions, resources, na, nr } = parts;
   for (const r of added) {
-    if (!subjects.has(r.model.subjectType) || !resources.has(r.model.resourceType) || r.model.actions.some((a) => !actions.has(a))) return undefined;
+    if (!subjects.has(r.model.subjectType) || !resources.has(r.model.resourceType) || r.model.actions.some((a) => !actions.has(a)))
+      return undefined;
   }
   const constantSets = new Map(parts.constantSets);
   const keysOf = (rule: CompiledRule): number[] => {
@@ -231,7 +260,10 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
   for (const name of changed) {
     const at = rulePosition(rules, name);
     const found = rules[at];
-    if (found?.model.name === name) { removed.push(found); rules.splice(at, 1); }
+    if (found?.model.name === name) {
+      removed.push(found);
+      rules.splice(at, 1);
+    }
   }
   const inserted = added.map((rule) => shareConstants(rule, constantSets));
   for (const rule of inserted) rules.splice(rulePosition(rules, rule.model.name), 0, rule);
@@ -239,7 +271,10 @@ export function updateIndex(previous: RuleIndex, changed: ReadonlySet<string>, a
   const touched = new Map<number, CompiledRule[]>();
   const listAt = (key: number): CompiledRule[] => {
     let list = touched.get(key);
-    if (!list) { list = [...listOf(parts.direct ? parts.direct[key] : parts.slots.get(key))]; touched.set(key, list); }
+    if (!list) {
+      list = [...listOf(parts.direct ? parts.direct[key] : parts.slots.get(key))];
+      touched.set(key, list);
+    }
     return list;
   };
   for (const rule of removed) {
@@ -324,21 +359,26 @@ export function decide(index: RuleIndex, request: DecisionInput, directory: Enti
 /** Names of every candidate rule whose condition is true, sorted. */
 export function matchingRules(index: RuleIndex, request: DecisionInput, directory: EntityDirectory = EMPTY_DIRECTORY): string[] {
   const input = withDirectory(request, directory);
-  return listOf(slotFor(index, input)).filter((r) => testRule(r, input)).map((r) => r.model.name);
+  return listOf(slotFor(index, input))
+    .filter((r) => testRule(r, input))
+    .map((r) => r.model.name);
 }
 
 // Only runs on deny, so it may evaluate the rules again to say what each one needed.
 function explainDeny(index: RuleIndex, input: DecisionInput, candidates: readonly CompiledRule[]): string[] {
   if (candidates.length === 0) {
-    return [`No Enforced rule in ${index.tenant} lets a ${typeOf(input.principal['type'])} ${JSON.stringify(input.action)} a ${typeOf(input.resource['type'])}`];
+    return [
+      `No Enforced rule in ${index.tenant} lets a ${typeOf(input.principal['type'])} ${JSON.stringify(input.action)} a ${typeOf(input.resource['type'])}`,
+    ];
   }
   return candidates.map((rule) => {
     const outcome = rule.shape(input, rule.constants);
     if (outcome === FALSE) return rule.falseReason;
     const missing = outcome === ERROR ? rule.reads.filter((p) => p.read(input) === ERR).map((p) => p.text) : [];
-    const why = missing.length > 0
-      ? `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing`
-      : 'an operand has a type the operator does not accept';
+    const why =
+      missing.length > 0
+        ? `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing`
+        : 'an operand has a type the operator does not accept';
     return `Rule ${rule.id} did not match: its condition ${rule.model.conditionText ?? ''} could not be evaluated (${why})`;
   });
 }

@@ -2,12 +2,46 @@ export type { Cidr, CompareOp, Cond, Json, Literal, Root, RuleModel, TimePart, V
 export { pathText, pathsOf, walkCondition } from './model.ts';
 export { compileCondition, type CompileResult, type ConditionError } from './cel.ts';
 export {
-  buildIndex, buildIndexSteps, byRuleName, rulePosition, updateIndex, compileConditionFn, compileRule, decide, matchingRules, testRule, ERROR, FALSE, TRUE,
-  type CompiledRule, type Decision, type DecisionInput, type RuleIndex, type Truth,
+  buildIndex,
+  buildIndexSteps,
+  byRuleName,
+  rulePosition,
+  updateIndex,
+  compileConditionFn,
+  compileRule,
+  decide,
+  matchingRules,
+  testRule,
+  ERROR,
+  FALSE,
+  TRUE,
+  type CompiledRule,
+  type Decision,
+  type DecisionInput,
+  type RuleIndex,
+  type Truth,
 } from './evaluate.ts';
-export { translate, translatePartsSteps, translateRule, regoString, type RegoVersion, type RuleRego, type TranslateOptions } from './rego.ts';
+export {
+  translate,
+  translatePartsSteps,
+  translateRule,
+  regoString,
+  type RegoVersion,
+  type RuleRego,
+  type TranslateOptions,
+} from './rego.ts';
 export { ruleModel, type RuleModelResult } from './rule.ts';
 export { toDecisionInput } from './input.ts';
-export { buildDirectory, buildDirectorySteps, updateDirectory, EMPTY_DIRECTORY, type EntityChange, neededProperties, withDirectory, type DirectoryEntity, type EntityDirectory } from './directory.ts';
+export {
+  buildDirectory,
+  buildDirectorySteps,
+  updateDirectory,
+  EMPTY_DIRECTORY,
+  type EntityChange,
+  neededProperties,
+  withDirectory,
+  type DirectoryEntity,
+  type EntityDirectory,
+} from './directory.ts';
 export { normalizeInput, ERR, type JsonMap } from './values.ts';
 export { parseExactJson, type ParsedJson } from './json.ts';

@@ -24,7 +24,10 @@ describe('parseExactJson', () => {
   });
 
   it('accepts a long number that is exactly its double', () => {
-    expect(parseExactJson('[0.5000000000000000000, 1.00000000000000000000e3, 9007199254740992.000]')).toEqual({ ok: true, value: [0.5, 1000, 9007199254740992] });
+    expect(parseExactJson('[0.5000000000000000000, 1.00000000000000000000e3, 9007199254740992.000]')).toEqual({
+      ok: true,
+      value: [0.5, 1000, 9007199254740992],
+    });
     // 12345678901234567e2 is 1234567890123456700, whose nearest double is 1234567890123456800.
     expect(parseExactJson('[12345678901234567e2]').ok).toBe(false);
   });

@@ -23,7 +23,9 @@ function decimalKey(text: string): string {
   return `${m[1] as string}${digits}e${exponent}`;
 }
 
-interface ReviverContext { readonly source?: string }
+interface ReviverContext {
+  readonly source?: string;
+}
 
 /**
  * Parses JSON text, refusing numbers that a double cannot hold as written (see above), with a
@@ -40,7 +42,10 @@ export function parseExactJson(text: string): ParsedJson {
       return v;
     } as (this: unknown, key: string, value: unknown) => unknown);
     if (inexact !== undefined) {
-      return { ok: false, message: `the number ${inexact} cannot be compared exactly: decisions hold numbers as IEEE doubles (at most 15-17 significant digits, integers up to 2^53)` };
+      return {
+        ok: false,
+        message: `the number ${inexact} cannot be compared exactly: decisions hold numbers as IEEE doubles (at most 15-17 significant digits, integers up to 2^53)`,
+      };
     }
     return { ok: true, value };
   } catch (err) {

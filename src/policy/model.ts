@@ -78,14 +78,35 @@ export function walkCondition(cond: Cond, onValue: (v: Value) => void, onCidr: (
   };
   const walk = (c: Cond): void => {
     switch (c.kind) {
-      case 'const': return;
-      case 'and': case 'or': walk(c.left); walk(c.right); return;
-      case 'not': walk(c.operand); return;
-      case 'bool': value(c.value); return;
-      case 'compare': value(c.left); value(c.right); return;
-      case 'in': value(c.element); value(c.collection); return;
-      case 'string': value(c.target); value(c.arg); return;
-      case 'cidr': onCidr(c.cidr); value(c.address); return;
+      case 'const':
+        return;
+      case 'and':
+      case 'or':
+        walk(c.left);
+        walk(c.right);
+        return;
+      case 'not':
+        walk(c.operand);
+        return;
+      case 'bool':
+        value(c.value);
+        return;
+      case 'compare':
+        value(c.left);
+        value(c.right);
+        return;
+      case 'in':
+        value(c.element);
+        value(c.collection);
+        return;
+      case 'string':
+        value(c.target);
+        value(c.arg);
+        return;
+      case 'cidr':
+        onCidr(c.cidr);
+        value(c.address);
+        return;
     }
   };
   walk(cond);
@@ -94,7 +115,10 @@ export function walkCondition(cond: Cond, onValue: (v: Value) => void, onCidr: (
 /** Every attribute path a condition reads, for explanations ("principal.team is missing"). */
 export function pathsOf(cond: Cond | undefined): Extract<Value, { kind: 'path' }>[] {
   const out: Extract<Value, { kind: 'path' }>[] = [];
-  if (cond) walkCondition(cond, (v) => { if (v.kind === 'path') out.push(v); });
+  if (cond)
+    walkCondition(cond, (v) => {
+      if (v.kind === 'path') out.push(v);
+    });
   return out;
 }
 

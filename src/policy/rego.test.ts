@@ -7,7 +7,11 @@ const model = (name: string, over: RuleOverrides = {}): RuleModel => ruleModelFo
 
 describe('Rego translation', () => {
   it('puts indexed equality statements first, then the condition', () => {
-    const r = model('team-documents', { actions: ['read', 'write'], condition: 'principal.team == resource.team', description: "Members of a team may read and edit their team's documents." });
+    const r = model('team-documents', {
+      actions: ['read', 'write'],
+      condition: 'principal.team == resource.team',
+      description: "Members of a team may read and edit their team's documents.",
+    });
     expect(translateRule(r, 0).text).toMatchInlineSnapshot(`
       "# Rule team-documents
       # Members of a team may read and edit their team's documents.
@@ -23,7 +27,9 @@ describe('Rego translation', () => {
   });
 
   it('pushes negation down to guarded comparisons and names disjunctions as helper rules', () => {
-    const r = model('groups-outside-legal-and-cn', { condition: '!(principal.org.unit == "legal" || principal.org.region == "cn") && !(principal.level < 2)' });
+    const r = model('groups-outside-legal-and-cn', {
+      condition: '!(principal.org.unit == "legal" || principal.org.region == "cn") && !(principal.level < 2)',
+    });
     expect(translateRule(r, 0).text).toMatchInlineSnapshot(`
       "# Rule groups-outside-legal-and-cn
       # Condition: !(principal.org.unit == "legal" || principal.org.region == "cn") && !(principal.level < 2)
@@ -130,7 +136,9 @@ describe('Rego translation', () => {
   });
 
   it('uses import rego.v1, if and := for Rego v1', () => {
-    const text = translate([model('t', { condition: 'size(resource.tags) > 0 && timestamp(context.timeOfDay).getDayOfWeek() != 0' })], { regoVersion: 1 });
+    const text = translate([model('t', { condition: 'size(resource.tags) > 0 && timestamp(context.timeOfDay).getDayOfWeek() != 0' })], {
+      regoVersion: 1,
+    });
     expect(text).toContain('package acl\n\nimport rego.v1\n\ndefault allow := false');
     expect(text).toContain('acl_size(x) := n if {');
     expect(text).toContain('acl_weekdays := {"Sunday": 0,');
@@ -144,7 +152,10 @@ describe('Rego translation', () => {
   });
 
   it('drops helper rules made for a part that can never hold', () => {
-    const text = translateRule(model('dead', { condition: '1 > 2 && ((principal.a || principal.b) && principal.c) || resource.d' }), 0).text;
+    const text = translateRule(
+      model('dead', { condition: '1 > 2 && ((principal.a || principal.b) && principal.c) || resource.d' }),
+      0,
+    ).text;
     expect(text).not.toContain('rule_dead_');
     expect(text).toContain('\tinput.resource.d == true\n}');
   });
@@ -160,7 +171,10 @@ describe('rule text cannot inject Rego', () => {
   const hostile = 'x"\n}\nallow { true }\n# ';
 
   it('keeps descriptions and conditions with newlines inside comments', () => {
-    const r = model('evil', { description: `line one\nallow { true }\r\nline three\u2028allow { true }`, condition: 'principal.a == "b" ||\nprincipal.c == "d"' });
+    const r = model('evil', {
+      description: `line one\nallow { true }\r\nline three\u2028allow { true }`,
+      condition: 'principal.a == "b" ||\nprincipal.c == "d"',
+    });
     const text = translateRule(r, 0).text;
     for (const line of text.split('\n')) {
       if (line.includes('allow { true }')) expect(line.startsWith('# ')).toBe(true);
@@ -169,7 +183,10 @@ describe('rule text cannot inject Rego', () => {
   });
 
   it('escapes strings in literals, keys and types', () => {
-    const r = model('evil-strings', { subjectType: 'user', condition: `principal["${hostile.replaceAll('\n', '\\n').replaceAll('"', '\\"')}"] == "${hostile.replaceAll('\n', '\\n').replaceAll('"', '\\"')}"` });
+    const r = model('evil-strings', {
+      subjectType: 'user',
+      condition: `principal["${hostile.replaceAll('\n', '\\n').replaceAll('"', '\\"')}"] == "${hostile.replaceAll('\n', '\\n').replaceAll('"', '\\"')}"`,
+    });
     const text = translateRule(r, 0).text;
     const body = text.split('\n').filter((l) => !l.startsWith('#'));
     // The only top-level lines are the clause's own braces.

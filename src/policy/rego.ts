@@ -23,16 +23,46 @@ export interface TranslateOptions {
 }
 
 /** Rego keywords (v0 and v1) that cannot follow a dot in a reference. */
-const KEYWORDS = new Set(['as', 'default', 'else', 'false', 'import', 'package', 'not', 'null', 'some', 'true', 'with', 'every', 'in', 'contains', 'if']);
+const KEYWORDS = new Set([
+  'as',
+  'default',
+  'else',
+  'false',
+  'import',
+  'package',
+  'not',
+  'null',
+  'some',
+  'true',
+  'with',
+  'every',
+  'in',
+  'contains',
+  'if',
+]);
 
 // ---------------------------------------------------------------------------------------------
 // Prelude: the fixed helper functions a policy may use, emitted only when used, in this order.
 
 type PreludeName =
-  | 'acl_ordered' | 'acl_size' | 'acl_in' | 'acl_not_in'
-  | 'acl_starts_with' | 'acl_not_starts_with' | 'acl_ends_with' | 'acl_not_ends_with' | 'acl_contains' | 'acl_not_contains'
-  | 'acl_ip' | 'acl_cidr_contains' | 'acl_cidr_excludes'
-  | 'acl_timestamp_ns' | 'acl_hours' | 'acl_minutes' | 'acl_weekdays' | 'acl_weekday';
+  | 'acl_ordered'
+  | 'acl_size'
+  | 'acl_in'
+  | 'acl_not_in'
+  | 'acl_starts_with'
+  | 'acl_not_starts_with'
+  | 'acl_ends_with'
+  | 'acl_not_ends_with'
+  | 'acl_contains'
+  | 'acl_not_contains'
+  | 'acl_ip'
+  | 'acl_cidr_contains'
+  | 'acl_cidr_excludes'
+  | 'acl_timestamp_ns'
+  | 'acl_hours'
+  | 'acl_minutes'
+  | 'acl_weekdays'
+  | 'acl_weekday';
 
 interface PreludeEntry {
   /** Head without the `if` keyword, e.g. `acl_in(x, c)` or `acl_size(x) = n`. */
@@ -78,28 +108,77 @@ const PRELUDE: Record<PreludeName, PreludeEntry> = {
       { head: 'acl_not_in(x, c)', body: ['is_object(c)', 'is_boolean(x)'] },
     ],
   },
-  acl_starts_with: { comment: 'startsWith is true (both must be strings).', uses: [], heads: [{ head: 'acl_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'startswith(s, p)'] }] },
-  acl_not_starts_with: { comment: 'startsWith is false (both must be strings).', uses: [], heads: [{ head: 'acl_not_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'not startswith(s, p)'] }] },
-  acl_ends_with: { comment: 'endsWith is true (both must be strings).', uses: [], heads: [{ head: 'acl_ends_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'endswith(s, p)'] }] },
-  acl_not_ends_with: { comment: 'endsWith is false (both must be strings).', uses: [], heads: [{ head: 'acl_not_ends_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'not endswith(s, p)'] }] },
-  acl_contains: { comment: 'contains is true (both must be strings).', uses: [], heads: [{ head: 'acl_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'contains(s, p)'] }] },
-  acl_not_contains: { comment: 'contains is false (both must be strings).', uses: [], heads: [{ head: 'acl_not_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'not contains(s, p)'] }] },
+  acl_starts_with: {
+    comment: 'startsWith is true (both must be strings).',
+    uses: [],
+    heads: [{ head: 'acl_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'startswith(s, p)'] }],
+  },
+  acl_not_starts_with: {
+    comment: 'startsWith is false (both must be strings).',
+    uses: [],
+    heads: [{ head: 'acl_not_starts_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'not startswith(s, p)'] }],
+  },
+  acl_ends_with: {
+    comment: 'endsWith is true (both must be strings).',
+    uses: [],
+    heads: [{ head: 'acl_ends_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'endswith(s, p)'] }],
+  },
+  acl_not_ends_with: {
+    comment: 'endsWith is false (both must be strings).',
+    uses: [],
+    heads: [{ head: 'acl_not_ends_with(s, p)', body: ['is_string(s)', 'is_string(p)', 'not endswith(s, p)'] }],
+  },
+  acl_contains: {
+    comment: 'contains is true (both must be strings).',
+    uses: [],
+    heads: [{ head: 'acl_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'contains(s, p)'] }],
+  },
+  acl_not_contains: {
+    comment: 'contains is false (both must be strings).',
+    uses: [],
+    heads: [{ head: 'acl_not_contains(s, p)', body: ['is_string(s)', 'is_string(p)', 'not contains(s, p)'] }],
+  },
   acl_ip: {
     comment: 'An IP address as Go parses one (IPv4 without leading zeros, IPv6 without zone; not a CIDR block).',
     uses: [],
     heads: [{ head: 'acl_ip(x)', body: ['is_string(x)', `regex.match(\`${IP_PATTERN}\`, x)`] }],
   },
-  acl_cidr_contains: { comment: 'cidr(c).containsIP(x) is true.', uses: ['acl_ip'], heads: [{ head: 'acl_cidr_contains(c, x)', body: ['acl_ip(x)', 'net.cidr_contains(c, x)'] }] },
-  acl_cidr_excludes: { comment: 'cidr(c).containsIP(x) is false (x must be an IP address).', uses: ['acl_ip'], heads: [{ head: 'acl_cidr_excludes(c, x)', body: ['acl_ip(x)', 'not net.cidr_contains(c, x)'] }] },
+  acl_cidr_contains: {
+    comment: 'cidr(c).containsIP(x) is true.',
+    uses: ['acl_ip'],
+    heads: [{ head: 'acl_cidr_contains(c, x)', body: ['acl_ip(x)', 'net.cidr_contains(c, x)'] }],
+  },
+  acl_cidr_excludes: {
+    comment: 'cidr(c).containsIP(x) is false (x must be an IP address).',
+    uses: ['acl_ip'],
+    heads: [{ head: 'acl_cidr_excludes(c, x)', body: ['acl_ip(x)', 'not net.cidr_contains(c, x)'] }],
+  },
   acl_timestamp_ns: {
     comment: 'Timestamps: strict RFC 3339 (YYYY-MM-DDTHH:MM:SS[.f](Z|+HH:MM)), years 1678 to 2261, read in UTC.',
     uses: [],
-    heads: [{ head: 'acl_timestamp_ns(s) = ns', body: ['is_string(s)', `regex.match(\`${TIMESTAMP_PATTERN}\`, s)`, 'ns := time.parse_rfc3339_ns(s)'] }],
+    heads: [
+      {
+        head: 'acl_timestamp_ns(s) = ns',
+        body: ['is_string(s)', `regex.match(\`${TIMESTAMP_PATTERN}\`, s)`, 'ns := time.parse_rfc3339_ns(s)'],
+      },
+    ],
   },
-  acl_hours: { comment: 'getHours() in UTC.', uses: ['acl_timestamp_ns'], heads: [{ head: 'acl_hours(s) = h', body: ['c := time.clock(acl_timestamp_ns(s))', 'h := c[0]'] }] },
-  acl_minutes: { comment: 'getMinutes() in UTC.', uses: ['acl_timestamp_ns'], heads: [{ head: 'acl_minutes(s) = m', body: ['c := time.clock(acl_timestamp_ns(s))', 'm := c[1]'] }] },
+  acl_hours: {
+    comment: 'getHours() in UTC.',
+    uses: ['acl_timestamp_ns'],
+    heads: [{ head: 'acl_hours(s) = h', body: ['c := time.clock(acl_timestamp_ns(s))', 'h := c[0]'] }],
+  },
+  acl_minutes: {
+    comment: 'getMinutes() in UTC.',
+    uses: ['acl_timestamp_ns'],
+    heads: [{ head: 'acl_minutes(s) = m', body: ['c := time.clock(acl_timestamp_ns(s))', 'm := c[1]'] }],
+  },
   acl_weekdays: { comment: 'getDayOfWeek(): 0 is Sunday.', uses: [], heads: [] },
-  acl_weekday: { comment: 'getDayOfWeek() in UTC.', uses: ['acl_timestamp_ns', 'acl_weekdays'], heads: [{ head: 'acl_weekday(s) = d', body: ['d := acl_weekdays[time.weekday(acl_timestamp_ns(s))]'] }] },
+  acl_weekday: {
+    comment: 'getDayOfWeek() in UTC.',
+    uses: ['acl_timestamp_ns', 'acl_weekdays'],
+    heads: [{ head: 'acl_weekday(s) = d', body: ['d := acl_weekdays[time.weekday(acl_timestamp_ns(s))]'] }],
+  },
 };
 const PRELUDE_ORDER = Object.keys(PRELUDE) as PreludeName[];
 const WEEKDAYS = '{"Sunday": 0, "Monday": 1, "Tuesday": 2, "Wednesday": 3, "Thursday": 4, "Friday": 5, "Saturday": 6}';
@@ -186,13 +265,18 @@ function use(ctx: Ctx, name: PreludeName): string {
 
 function term(ctx: Ctx, v: Value): string {
   switch (v.kind) {
-    case 'literal': return regoLiteral(v.value);
+    case 'literal':
+      return regoLiteral(v.value);
     // The decision input always has a context ({} when the request has none); an application that
     // leaves it out of its sidecar's input must still get the same answer when a condition reads
     // context as a whole (size(context), "k" in context).
     // The same holds for actionProperties.
-    case 'path': return (v.root === 'context' || v.root === 'actionProperties') && v.keys.length === 0 ? `object.get(input, ${regoString(v.root)}, {})` : regoRef(v.root, v.keys, ctx.merged);
-    case 'size': return `${use(ctx, 'acl_size')}(${term(ctx, v.arg)})`;
+    case 'path':
+      return (v.root === 'context' || v.root === 'actionProperties') && v.keys.length === 0
+        ? `object.get(input, ${regoString(v.root)}, {})`
+        : regoRef(v.root, v.keys, ctx.merged);
+    case 'size':
+      return `${use(ctx, 'acl_size')}(${term(ctx, v.arg)})`;
     case 'time': {
       const fn = v.part === 'hours' ? 'acl_hours' : v.part === 'minutes' ? 'acl_minutes' : 'acl_weekday';
       return `${use(ctx, fn)}(${term(ctx, v.arg)})`;
@@ -214,7 +298,9 @@ function staticType(v: Value): StaticType {
 /** Whether a condition reads no attribute at all (so it can be decided while translating). */
 function isConstant(c: Cond): boolean {
   let constant = true;
-  walkCondition(c, (v) => { if (v.kind === 'path') constant = false; });
+  walkCondition(c, (v) => {
+    if (v.kind === 'path') constant = false;
+  });
   return constant;
 }
 
@@ -260,11 +346,16 @@ function predicate(ctx: Ctx, c: Cond, want: boolean): Pred {
     return t === ERROR ? NEVER : (t === TRUE) === want ? ALWAYS : NEVER;
   }
   switch (c.kind) {
-    case 'const': return c.value === want ? ALWAYS : NEVER;
-    case 'and': return want ? and(ctx, pred(ctx, c.left, true), pred(ctx, c.right, true)) : or(pred(ctx, c.left, false), pred(ctx, c.right, false));
-    case 'or': return want ? or(pred(ctx, c.left, true), pred(ctx, c.right, true)) : and(ctx, pred(ctx, c.left, false), pred(ctx, c.right, false));
-    case 'not': return pred(ctx, c.operand, !want);
-    case 'bool': return [[`${term(ctx, c.value)} == ${String(want)}`]];
+    case 'const':
+      return c.value === want ? ALWAYS : NEVER;
+    case 'and':
+      return want ? and(ctx, pred(ctx, c.left, true), pred(ctx, c.right, true)) : or(pred(ctx, c.left, false), pred(ctx, c.right, false));
+    case 'or':
+      return want ? or(pred(ctx, c.left, true), pred(ctx, c.right, true)) : and(ctx, pred(ctx, c.left, false), pred(ctx, c.right, false));
+    case 'not':
+      return pred(ctx, c.operand, !want);
+    case 'bool':
+      return [[`${term(ctx, c.value)} == ${String(want)}`]];
     case 'compare': {
       const l = term(ctx, c.left);
       const r = term(ctx, c.right);
@@ -287,12 +378,14 @@ function predicate(ctx: Ctx, c: Cond, want: boolean): Pred {
       }
       return [[...guards, `${l} ${want ? c.op : NEGATED[c.op]} ${r}`]];
     }
-    case 'in': return [[`${use(ctx, want ? 'acl_in' : 'acl_not_in')}(${term(ctx, c.element)}, ${term(ctx, c.collection)})`]];
+    case 'in':
+      return [[`${use(ctx, want ? 'acl_in' : 'acl_not_in')}(${term(ctx, c.element)}, ${term(ctx, c.collection)})`]];
     case 'string': {
       const name = ({ startsWith: 'starts_with', endsWith: 'ends_with', contains: 'contains' } as const)[c.fn];
       return [[`${use(ctx, `acl_${want ? '' : 'not_'}${name}` as PreludeName)}(${term(ctx, c.target)}, ${term(ctx, c.arg)})`]];
     }
-    case 'cidr': return [[`${use(ctx, want ? 'acl_cidr_contains' : 'acl_cidr_excludes')}(${regoString(c.cidr.text)}, ${term(ctx, c.address)})`]];
+    case 'cidr':
+      return [[`${use(ctx, want ? 'acl_cidr_contains' : 'acl_cidr_excludes')}(${regoString(c.cidr.text)}, ${term(ctx, c.address)})`]];
   }
 }
 
@@ -337,7 +430,12 @@ export function translateRule(rule: RuleModel, regoVersion: RegoVersion, merged 
 
 function preludeText(used: ReadonlySet<PreludeName>, v: RegoVersion): string[] {
   const all = new Set<PreludeName>();
-  const add = (n: PreludeName): void => { if (!all.has(n)) { all.add(n); PRELUDE[n].uses.forEach(add); } };
+  const add = (n: PreludeName): void => {
+    if (!all.has(n)) {
+      all.add(n);
+      PRELUDE[n].uses.forEach(add);
+    }
+  };
   used.forEach(add);
   const out: string[] = [];
   for (const name of PRELUDE_ORDER) {
@@ -357,7 +455,11 @@ function preludeText(used: ReadonlySet<PreludeName>, v: RegoVersion): string[] {
  * Kept per directory object and the properties read, so a rule edit that reads nothing new does
  * not print a large directory again.
  */
-function* directorySection(rules: readonly RuleModel[], directory: EntityDirectory, v: RegoVersion): Generator<void, (readonly string[])[]> {
+function* directorySection(
+  rules: readonly RuleModel[],
+  directory: EntityDirectory,
+  v: RegoVersion,
+): Generator<void, (readonly string[])[]> {
   if (directory.size === 0) return [];
   const needed = neededProperties(rules);
   const signature = `${v}|${JSON.stringify([...needed].map(([t, k]) => [t, k === 'all' ? 'all' : [...k].sort()]).sort())}`;
@@ -384,7 +486,8 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
       }
       if (line !== null) lines.push(line);
     }
-    if (lines.length > 0) typeParts.push(`${typeParts.length > 0 ? ',\n' : ''}\t${regoString(type)}: {\n`, ...(yield* groupSteps(lines, ',\n')), '\n\t}');
+    if (lines.length > 0)
+      typeParts.push(`${typeParts.length > 0 ? ',\n' : ''}\t${regoString(type)}: {\n`, ...(yield* groupSteps(lines, ',\n')), '\n\t}');
     yield;
   }
   if (typeParts.length === 0) return [];
@@ -394,16 +497,25 @@ function* directorySection(rules: readonly RuleModel[], directory: EntityDirecto
     block(v, `acl_${root}[k] = x`, [`x := acl_directory[input.${root}.type][input.${root}.id][k]`, `not acl_has_key(input.${root}, k)`]),
   ];
   const section = [
-    [`# Entity directory: the properties these rules read of the entities listed by Directory resources.\nacl_directory ${eq} {\n`, ...typeParts, '\n}'],
-    [[
-      '# principal and resource as the rules read them: the request\'s attributes, and for a known entity',
-      '# its directory properties under them (a key the request gives wins, whole).',
-      ...merge('principal'),
-      ...merge('resource'),
-      block(v, 'acl_has_key(o, k)', ['_ = o[k]']),
-    ].join('\n')],
+    [
+      `# Entity directory: the properties these rules read of the entities listed by Directory resources.\nacl_directory ${eq} {\n`,
+      ...typeParts,
+      '\n}',
+    ],
+    [
+      [
+        "# principal and resource as the rules read them: the request's attributes, and for a known entity",
+        '# its directory properties under them (a key the request gives wins, whole).',
+        ...merge('principal'),
+        ...merge('resource'),
+        block(v, 'acl_has_key(o, k)', ['_ = o[k]']),
+      ].join('\n'),
+    ],
   ];
-  if (!byNeed) { byNeed = new Map(); SECTIONS.set(directory, byNeed); }
+  if (!byNeed) {
+    byNeed = new Map();
+    SECTIONS.set(directory, byNeed);
+  }
   byNeed.set(signature, section);
   return section;
 }
@@ -431,10 +543,16 @@ const TRANSLATED = new WeakMap<RuleModel, Map<string, RuleRego>>();
 
 function translateCached(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
   let byOptions = TRANSLATED.get(rule);
-  if (!byOptions) { byOptions = new Map(); TRANSLATED.set(rule, byOptions); }
+  if (!byOptions) {
+    byOptions = new Map();
+    TRANSLATED.set(rule, byOptions);
+  }
   const key = `${v}|${merged}`;
   let t = byOptions.get(key);
-  if (!t) { t = translateRule(rule, v, merged); byOptions.set(key, t); }
+  if (!t) {
+    t = translateRule(rule, v, merged);
+    byOptions.set(key, t);
+  }
   return t;
 }
 
@@ -465,11 +583,19 @@ export function* translatePartsSteps(rules: readonly RuleModel[], options: Trans
     const t = translateCached(r, v, directory.length > 0);
     t.prelude.forEach((n) => used.add(n));
     clauses.push(t.text);
-    if (clauses.length === 256) { groups.push(`${clauses.join('\n\n')}\n\n`); clauses.length = 0; yield; }
+    if (clauses.length === 256) {
+      groups.push(`${clauses.join('\n\n')}\n\n`);
+      clauses.length = 0;
+      yield;
+    }
   }
   if (clauses.length > 0) groups.push(`${clauses.join('\n\n')}\n\n`);
   const header = (options.header ?? []).flatMap(commentLines);
-  const parts: string[] = [`${[...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n')}\n\n`, `default allow ${v === 1 ? ':=' : '='} false\n\n`, ...groups];
+  const parts: string[] = [
+    `${[...header, 'package acl', ...(v === 1 ? ['', 'import rego.v1'] : [])].join('\n')}\n\n`,
+    `default allow ${v === 1 ? ':=' : '='} false\n\n`,
+    ...groups,
+  ];
   for (const section of directory) parts.push(...section, '\n\n');
   const prelude = preludeText(used, v);
   if (prelude.length > 0) parts.push(prelude.join('\n\n'));

@@ -2,9 +2,7 @@ import type { Rule } from '../api/index.ts';
 import { compileCondition, type ConditionError } from './cel.ts';
 import type { RuleModel } from './model.ts';
 
-export type RuleModelResult =
-  | { readonly ok: true; readonly model: RuleModel }
-  | { readonly ok: false; readonly error: ConditionError };
+export type RuleModelResult = { readonly ok: true; readonly model: RuleModel } | { readonly ok: false; readonly error: ConditionError };
 
 /** Builds the policy model of a validated Rule resource, compiling its condition once. */
 export function ruleModel(rule: Rule): RuleModelResult {

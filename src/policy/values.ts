@@ -68,7 +68,10 @@ export function codePointLength(s: string): number {
   let n = s.length;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) { n--; i++; }
+    if (c >= 0xd800 && c <= 0xdbff) {
+      n--;
+      i++;
+    }
   }
   return n;
 }
@@ -115,9 +118,12 @@ export const MAX_DEPTH = 256;
 /** JSON values only, every string and key well-formed, nesting within reason. */
 function isCleanJson(v: unknown, depth: number): boolean {
   switch (typeof v) {
-    case 'string': return v.isWellFormed();
-    case 'boolean': return true;
-    case 'number': return Number.isFinite(v);
+    case 'string':
+      return v.isWellFormed();
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
     case 'object': {
       if (v === null) return true;
       if (depth > MAX_DEPTH) return false;
@@ -131,7 +137,8 @@ function isCleanJson(v: unknown, depth: number): boolean {
       }
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -210,11 +217,14 @@ function parseIpv6Bytes(s: string): Uint8Array | undefined {
   const tail = halves.length === 2 ? groups(halves[1] as string) : [];
   if (!head || !tail) return undefined;
   // An IPv4 tail is only allowed at the very end of the address.
-  if ((halves.length === 2 && (halves[0] as string).includes('.'))) return undefined;
+  if (halves.length === 2 && (halves[0] as string).includes('.')) return undefined;
   const count = head.length + tail.length;
   if (halves.length === 1 ? count !== 8 : count > 7) return undefined;
   const all = [...head, ...new Array<number>(8 - count).fill(0), ...tail];
-  all.forEach((g, i) => { out[2 * i] = g >> 8; out[2 * i + 1] = g & 0xff; });
+  all.forEach((g, i) => {
+    out[2 * i] = g >> 8;
+    out[2 * i + 1] = g & 0xff;
+  });
   return out;
 }
 
@@ -308,8 +318,7 @@ const LEAP_YEAR = '(16(8[048]|9[26])|(1[7-9]|2[01])(0[48]|[2468][048]|[13579][26
 const MONTH_DAY = '((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))';
 
 /** The timestamp pattern, written once for both JavaScript and Go's RE2 (rego.ts embeds it). */
-export const TIMESTAMP_PATTERN =
-  `^(${YEAR}-${MONTH_DAY}|${LEAP_YEAR}-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`;
+export const TIMESTAMP_PATTERN = `^(${YEAR}-${MONTH_DAY}|${LEAP_YEAR}-02-29)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`;
 const TIMESTAMP_RE = new RegExp(TIMESTAMP_PATTERN);
 
 /** Milliseconds since the epoch (UTC, whole seconds) of a timestamp in the strict profile; undefined when invalid. */

@@ -40,7 +40,11 @@ function foldStringData(raw: Record<string, unknown>): Record<string, unknown> {
  * kind, bad name) is a problem; `unreadable` says the file had YAML errors, so objects it held
  * before must be kept rather than deleted.
  */
-export function readObjects(text: string, source: string, defaultNamespace = 'default'): { objects: ReadObject[]; problems: DocumentProblem[]; unreadable: boolean; documents: number } {
+export function readObjects(
+  text: string,
+  source: string,
+  defaultNamespace = 'default',
+): { objects: ReadObject[]; problems: DocumentProblem[]; unreadable: boolean; documents: number } {
   const objects: ReadObject[] = [];
   const problems: DocumentProblem[] = [];
   let unreadable = false;
@@ -48,8 +52,14 @@ export function readObjects(text: string, source: string, defaultNamespace = 'de
   const list = Array.isArray(docs) ? docs : [];
   list.forEach((doc, i) => {
     const document = i + 1;
-    const fail = (message: string, name?: string): void => { problems.push({ source, document, name, message }); };
-    if (doc.errors.length > 0) { unreadable = true; fail(`invalid YAML: ${doc.errors.map((e) => e.message.split('\n')[0]).join('; ')}`); return; }
+    const fail = (message: string, name?: string): void => {
+      problems.push({ source, document, name, message });
+    };
+    if (doc.errors.length > 0) {
+      unreadable = true;
+      fail(`invalid YAML: ${doc.errors.map((e) => e.message.split('\n')[0]).join('; ')}`);
+      return;
+    }
     let raw: unknown;
     try {
       raw = doc.toJS({ maxAliasCount: 100 });
@@ -59,18 +69,27 @@ export function readObjects(text: string, source: string, defaultNamespace = 'de
       return;
     }
     if (raw === null || raw === undefined) return;
-    if (!isRecord(raw)) { fail('a document must be a mapping with apiVersion, kind and metadata'); return; }
+    if (!isRecord(raw)) {
+      fail('a document must be a mapping with apiVersion, kind and metadata');
+      return;
+    }
     const metadataIn = isRecord(raw['metadata']) ? raw['metadata'] : {};
     const name = typeof metadataIn['name'] === 'string' ? metadataIn['name'] : undefined;
     const kind = raw['kind'];
     const isOurs = raw['apiVersion'] === API_VERSION && typeof kind === 'string' && OURS.has(kind);
     const isSecret = raw['apiVersion'] === 'v1' && kind === 'Secret';
     if (!isOurs && !isSecret) {
-      fail(`not a resource of ours: expected apiVersion ${API_VERSION} with kind Rule, Connector, Bundle or Directory, or a v1 Secret labelled ${LABEL_API_KEY}: "true"; found ${String(raw['apiVersion'])} ${String(kind)}`, name);
+      fail(
+        `not a resource of ours: expected apiVersion ${API_VERSION} with kind Rule, Connector, Bundle or Directory, or a v1 Secret labelled ${LABEL_API_KEY}: "true"; found ${String(raw['apiVersion'])} ${String(kind)}`,
+        name,
+      );
       return;
     }
     const meta = Envelope.safeParse({ ...metadataIn, namespace: metadataIn['namespace'] ?? defaultNamespace });
-    if (!meta.success) { fail(`invalid ${String(kind)} metadata: ${describeIssues(meta.error)}`, name); return; }
+    if (!meta.success) {
+      fail(`invalid ${String(kind)} metadata: ${describeIssues(meta.error)}`, name);
+      return;
+    }
     if (isSecret && meta.data.labels?.[LABEL_API_KEY] !== 'true') {
       fail(`Secret ${meta.data.name} is not labelled ${LABEL_API_KEY}: "true"; only API key Secrets are read`, name);
       return;

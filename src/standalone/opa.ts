@@ -83,7 +83,14 @@ export function createOpaConfigWriter(o: {
     for (const t of snapshot.tenants.values()) {
       for (const b of t.bundles.values()) {
         if (!t.connectors.has(b.connector)) continue;
-        const text = opaConfig({ url: o.url, caFile: o.caFile, tokenFile: o.tokenFile(t.tenant, b.connector), tenant: t.tenant, connector: b.connector, bundle: b.name });
+        const text = opaConfig({
+          url: o.url,
+          caFile: o.caFile,
+          tokenFile: o.tokenFile(t.tenant, b.connector),
+          tenant: t.tenant,
+          connector: b.connector,
+          bundle: b.name,
+        });
         wanted.set(opaConfigFile(o.stateDir, t.tenant, b.name), text);
       }
     }
@@ -103,7 +110,10 @@ export function createOpaConfigWriter(o: {
   };
   return {
     sync(snapshot) {
-      chain = chain.then(() => run(snapshot), () => run(snapshot));
+      chain = chain.then(
+        () => run(snapshot),
+        () => run(snapshot),
+      );
       return chain;
     },
   };

@@ -16,16 +16,30 @@ spec:
 `;
 
 const TRICKY = [
-  '', '# only a comment\n', '---\n', '---\n---\n', `${RULE('a')}---\n`, `# lead\n---\n${RULE('a')}`,
-  `${RULE('a')}...\n${RULE('b')}`, `${RULE('a')}--- ${RULE('b').replace('\n', ' ').split('\n')[0]}\n`,
-  `${RULE('a')}---\nkind: [\n---\n${RULE('b')}`, `${RULE('a')}---\n  description: |\n    text\n---\n${RULE('b')}`,
-  `%YAML 1.2\n---\n${RULE('a')}`, `${RULE('a')}---\nfoo: bar\n---\n\n---\n${RULE('b')}`, `\uFEFF${RULE('a')}`,
-  `${RULE('a')}----\n`, `${RULE('a')}---\t# comment\n${RULE('b')}`, `${RULE('a')}\r\n---\r\n${RULE('b').replaceAll('\n', '\r\n')}`,
+  '',
+  '# only a comment\n',
+  '---\n',
+  '---\n---\n',
+  `${RULE('a')}---\n`,
+  `# lead\n---\n${RULE('a')}`,
+  `${RULE('a')}...\n${RULE('b')}`,
+  `${RULE('a')}--- ${RULE('b').replace('\n', ' ').split('\n')[0]}\n`,
+  `${RULE('a')}---\nkind: [\n---\n${RULE('b')}`,
+  `${RULE('a')}---\n  description: |\n    text\n---\n${RULE('b')}`,
+  `%YAML 1.2\n---\n${RULE('a')}`,
+  `${RULE('a')}---\nfoo: bar\n---\n\n---\n${RULE('b')}`,
+  `\uFEFF${RULE('a')}`,
+  `${RULE('a')}----\n`,
+  `${RULE('a')}---\t# comment\n${RULE('b')}`,
+  `${RULE('a')}\r\n---\r\n${RULE('b').replaceAll('\n', '\r\n')}`,
 ];
 
 function examples(): string[] {
   const dir = join(import.meta.dirname, '../../examples');
-  return readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).map((f) => readFileSync(join(dir, f), 'utf8'));
+  return readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => readFileSync(join(dir, f), 'utf8'));
 }
 
 describe('parseManifest', () => {
@@ -33,7 +47,10 @@ describe('parseManifest', () => {
     for (const text of [...TRICKY, ...examples()]) {
       const whole = readObjects(text, 'f.yaml');
       const cut = parseManifest(text, 'f.yaml', 1000, undefined);
-      expect(cut.objects.map((o) => o.object), JSON.stringify(text)).toEqual(whole.objects);
+      expect(
+        cut.objects.map((o) => o.object),
+        JSON.stringify(text),
+      ).toEqual(whole.objects);
       expect(cut.problems, JSON.stringify(text)).toEqual(whole.problems);
       expect(cut.unreadable).toBe(whole.unreadable);
     }

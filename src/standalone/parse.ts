@@ -74,16 +74,37 @@ function readChunk(text: string, source: string): ChunkRead {
   return { objects, problems: read.problems, unreadable: read.unreadable, documents: read.documents };
 }
 
-
 /** Parses a manifest file, reusing `previous` for documents whose text did not change. */
-export function parseManifest(text: string, source: string, maxDocuments: number, previous: ParseCache | undefined): {
-  objects: ParsedObject[]; problems: DocumentProblem[]; unreadable: boolean; documents: number; cache: ParseCache;
+export function parseManifest(
+  text: string,
+  source: string,
+  maxDocuments: number,
+  previous: ParseCache | undefined,
+): {
+  objects: ParsedObject[];
+  problems: DocumentProblem[];
+  unreadable: boolean;
+  documents: number;
+  cache: ParseCache;
   /** The documents' texts and reads, in order (undefined when the file was parsed whole). */
   pieces?: readonly { readonly text: string; readonly read: ChunkRead }[];
 } {
   const chunks = splitDocuments(text);
   if (chunks && chunks.length > maxDocuments) {
-    return { objects: [], unreadable: true, documents: chunks.length, cache: new Map(), problems: [{ source, document: 0, name: undefined, message: `the file has ${chunks.length} documents, more than the limit of ${maxDocuments} (--max-manifest-documents): not used; split it into smaller files` }] };
+    return {
+      objects: [],
+      unreadable: true,
+      documents: chunks.length,
+      cache: new Map(),
+      problems: [
+        {
+          source,
+          document: 0,
+          name: undefined,
+          message: `the file has ${chunks.length} documents, more than the limit of ${maxDocuments} (--max-manifest-documents): not used; split it into smaller files`,
+        },
+      ],
+    };
   }
   const cache = new Map<string, ChunkRead>();
   const reads = chunks?.map((chunk) => {
@@ -95,7 +116,20 @@ export function parseManifest(text: string, source: string, maxDocuments: number
   if (!reads || reads.some((r) => r.unreadable)) {
     const whole = readChunk(text, source);
     if (whole.documents > maxDocuments) {
-      return { objects: [], unreadable: true, documents: whole.documents, cache, problems: [{ source, document: 0, name: undefined, message: `the file has ${whole.documents} documents, more than the limit of ${maxDocuments} (--max-manifest-documents): not used; split it into smaller files` }] };
+      return {
+        objects: [],
+        unreadable: true,
+        documents: whole.documents,
+        cache,
+        problems: [
+          {
+            source,
+            document: 0,
+            name: undefined,
+            message: `the file has ${whole.documents} documents, more than the limit of ${maxDocuments} (--max-manifest-documents): not used; split it into smaller files`,
+          },
+        ],
+      };
     }
     return { ...whole, objects: [...whole.objects], problems: [...whole.problems], cache };
   }
@@ -107,5 +141,12 @@ export function parseManifest(text: string, source: string, maxDocuments: number
     for (const p of r.problems) problems.push(offset === 0 ? p : { ...p, document: p.document + offset });
     offset += r.documents;
   }
-  return { objects, problems, unreadable: false, documents: offset, cache, pieces: (chunks ?? []).map((text, i) => ({ text, read: reads[i] as ChunkRead })) };
+  return {
+    objects,
+    problems,
+    unreadable: false,
+    documents: offset,
+    cache,
+    pieces: (chunks ?? []).map((text, i) => ({ text, read: reads[i] as ChunkRead })),
+  };
 }

@@ -48,26 +48,34 @@ export function createThreadReader(thread: WorkerThread, limits: ManifestLimits)
       const pieces: Piece[] = [];
       const answer = await thread.run(
         { kind: 'read', file, source, maxBytes: limits.maxBytes, maxDocuments: limits.maxDocuments, fresh: kept === undefined },
-        { onPart: (part) => { if (part.kind === 'objects') whole.push(...part.objects); else pieces.push(...part.pieces); } },
+        {
+          onPart: (part) => {
+            if (part.kind === 'objects') whole.push(...part.objects);
+            else pieces.push(...part.pieces);
+          },
+        },
       );
       if (answer.kind !== 'read') throw new Error(`the reading thread answered ${answer.kind} to read`);
       const { read } = answer;
       if (read.layout !== 'pieces') {
-        if (whole.length !== read.objects) throw new Error(`the reading thread sent ${whole.length} of ${read.objects} objects of ${source}`);
+        if (whole.length !== read.objects)
+          throw new Error(`the reading thread sent ${whole.length} of ${read.objects} objects of ${source}`);
         return { read, objects: whole };
       }
       const received: Received[] = [];
       let offset = 0;
       for (const p of pieces) {
         const from = 'reuse' in p ? kept?.[p.reuse] : undefined;
-        if ('reuse' in p && !from) throw new Error(`the reading thread referred to document ${p.reuse} of ${source}, which this side does not hold`);
+        if ('reuse' in p && !from)
+          throw new Error(`the reading thread referred to document ${p.reuse} of ${source}, which this side does not hold`);
         const objects = from ? from.objects : (p as Extract<Piece, { objects: unknown }>).objects;
         const documents = from ? from.documents : (p as Extract<Piece, { objects: unknown }>).documents;
         received.push({ objects, documents, offset, numbered: from && from.offset === offset ? from.numbered : numbered(objects, offset) });
         offset += documents;
       }
       const objects = received.flatMap((r) => r.numbered);
-      if (objects.length !== read.objects) throw new Error(`the reading thread sent ${objects.length} of ${read.objects} objects of ${source}`);
+      if (objects.length !== read.objects)
+        throw new Error(`the reading thread sent ${objects.length} of ${read.objects} objects of ${source}`);
       files.set(file, received);
       return { read, objects };
     },

@@ -74,7 +74,13 @@ export const DEFAULT_SETTLE_MS = 300;
 function heldFromState(s: ObjectState): Held {
   const metadata = stripInternal(s.raw['metadata']);
   const object: ReadObject = { kind: s.kind, metadata, raw: { ...s.raw, metadata }, source: s.source, document: 0 };
-  return { key: keyText({ kind: s.kind, namespace: metadata.namespace, name: metadata.name }), object, fingerprint: fingerprintOf(object), generation: s.generation, specDigest: s.specDigest };
+  return {
+    key: keyText({ kind: s.kind, namespace: metadata.namespace, name: metadata.name }),
+    object,
+    fingerprint: fingerprintOf(object),
+    generation: s.generation,
+    specDigest: s.specDigest,
+  };
 }
 
 /** What the source knows of one file. */
@@ -121,16 +127,24 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     if (recheckTimer && recheckAt <= at) return;
     if (recheckTimer) clearTimeout(recheckTimer);
     recheckAt = at;
-    recheckTimer = setTimeout(() => {
-      recheckTimer = undefined;
-      recheckAt = Infinity;
-      rescan().catch((err: unknown) => log.error({ err, dir }, 'Failed to read the manifests folder'));
-    }, Math.max(0, delayMs));
+    recheckTimer = setTimeout(
+      () => {
+        recheckTimer = undefined;
+        recheckAt = Infinity;
+        rescan().catch((err: unknown) => log.error({ err, dir }, 'Failed to read the manifests folder'));
+      },
+      Math.max(0, delayMs),
+    );
     recheckTimer.unref();
   };
 
   /** Reads a file, or reuses the last read when its stat is unchanged and older than the racy window. */
-  async function readFile(file: string, source: string, fs: FileState, scanStartedMs: number): Promise<{ read: ManifestRead; objects: ParsedObject[] }> {
+  async function readFile(
+    file: string,
+    source: string,
+    fs: FileState,
+    scanStartedMs: number,
+  ): Promise<{ read: ManifestRead; objects: ParsedObject[] }> {
     const st = await stat(file);
     const stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     const changedMs = Math.max(st.mtimeMs, st.ctimeMs);
@@ -178,7 +192,10 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       const source = relative(dir, file) || file;
       seen.add(file);
       let fs = fileStates.get(file);
-      if (!fs) { fs = { last: undefined, applied: undefined, pending: undefined }; fileStates.set(file, fs); }
+      if (!fs) {
+        fs = { last: undefined, applied: undefined, pending: undefined };
+        fileStates.set(file, fs);
+      }
       let got: { read: ManifestRead; objects: ParsedObject[] };
       try {
         got = await readFile(file, source, fs, scanStartedMs);
@@ -188,9 +205,18 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         continue;
       }
       const { read, objects } = got;
-      if (read.changing) { keep.add(source); settling.push(source); scheduleRescan(Math.max(settleMs, 50)); continue; }
+      if (read.changing) {
+        keep.add(source);
+        settling.push(source);
+        scheduleRescan(Math.max(settleMs, 50));
+        continue;
+      }
       // A file still being written is neither used nor reported: its bytes count once they hold still.
-      if (!settled(fs, read, clock())) { keep.add(source); settling.push(source); continue; }
+      if (!settled(fs, read, clock())) {
+        keep.add(source);
+        settling.push(source);
+        continue;
+      }
       if (read.unreadable) {
         // Nothing is lost to a typo or a limit: the file's objects stay as they were until it is fixed.
         keep.add(source);
@@ -200,7 +226,12 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       if (objects.length === 0 && heldSources.has(source)) {
         // An emptied file (or one left with nothing usable) deletes nothing: removing it does.
         keep.add(source);
-        found.push(...read.problems, { source, document: 0, name: undefined, message: 'the file holds no objects now: the objects it held stay in force until it is filled again or removed' });
+        found.push(...read.problems, {
+          source,
+          document: 0,
+          name: undefined,
+          message: 'the file holds no objects now: the objects it held stay in force until it is filled again or removed',
+        });
         continue;
       }
       if (fs.applied !== read.hash) {
@@ -217,12 +248,20 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         const parsed = objects[i] as ParsedObject;
         const same = heldOf.get(parsed);
         // The very document read before (the reader keeps unchanged documents' objects): held as it was.
-        if (same && held.get(same.key) === same && !next.has(same.key)) { next.set(same.key, same); continue; }
+        if (same && held.get(same.key) === same && !next.has(same.key)) {
+          next.set(same.key, same);
+          continue;
+        }
         const { object, fingerprint, specDigest } = parsed;
         const key = keyText({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
         const first = next.get(key);
         if (first) {
-          found.push({ source, document: object.document, name: object.metadata.name, message: `${key} is already defined in ${first.object.source} (document ${first.object.document}); this copy is ignored` });
+          found.push({
+            source,
+            document: object.document,
+            name: object.metadata.name,
+            message: `${key} is already defined in ${first.object.source} (document ${first.object.document}); this copy is ignored`,
+          });
           continue;
         }
         const known = held.get(key) ?? stateHeld(object);
@@ -244,10 +283,21 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
         const paused = slicer.pause();
         if (paused) await paused;
       }
-      if (next.has(key)) { missingSince.delete(key); continue; }
-      if (keep.has(h.object.source)) { missingSince.delete(key); next.set(key, h); continue; }
+      if (next.has(key)) {
+        missingSince.delete(key);
+        continue;
+      }
+      if (keep.has(h.object.source)) {
+        missingSince.delete(key);
+        next.set(key, h);
+        continue;
+      }
       const since = missingSince.get(key) ?? now;
-      if (now - since < confirmDeleteMs) { missingSince.set(key, since); next.set(key, h); recheck = true; }
+      if (now - since < confirmDeleteMs) {
+        missingSince.set(key, since);
+        next.set(key, h);
+        recheck = true;
+      }
     }
     const changed: ObjectKey[] = [];
     for (const [key, h] of next) {
@@ -269,26 +319,47 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     for (const key of changed) {
       const h = held.get(keyText(key));
       if (key.kind === 'Secret') continue;
-      if (h === undefined) { await state.removeObject(key.kind, key.namespace, key.name); continue; }
+      if (h === undefined) {
+        await state.removeObject(key.kind, key.namespace, key.name);
+        continue;
+      }
       const known = state.object(key.kind, key.namespace, key.name);
-      await state.saveObject({ kind: key.kind, namespace: key.namespace, name: key.name, generation: h.generation, specDigest: h.specDigest, source: h.object.source, raw: h.object.raw, status: known?.status });
+      await state.saveObject({
+        kind: key.kind,
+        namespace: key.namespace,
+        name: key.name,
+        generation: h.generation,
+        specDigest: h.specDigest,
+        source: h.object.source,
+        raw: h.object.raw,
+        status: known?.status,
+      });
     }
     for (const key of changed) enqueue(key);
     if (recheck) scheduleRescan(confirmDeleteMs);
     const before = new Set(problems.map((p) => canonicalJson(p)));
-    for (const p of found) if (!before.has(canonicalJson(p))) log.warn({ file: p.source, document: p.document, name: p.name, problem: p.message }, 'Skipped manifest document');
+    for (const p of found)
+      if (!before.has(canonicalJson(p)))
+        log.warn({ file: p.source, document: p.document, name: p.name, problem: p.message }, 'Skipped manifest document');
     if (canonicalJson(found) !== canonicalJson(problems)) await state.writeProblems(found);
     problems = found;
-    if (settling.length > 0 && canonicalJson(settling) !== canonicalJson(settlingFiles)) log.info({ files: settling, settleMs }, 'Waiting for manifest files to hold still before using them');
+    if (settling.length > 0 && canonicalJson(settling) !== canonicalJson(settlingFiles))
+      log.info({ files: settling, settleMs }, 'Waiting for manifest files to hold still before using them');
     settlingFiles = settling;
   }
 
   async function rescan(): Promise<void> {
     if (stopped) return;
-    if (scanning) { again = true; return scanning; }
+    if (scanning) {
+      again = true;
+      return scanning;
+    }
     scanning = (async () => {
       try {
-        do { again = false; await scan(); } while (again);
+        do {
+          again = false;
+          await scan();
+        } while (again);
       } finally {
         scanning = undefined;
       }
@@ -310,7 +381,9 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       return h ? toSource(h) : undefined;
     },
     list(kind, namespace) {
-      return [...held.values()].filter((h) => h.object.kind === kind && (namespace === undefined || h.object.metadata.namespace === namespace)).map(toSource);
+      return [...held.values()]
+        .filter((h) => h.object.kind === kind && (namespace === undefined || h.object.metadata.namespace === namespace))
+        .map(toSource);
     },
     async start() {
       await state.load();
@@ -320,10 +393,13 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       await rescan();
       // Files still being written when we start are waited for (a few settle intervals at most).
       for (let round = 0; settlingFiles.length > 0 && round < 20; round++) {
-        await new Promise((resolve) => { setTimeout(resolve, Math.max(settleMs, 50)); });
+        await new Promise((resolve) => {
+          setTimeout(resolve, Math.max(settleMs, 50));
+        });
         await rescan();
       }
-      if (settlingFiles.length > 0) log.warn({ files: settlingFiles }, 'Started before these manifest files held still; they apply once they do');
+      if (settlingFiles.length > 0)
+        log.warn({ files: settlingFiles }, 'Started before these manifest files held still; they apply once they do');
       // The store is empty at start: every object is reconciled once.
       for (const h of held.values()) enqueue(keyOf(h));
     },

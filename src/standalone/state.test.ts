@@ -6,11 +6,22 @@ import { parseLosslessJson, type RecentDecision } from '../fleet/index.ts';
 import { openStateFolder } from './state.ts';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'acl-state-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'acl-state-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const decision = (input: unknown): RecentDecision => ({
-  time: '2026-11-24T10:00:00Z', agent: 'opa-1', decisionId: 'd-1', revision: '1', path: 'acl/allow', decision: 'allow', result: true, input,
+  time: '2026-11-24T10:00:00Z',
+  agent: 'opa-1',
+  decisionId: 'd-1',
+  revision: '1',
+  path: 'acl/allow',
+  decision: 'allow',
+  result: true,
+  input,
 });
 
 describe('recent decisions in the state folder', () => {

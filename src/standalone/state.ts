@@ -12,8 +12,14 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { API_VERSION, type ObjectMeta } from '../api/index.ts';
 import {
-  ANNOTATION_ISSUED_AT, ANNOTATION_ROTATION, LABEL_CONNECTOR, secretToken, tokenSecretName,
-  type Kind, type SourceObject, type TokenSecret,
+  ANNOTATION_ISSUED_AT,
+  ANNOTATION_ROTATION,
+  LABEL_CONNECTOR,
+  secretToken,
+  tokenSecretName,
+  type Kind,
+  type SourceObject,
+  type TokenSecret,
 } from '../controller/index.ts';
 import { parseLosslessJson, type RecentDecision } from '../fleet/index.ts';
 import type { SyncRecord } from '../store/index.ts';
@@ -95,7 +101,9 @@ export interface StateFolder {
   clearAgents(): Promise<void>;
   writeDecisions(namespace: string, bundle: string, decisions: readonly RecentDecision[] | undefined): Promise<void>;
   /** The recent decisions kept per bundle; a file that cannot be read is passed to `onUnreadable` and skipped, the others still read. */
-  decisions(onUnreadable?: (file: string, message: string) => void): Promise<{ namespace: string; bundle: string; decisions: RecentDecision[] }[]>;
+  decisions(
+    onUnreadable?: (file: string, message: string) => void,
+  ): Promise<{ namespace: string; bundle: string; decisions: RecentDecision[] }[]>;
 }
 
 export function openStateFolder(dir: string): StateFolder {
@@ -108,10 +116,14 @@ export function openStateFolder(dir: string): StateFolder {
   const serial = (file: string, write: () => Promise<void>): Promise<void> => {
     const next = (chains.get(file) ?? Promise.resolve()).then(write, write);
     chains.set(file, next);
-    return next.finally(() => { if (chains.get(file) === next) chains.delete(file); });
+    return next.finally(() => {
+      if (chains.get(file) === next) chains.delete(file);
+    });
   };
-  const objectFile = (kind: Kind, namespace: string, name: string): string => join(dir, 'objects', namespace, kind.toLowerCase(), `${name}.yaml`);
-  const secretFile = (namespace: string, connector: string): string => join(dir, 'secrets', namespace, `${tokenSecretName(connector)}.yaml`);
+  const objectFile = (kind: Kind, namespace: string, name: string): string =>
+    join(dir, 'objects', namespace, kind.toLowerCase(), `${name}.yaml`);
+  const secretFile = (namespace: string, connector: string): string =>
+    join(dir, 'secrets', namespace, `${tokenSecretName(connector)}.yaml`);
   const tokenFile = (namespace: string, connector: string): string => join(dir, 'tokens', namespace, connector);
 
   const syncTokenFile = async (namespace: string, connector: string, token: string | undefined): Promise<void> => {
@@ -125,14 +137,26 @@ export function openStateFolder(dir: string): StateFolder {
     const metadata = isRecord(s.raw['metadata']) ? s.raw['metadata'] : {};
     const doc = {
       ...s.raw,
-      metadata: { ...metadata, name: s.name, namespace: s.namespace, generation: s.generation, annotations: { ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}), [ANNOTATION_SPEC_DIGEST]: s.specDigest, [ANNOTATION_SOURCE]: s.source } },
+      metadata: {
+        ...metadata,
+        name: s.name,
+        namespace: s.namespace,
+        generation: s.generation,
+        annotations: {
+          ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}),
+          [ANNOTATION_SPEC_DIGEST]: s.specDigest,
+          [ANNOTATION_SOURCE]: s.source,
+        },
+      },
       ...(s.status ? { status: s.status } : {}),
     };
     const file = objectFile(s.kind, s.namespace, s.name);
     const json = JSON.stringify(doc, null, 2);
     // A large object (a Directory of thousands of entities) is written as JSON, which is YAML too:
     // the YAML printer takes about 100 ms for 5,000 entities, JSON.stringify a few.
-    return serial(file, () => writeAtomic(file, json.length > LARGE_OBJECT_CHARS ? `${json}\n` : stringify(doc, { sortMapEntries: false })));
+    return serial(file, () =>
+      writeAtomic(file, json.length > LARGE_OBJECT_CHARS ? `${json}\n` : stringify(doc, { sortMapEntries: false })),
+    );
   };
 
   return {
@@ -146,11 +170,14 @@ export function openStateFolder(dir: string): StateFolder {
         const kind = doc['kind'] as Kind;
         const { status, ...raw } = doc;
         const s: ObjectState = {
-          kind, namespace: String(m['namespace']), name: String(m['name']),
+          kind,
+          namespace: String(m['namespace']),
+          name: String(m['name']),
           generation: typeof m['generation'] === 'number' ? m['generation'] : 1,
           specDigest: String(annotations[ANNOTATION_SPEC_DIGEST] ?? ''),
           source: String(annotations[ANNOTATION_SOURCE] ?? ''),
-          raw, status: isRecord(status) ? status : undefined,
+          raw,
+          status: isRecord(status) ? status : undefined,
         };
         objects.set(stateKey(kind, s.namespace, s.name), s);
       }
@@ -203,7 +230,16 @@ export function openStateFolder(dir: string): StateFolder {
           namespace,
           labels: { 'app.kubernetes.io/managed-by': 'acl-operator', [LABEL_CONNECTOR]: connector },
           annotations: { [ANNOTATION_ROTATION]: String(secret.rotation), [ANNOTATION_ISSUED_AT]: secret.issuedAt },
-          ownerReferences: [{ apiVersion: API_VERSION, kind: 'Connector', name: connector, uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: 'Connector',
+              name: connector,
+              uid: owner.metadata.uid ?? '',
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
         },
         data: secret.token === undefined ? {} : { token: Buffer.from(secret.token, 'utf8').toString('base64') },
       };
@@ -230,12 +266,12 @@ export function openStateFolder(dir: string): StateFolder {
         const [namespace, connector] = key.split('/') as [string, string];
         const file = secretFile(namespace, connector);
         const text = secretTexts.get(key);
-        if (text !== undefined && await readFile(file, 'utf8').catch(() => undefined) === undefined) {
+        if (text !== undefined && (await readFile(file, 'utf8').catch(() => undefined)) === undefined) {
           await serial(file, () => writeAtomic(file, text, 0o600));
           written.push(file);
         }
         const tf = tokenFile(namespace, connector);
-        if (secret.token !== undefined && await readFile(tf, 'utf8').catch(() => undefined) !== secret.token) {
+        if (secret.token !== undefined && (await readFile(tf, 'utf8').catch(() => undefined)) !== secret.token) {
           await syncTokenFile(namespace, connector, secret.token);
           written.push(tf);
         }
@@ -278,7 +314,11 @@ export function openStateFolder(dir: string): StateFolder {
     },
     async writeDecisions(namespace, bundle, decisions) {
       const file = join(dir, 'decisions', namespace, `${bundle}.json`);
-      await serial(file, () => (decisions === undefined ? rm(file, { force: true }) : writeAtomic(file, `${JSON.stringify({ namespace, bundle, decisions }, null, 1)}\n`, 0o600)));
+      await serial(file, () =>
+        decisions === undefined
+          ? rm(file, { force: true })
+          : writeAtomic(file, `${JSON.stringify({ namespace, bundle, decisions }, null, 1)}\n`, 0o600),
+      );
     },
     async decisions(onUnreadable) {
       let names: string[];
@@ -299,16 +339,22 @@ export function openStateFolder(dir: string): StateFolder {
           onUnreadable?.(file, err instanceof Error ? err.message : String(err));
           continue;
         }
-        if (isRecord(doc) && Array.isArray(doc['decisions'])) out.push({ namespace: String(doc['namespace']), bundle: String(doc['bundle']), decisions: doc['decisions'] as RecentDecision[] });
+        if (isRecord(doc) && Array.isArray(doc['decisions']))
+          out.push({ namespace: String(doc['namespace']), bundle: String(doc['bundle']), decisions: doc['decisions'] as RecentDecision[] });
         else onUnreadable?.(file, 'not a recent-decisions document');
       }
       return out;
     },
     async activity() {
       const docs = await readYamlFiles(join(dir, 'activity'));
-      return docs.filter(isRecord).filter((d) => Array.isArray(d['records'])).map((d) => ({
-        namespace: String(d['namespace']), bundle: String(d['bundle']), records: d['records'] as SyncRecord[],
-      }));
+      return docs
+        .filter(isRecord)
+        .filter((d) => Array.isArray(d['records']))
+        .map((d) => ({
+          namespace: String(d['namespace']),
+          bundle: String(d['bundle']),
+          records: d['records'] as SyncRecord[],
+        }));
     },
   };
 }

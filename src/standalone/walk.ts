@@ -29,7 +29,9 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
   const root = await realpath(dir);
   const files: string[] = [];
   const problems: DocumentProblem[] = [];
-  const problem = (path: string, message: string): void => { problems.push({ source: relative(dir, path) || path, document: 0, name: undefined, message }); };
+  const problem = (path: string, message: string): void => {
+    problems.push({ source: relative(dir, path) || path, document: 0, name: undefined, message });
+  };
   /** Real paths of the folders read so far. */
   const visited = new Set<string>([root]);
 
@@ -63,15 +65,24 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
         if (YAML.test(entry.name)) problem(path, 'a link whose target does not exist: not read');
         continue;
       }
-      if (!inside(root, real)) { problem(path, `a link out of the manifests folder (to ${real}): not followed`); continue; }
+      if (!inside(root, real)) {
+        problem(path, `a link out of the manifests folder (to ${real}): not followed`);
+        continue;
+      }
       const target = await stat(real).catch(() => undefined);
       if (target?.isFile()) {
         if (YAML.test(entry.name)) files.push(path);
         continue;
       }
       if (!target?.isDirectory()) continue;
-      if (inside(real, realFolder)) { problem(path, `a link to ${relative(root, real) || '.'}, a folder that contains it (a loop): not followed`); continue; }
-      if (visited.has(real)) { problem(path, `a link to ${relative(root, real)}, a folder already read: not followed`); continue; }
+      if (inside(real, realFolder)) {
+        problem(path, `a link to ${relative(root, real) || '.'}, a folder that contains it (a loop): not followed`);
+        continue;
+      }
+      if (visited.has(real)) {
+        problem(path, `a link to ${relative(root, real)}, a folder already read: not followed`);
+        continue;
+      }
       visited.add(real);
       await walk(path, real);
     }

@@ -33,7 +33,10 @@ export function createActivityLog(capacity = 100): ActivityLog {
   const changed = new Set<string>();
   const ring = (key: string) => {
     let r = rings.get(key);
-    if (!r) { r = { items: [], next: 0, lastSyncMs: undefined }; rings.set(key, r); }
+    if (!r) {
+      r = { items: [], next: 0, lastSyncMs: undefined };
+      rings.set(key, r);
+    }
     return r;
   };
   const list = (key: string): SyncRecord[] => {
@@ -44,16 +47,30 @@ export function createActivityLog(capacity = 100): ActivityLog {
   };
   const push = (key: string, entry: SyncEvent): void => {
     const r = ring(key);
-    if (r.items.length < capacity) r.items.push(entry); else r.items[r.next] = entry;
+    if (r.items.length < capacity) r.items.push(entry);
+    else r.items[r.next] = entry;
     r.next = (r.next + 1) % capacity;
     if (entry.status === 200 || entry.status === 304) r.lastSyncMs = entry.timeMs;
   };
   return {
-    record(key, entry) { push(key, entry); changed.add(key); },
+    record(key, entry) {
+      push(key, entry);
+      changed.add(key);
+    },
     list,
-    lastSync: (key) => { const ms = rings.get(key)?.lastSyncMs; return ms === undefined ? undefined : new Date(ms).toISOString(); },
-    takeChanged() { const keys = [...changed]; changed.clear(); return keys; },
-    forget(key) { rings.delete(key); changed.delete(key); },
+    lastSync: (key) => {
+      const ms = rings.get(key)?.lastSyncMs;
+      return ms === undefined ? undefined : new Date(ms).toISOString();
+    },
+    takeChanged() {
+      const keys = [...changed];
+      changed.clear();
+      return keys;
+    },
+    forget(key) {
+      rings.delete(key);
+      changed.delete(key);
+    },
     restore(key, entries) {
       for (const { time, ...rest } of [...entries].slice(0, capacity).reverse()) {
         const timeMs = Date.parse(time);

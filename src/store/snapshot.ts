@@ -20,7 +20,12 @@ export interface BundleEntry {
   readonly built: BuiltBundle;
   readonly ruleCount: number;
   /** What it was built from: the selected rules (as stored), the Rego version, entityTypes (JSON) and the tenant's directory. */
-  readonly source: { readonly rules: readonly RuleModel[]; readonly regoVersion: RegoVersion; readonly entityTypes: string; readonly directory: EntityDirectory };
+  readonly source: {
+    readonly rules: readonly RuleModel[];
+    readonly regoVersion: RegoVersion;
+    readonly entityTypes: string;
+    readonly directory: EntityDirectory;
+  };
 }
 
 /** Everything one tenant serves. */

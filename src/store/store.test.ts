@@ -33,7 +33,10 @@ describe('retired tokens', () => {
 
   it('remembers the last few tokens a connector had, never as keys, and forgets them with the connector', () => {
     const store = createStore();
-    for (const h of ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']) { store.draft.setConnector('acme', 'c', entry(h)); store.publish(); }
+    for (const h of ['h1', 'h2', 'h3', 'h4', 'h5', 'h6']) {
+      store.draft.setConnector('acme', 'c', entry(h));
+      store.publish();
+    }
     const s = store.snapshot();
     expect([...s.tokens.keys()]).toEqual(['h6']);
     expect([...s.retiredTokens.keys()]).toEqual(['h5', 'h4', 'h3', 'h2']);
@@ -50,7 +53,13 @@ describe('retired tokens', () => {
 
 describe('createActivityLog', () => {
   const time = (i: number): string => `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`;
-  const record = (status: number, i: number) => ({ timeMs: Date.parse(time(i)), revision: 1, clientIp: '1.2.3.4', userAgent: 'opa', status });
+  const record = (status: number, i: number) => ({
+    timeMs: Date.parse(time(i)),
+    revision: 1,
+    clientIp: '1.2.3.4',
+    userAgent: 'opa',
+    status,
+  });
   const written = (status: number, i: number) => ({ time: time(i), revision: 1, clientIp: '1.2.3.4', userAgent: 'opa', status });
 
   it('keeps the newest records up to its capacity, newest first', () => {
@@ -82,20 +91,26 @@ describe('the entity directory under Directory edits', () => {
   it('is updated to what a whole build gives, edit after edit (entities changed, added, removed, moved between Directories)', () => {
     const store = createStore();
     let seed = 11;
-    const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const lists = new Map<string, DirectoryEntity[]>();
     const make = (): DirectoryEntity[] => {
       const ids = new Set(Array.from({ length: 1 + rand(40) }, () => `u${rand(60)}`));
       return [...ids].map((id) => ({ type: rand(5) === 0 ? 'group' : 'user', id, properties: { team: `t${rand(3)}`, n: rand(4) } }));
     };
     const view = (d: EntityDirectory): unknown => ({
-      size: d.size, types: d.types(), ids: d.types().map((t) => d.ids(t)),
+      size: d.size,
+      types: d.types(),
+      ids: d.types().map((t) => d.ids(t)),
       props: d.types().flatMap((t) => d.ids(t).map((id) => [t, id, d.get(t, id)])),
     });
     for (let round = 0; round < 60; round++) {
       const name = `dir-${rand(4)}`;
       const entities = rand(6) === 0 ? undefined : make();
-      if (entities) lists.set(name, entities); else lists.delete(name);
+      if (entities) lists.set(name, entities);
+      else lists.delete(name);
       store.draft.setDirectoryEntities('acme', name, entities);
       // Some rounds publish (the directory is made), some edit again first.
       if (rand(3) !== 0) store.publish();
@@ -106,11 +121,17 @@ describe('the entity directory under Directory edits', () => {
 
   it('keeps the properties object of an entity whose properties did not change', () => {
     const store = createStore();
-    const first = [{ type: 'user', id: 'a', properties: { team: 'x' } }, { type: 'user', id: 'b', properties: { team: 'y' } }];
+    const first = [
+      { type: 'user', id: 'a', properties: { team: 'x' } },
+      { type: 'user', id: 'b', properties: { team: 'y' } },
+    ];
     store.draft.setDirectoryEntities('acme', 'd', first);
     const before = store.draft.directory('acme');
     store.publish();
-    store.draft.setDirectoryEntities('acme', 'd', [{ type: 'user', id: 'a', properties: { team: 'x' } }, { type: 'user', id: 'b', properties: { team: 'z' } }]);
+    store.draft.setDirectoryEntities('acme', 'd', [
+      { type: 'user', id: 'a', properties: { team: 'x' } },
+      { type: 'user', id: 'b', properties: { team: 'z' } },
+    ]);
     const after = store.draft.directory('acme');
     expect(after.get('user', 'a')).toBe(before.get('user', 'a'));
     expect(after.get('user', 'b')).toEqual({ team: 'z' });

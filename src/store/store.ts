@@ -1,8 +1,20 @@
 // The in-memory state: the controller changes a draft, publish() freezes it into a new immutable
 // Snapshot and tells listeners which bundles now have a different ETag. Readers never wait.
 import {
-  buildDirectory, buildDirectorySteps, buildIndex, buildIndexSteps, byRuleName, EMPTY_DIRECTORY, rulePosition, updateDirectory, updateIndex,
-  type CompiledRule, type DirectoryEntity, type EntityChange, type EntityDirectory, type RuleIndex,
+  buildDirectory,
+  buildDirectorySteps,
+  buildIndex,
+  buildIndexSteps,
+  byRuleName,
+  EMPTY_DIRECTORY,
+  rulePosition,
+  updateDirectory,
+  updateIndex,
+  type CompiledRule,
+  type DirectoryEntity,
+  type EntityChange,
+  type EntityDirectory,
+  type RuleIndex,
 } from '../policy/index.ts';
 import { createActivityLog, type ActivityLog } from './activity.ts';
 import { bundleKey, type ApiKeyEntry, type BundleEntry, type ConnectorEntry, type Snapshot, type TenantSnapshot } from './snapshot.ts';
@@ -44,7 +56,9 @@ function placeByName(rules: readonly CompiledRule[], name: string, rule: Compile
   const lo = rulePosition(rules, name);
   const next = rules.slice();
   const present = next[lo]?.model.name === name;
-  if (rule === undefined) { if (present) next.splice(lo, 1); } else next.splice(lo, present ? 1 : 0, rule);
+  if (rule === undefined) {
+    if (present) next.splice(lo, 1);
+  } else next.splice(lo, present ? 1 : 0, rule);
   return next;
 }
 
@@ -128,11 +142,33 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   const tenant = (name: string): TenantDraft => {
     let t = tenants.get(name);
-    if (!t) { t = { rules: new Map(), connectors: new Map(), bundles: new Map(), directories: new Map(), given: new Map(), rulesChanged: true, rulesVersion: 0, byName: undefined, byNamePlaced: 0, changedRules: new Set(), prepared: undefined, directory: undefined, directoryVersion: 0, lastDirectory: undefined, touched: new Map(), listings: new Map(), retired: new Map() }; tenants.set(name, t); }
+    if (!t) {
+      t = {
+        rules: new Map(),
+        connectors: new Map(),
+        bundles: new Map(),
+        directories: new Map(),
+        given: new Map(),
+        rulesChanged: true,
+        rulesVersion: 0,
+        byName: undefined,
+        byNamePlaced: 0,
+        changedRules: new Set(),
+        prepared: undefined,
+        directory: undefined,
+        directoryVersion: 0,
+        lastDirectory: undefined,
+        touched: new Map(),
+        listings: new Map(),
+        retired: new Map(),
+      };
+      tenants.set(name, t);
+    }
     return t;
   };
   const set = <V>(map: Map<string, V>, key: string, value: V | undefined): void => {
-    if (value === undefined) map.delete(key); else map.set(key, value);
+    if (value === undefined) map.delete(key);
+    else map.set(key, value);
   };
 
   const draft: StoreDraft = {
@@ -163,14 +199,20 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       const before = d.connectors.get(n)?.tokenHash;
       if (entry === undefined) d.retired.delete(n);
       else if (before !== undefined && before !== entry.tokenHash) {
-        d.retired.set(n, [before, ...(d.retired.get(n) ?? []).filter((h) => h !== before && h !== entry.tokenHash)].slice(0, RETIRED_TOKENS_KEPT));
+        d.retired.set(
+          n,
+          [before, ...(d.retired.get(n) ?? []).filter((h) => h !== before && h !== entry.tokenHash)].slice(0, RETIRED_TOKENS_KEPT),
+        );
       }
       set(d.connectors, n, entry);
       dirty.add(t);
     },
     bundle: (t, n) => tenants.get(t)?.bundles.get(n),
     bundles: (t) => [...(tenants.get(t)?.bundles.values() ?? [])],
-    setBundle(t, n, entry) { set(tenant(t).bundles, n, entry); dirty.add(t); },
+    setBundle(t, n, entry) {
+      set(tenant(t).bundles, n, entry);
+      dirty.add(t);
+    },
     directoryEntities: (t, n) => tenants.get(t)?.given.get(n),
     directoryNames: (t) => [...(tenants.get(t)?.directories.keys() ?? [])].sort(),
     setDirectoryEntities(t, n, given) {
@@ -197,14 +239,18 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       for (const e of before) {
         const key = entityKey(e.type, e.id);
         const names = (d.listings.get(key) ?? []).filter((x) => x !== n);
-        if (names.length === 0) d.listings.delete(key); else d.listings.set(key, names);
+        if (names.length === 0) d.listings.delete(key);
+        else d.listings.set(key, names);
       }
       set(d.directories, n, entities && entities.length > 0 ? entities : undefined);
       for (const e of entities ?? []) {
         const key = entityKey(e.type, e.id);
         const names = d.listings.get(key);
         if (!names) d.listings.set(key, [n]);
-        else if (!names.includes(n)) { names.push(n); names.sort(); }
+        else if (!names.includes(n)) {
+          names.push(n);
+          names.sort();
+        }
       }
       d.directory = undefined;
       d.directoryVersion++;
@@ -223,12 +269,14 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     directory(t) {
       const d = tenants.get(t);
       if (!d || d.directories.size === 0) return EMPTY_DIRECTORY;
-      if (!d.directory && !updatedDirectory(d)) built_(d, buildDirectory([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? [])));
+      if (!d.directory && !updatedDirectory(d))
+        built_(d, buildDirectory([...d.directories.keys()].sort().flatMap((n) => d.directories.get(n) ?? [])));
       return d.directory ?? EMPTY_DIRECTORY;
     },
     setApiKey(t, secret, hash) {
       const key = `${t}/${secret}`;
-      if (hash === undefined) apiKeys.delete(key); else apiKeys.set(key, { hash, entry: { tenant: t, secret } });
+      if (hash === undefined) apiKeys.delete(key);
+      else apiKeys.set(key, { hash, entry: { tenant: t, secret } });
       apiKeysChanged = true;
     },
     apiKeyHolders: (hash) => [...apiKeys.values()].filter((k) => k.hash === hash).map((k) => k.entry),
@@ -268,7 +316,10 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     const list = d.directories.get(name);
     if (!list) return undefined;
     let index = ENTITY_INDEX.get(list);
-    if (!index) { index = new Map(list.map((e) => [entityKey(e.type, e.id), e])); ENTITY_INDEX.set(list, index); }
+    if (!index) {
+      index = new Map(list.map((e) => [entityKey(e.type, e.id), e]));
+      ENTITY_INDEX.set(list, index);
+    }
     return index.get(key);
   }
 
@@ -281,7 +332,8 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
 
   function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
     const prepared = d.prepared?.version === d.rulesVersion ? d.prepared.index : undefined;
-    const index = d.rulesChanged || !previous ? prepared ?? updated(d, previous) ?? buildIndex(name, [...d.rules.values()]) : previous.index;
+    const index =
+      d.rulesChanged || !previous ? (prepared ?? updated(d, previous) ?? buildIndex(name, [...d.rules.values()])) : previous.index;
     d.rulesChanged = false;
     d.changedRules.clear();
     d.prepared = undefined;
@@ -307,7 +359,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
       const d = tenants.get(name);
       if (!d || !d.rulesChanged || d.prepared?.version === d.rulesVersion) continue;
       const version = d.rulesVersion;
-      const index = updated(d, current.tenants.get(name)) ?? await run(buildIndexSteps(name, [...d.rules.values()]));
+      const index = updated(d, current.tenants.get(name)) ?? (await run(buildIndexSteps(name, [...d.rules.values()])));
       if (d.rulesVersion === version) d.prepared = { version, index };
     }
   }
@@ -331,8 +383,13 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
         const oldConnector = previous?.connectors.get(b.connector);
         const newConnector = frozen.connectors.get(b.connector);
         // A new ETag, or a connector whose token or activity changed: held polls must hear at once.
-        if (before?.built.etag !== b.built.etag || before.connector !== b.connector
-          || oldConnector?.tokenHash !== newConnector?.tokenHash || oldConnector?.active !== newConnector?.active) changed.push(b);
+        if (
+          before?.built.etag !== b.built.etag ||
+          before.connector !== b.connector ||
+          oldConnector?.tokenHash !== newConnector?.tokenHash ||
+          oldConnector?.active !== newConnector?.active
+        )
+          changed.push(b);
       }
     }
     for (const name of dirty) {
@@ -364,7 +421,12 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
     draft,
     prepare,
     publish,
-    onBundleChange(listener) { listeners.add(listener); return () => { listeners.delete(listener); }; },
+    onBundleChange(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
     activity,
   };
 }

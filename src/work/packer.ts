@@ -14,14 +14,16 @@ export function createThreadPacker(thread: WorkerThread, below = IN_THREAD_BELOW
   const keptAs = new WeakMap<object, number>();
   let lastString: { text: string; id: number } | undefined;
   let nextId = 1;
-  const idOf = (text: Text): number | undefined => (typeof text === 'string' ? (lastString?.text === text ? lastString.id : undefined) : keptAs.get(text));
+  const idOf = (text: Text): number | undefined =>
+    typeof text === 'string' ? (lastString?.text === text ? lastString.id : undefined) : keptAs.get(text);
   return {
     async hash(text) {
       if (textLength(text) < below) return IN_THREAD_PACKER.hash(text);
       const keep = nextId++;
       const answer = await thread.run({ kind: 'hash', text, keep });
       if (answer.kind !== 'hash') throw new Error(`the packing thread answered ${answer.kind} to hash`);
-      if (typeof text === 'string') lastString = { text, id: keep }; else keptAs.set(text, keep);
+      if (typeof text === 'string') lastString = { text, id: keep };
+      else keptAs.set(text, keep);
       return answer.hex;
     },
     async pack(manifest, rego) {

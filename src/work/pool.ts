@@ -44,13 +44,23 @@ export function createWorkerThread(name: string): WorkerThread {
     w.on('message', (m: Message) => {
       const p = pending.get(m.id);
       if (!p) return;
-      if ('part' in m) { p.onPart?.(m.part); return; }
+      if ('part' in m) {
+        p.onPart?.(m.part);
+        return;
+      }
       pending.delete(m.id);
-      if ('answer' in m) p.resolve(m.answer); else p.reject(new Error(m.error));
+      if ('answer' in m) p.resolve(m.answer);
+      else p.reject(new Error(m.error));
       if (pending.size === 0) w.unref();
     });
-    w.on('error', (err) => { if (worker === w) worker = undefined; failAll(w, err.message); });
-    w.on('exit', (code) => { if (worker === w) worker = undefined; failAll(w, `exit code ${code}`); });
+    w.on('error', (err) => {
+      if (worker === w) worker = undefined;
+      failAll(w, err.message);
+    });
+    w.on('exit', (code) => {
+      if (worker === w) worker = undefined;
+      failAll(w, `exit code ${code}`);
+    });
     return w;
   };
 

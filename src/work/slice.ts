@@ -11,14 +11,19 @@ export interface Slicer {
 /** Work between two yields to the event loop: a decision arriving meanwhile waits at most about this. */
 export const SLICE_BUDGET_MS = 4;
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });
+const nextTurn = (): Promise<void> =>
+  new Promise((resolve) => {
+    setImmediate(resolve);
+  });
 
 export function createSlicer(budgetMs = SLICE_BUDGET_MS): Slicer {
   let since = performance.now();
   return {
     pause() {
       if (performance.now() - since < budgetMs) return undefined;
-      return nextTurn().then(() => { since = performance.now(); });
+      return nextTurn().then(() => {
+        since = performance.now();
+      });
     },
   };
 }

@@ -16,7 +16,14 @@ export type TaskRequest =
    * `fresh`: the caller holds nothing of this file, so every document is sent; otherwise a document
    * whose text is unchanged since the last answer is sent as a reference to its place in that answer.
    */
-  | { readonly kind: 'read'; readonly file: string; readonly source: string; readonly maxBytes: number; readonly maxDocuments: number; readonly fresh: boolean }
+  | {
+      readonly kind: 'read';
+      readonly file: string;
+      readonly source: string;
+      readonly maxBytes: number;
+      readonly maxDocuments: number;
+      readonly fresh: boolean;
+    }
   /** The files are gone from the folder: what the thread kept of them goes too. */
   | { readonly kind: 'forget'; readonly files: readonly string[] };
 
@@ -70,12 +77,28 @@ async function readManifestFile(request: Extract<TaskRequest, { kind: 'read' }>,
   const stamp = { ino: before.ino, size: before.size, mtimeMs: before.mtimeMs, ctimeMs: before.ctimeMs };
   if (before.size > maxBytes) {
     ctx.files.delete(file);
-    return { stamp, hash: `size:${before.size}:${before.mtimeMs}`, changing: false, objects: 0, unreadable: true, documents: 0, problems: [{ source, document: 0, name: undefined, message: `the file is ${before.size} bytes, more than the limit of ${maxBytes} (--max-manifest-bytes): not read; split it into smaller files` }] };
+    return {
+      stamp,
+      hash: `size:${before.size}:${before.mtimeMs}`,
+      changing: false,
+      objects: 0,
+      unreadable: true,
+      documents: 0,
+      problems: [
+        {
+          source,
+          document: 0,
+          name: undefined,
+          message: `the file is ${before.size} bytes, more than the limit of ${maxBytes} (--max-manifest-bytes): not read; split it into smaller files`,
+        },
+      ],
+    };
   }
   const bytes = await readFile(file);
   const after = await stat(file);
   // A file that changed while it was read is caught mid-write: its bytes are not taken.
-  const changing = after.ino !== before.ino || after.size !== before.size || after.mtimeMs !== before.mtimeMs || bytes.length !== before.size;
+  const changing =
+    after.ino !== before.ino || after.size !== before.size || after.mtimeMs !== before.mtimeMs || bytes.length !== before.size;
   const hash = sha256Hex(bytes);
   if (changing) return { stamp, hash, changing: true, objects: 0, unreadable: false, documents: 0, problems: [] };
   const memo = ctx.files.get(file);
@@ -83,8 +106,18 @@ async function readManifestFile(request: Extract<TaskRequest, { kind: 'read' }>,
   const sent = request.fresh ? undefined : memo?.sent;
   if (!parsed.pieces) {
     ctx.files.set(file, { cache: parsed.cache, sent: undefined });
-    for (let i = 0; i < parsed.objects.length; i += OBJECTS_PER_PART) ctx.send({ kind: 'objects', objects: parsed.objects.slice(i, i + OBJECTS_PER_PART) });
-    return { stamp, hash, changing: false, objects: parsed.objects.length, unreadable: parsed.unreadable, documents: parsed.documents, problems: parsed.problems, layout: 'whole' };
+    for (let i = 0; i < parsed.objects.length; i += OBJECTS_PER_PART)
+      ctx.send({ kind: 'objects', objects: parsed.objects.slice(i, i + OBJECTS_PER_PART) });
+    return {
+      stamp,
+      hash,
+      changing: false,
+      objects: parsed.objects.length,
+      unreadable: parsed.unreadable,
+      documents: parsed.documents,
+      problems: parsed.problems,
+      layout: 'whole',
+    };
   }
   ctx.files.set(file, { cache: parsed.cache, sent: new Map(parsed.pieces.map((p, i) => [p.text, i])) });
   let batch: Piece[] = [];
@@ -93,10 +126,23 @@ async function readManifestFile(request: Extract<TaskRequest, { kind: 'read' }>,
     const at = sent?.get(p.text);
     batch.push(at === undefined ? { objects: p.read.objects, documents: p.read.documents } : { reuse: at });
     inBatch += at === undefined ? Math.max(1, p.read.objects.length) : 0;
-    if (inBatch >= OBJECTS_PER_PART || batch.length >= 20 * OBJECTS_PER_PART) { ctx.send({ kind: 'pieces', pieces: batch }); batch = []; inBatch = 0; }
+    if (inBatch >= OBJECTS_PER_PART || batch.length >= 20 * OBJECTS_PER_PART) {
+      ctx.send({ kind: 'pieces', pieces: batch });
+      batch = [];
+      inBatch = 0;
+    }
   }
   if (batch.length > 0) ctx.send({ kind: 'pieces', pieces: batch });
-  return { stamp, hash, changing: false, objects: parsed.objects.length, unreadable: false, documents: parsed.documents, problems: parsed.problems, layout: 'pieces' };
+  return {
+    stamp,
+    hash,
+    changing: false,
+    objects: parsed.objects.length,
+    unreadable: false,
+    documents: parsed.documents,
+    problems: parsed.problems,
+    layout: 'pieces',
+  };
 }
 
 export async function runTask(request: TaskRequest, ctx: TaskContext): Promise<TaskAnswer> {
@@ -111,12 +157,18 @@ export async function runTask(request: TaskRequest, ctx: TaskContext): Promise<T
       return { kind: 'hash', hex: sha256Hex(text) };
     }
     case 'pack': {
-      const rego = typeof request.rego === 'number' ? ctx.kept.get(request.rego) : typeof request.rego === 'string' ? request.rego : request.rego.join('');
+      const rego =
+        typeof request.rego === 'number'
+          ? ctx.kept.get(request.rego)
+          : typeof request.rego === 'string'
+            ? request.rego
+            : request.rego.join('');
       if (rego === undefined) throw new Error(`text ${String(request.rego)} is no longer kept`);
       const bytes = await packBundleFiles(request.manifest, rego, ctx.pieces);
       return { kind: 'pack', bytes, hex: sha256Hex(bytes) };
     }
-    case 'read': return { kind: 'read', read: await readManifestFile(request, ctx) };
+    case 'read':
+      return { kind: 'read', read: await readManifestFile(request, ctx) };
     case 'forget':
       for (const file of request.files) ctx.files.delete(file);
       return { kind: 'forget' };

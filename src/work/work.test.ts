@@ -9,7 +9,9 @@ import { createWorkerThread } from './pool.ts';
 import { createSlicer, drive, UNSLICED } from './slice.ts';
 
 const thread = createWorkerThread('acl-test');
-afterAll(async () => { await thread.close(); });
+afterAll(async () => {
+  await thread.close();
+});
 
 describe('the background thread', () => {
   it('packs and hashes exactly as this thread does', async () => {
@@ -39,7 +41,8 @@ describe('the background thread', () => {
   it('reads a manifest file and sends its objects in parts; a missing file is an error, and the thread goes on', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'acl-work-'));
     try {
-      const doc = (i: number): string => `apiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata: { name: c${i}, namespace: acme }\nspec: {}\n`;
+      const doc = (i: number): string =>
+        `apiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata: { name: c${i}, namespace: acme }\nspec: {}\n`;
       await writeFile(join(dir, 'many.yaml'), Array.from({ length: 450 }, (_, i) => doc(i)).join('---\n'));
       const reader = createThreadReader(thread, { maxBytes: 1 << 20, maxDocuments: 1000 });
       const got = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
@@ -48,7 +51,10 @@ describe('the background thread', () => {
       expect(got.read).toMatchObject({ objects: 450, documents: 450, unreadable: false, changing: false, problems: [] });
       await expect(reader.read(join(dir, 'missing.yaml'), 'missing.yaml')).rejects.toThrow(/ENOENT/);
       // An edit sends only the edited document: the others are the very objects received before.
-      await writeFile(join(dir, 'many.yaml'), Array.from({ length: 450 }, (_, i) => (i === 7 ? doc(i).replace('spec: {}', 'spec: { revoked: true }') : doc(i))).join('---\n'));
+      await writeFile(
+        join(dir, 'many.yaml'),
+        Array.from({ length: 450 }, (_, i) => (i === 7 ? doc(i).replace('spec: {}', 'spec: { revoked: true }') : doc(i))).join('---\n'),
+      );
       const again = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
       expect(again.objects).toHaveLength(450);
       expect(again.objects.filter((o, i) => o === got.objects[i])).toHaveLength(449);
@@ -56,7 +62,10 @@ describe('the background thread', () => {
       // A document inserted first shifts the numbers of the rest, which are still not sent again.
       await writeFile(join(dir, 'many.yaml'), [doc(1000), ...Array.from({ length: 450 }, (_, i) => doc(i))].join('---\n'));
       const shifted = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
-      expect(shifted.objects.map((o) => [o.object.metadata.name, o.object.document])).toEqual([['c1000', 1], ...Array.from({ length: 450 }, (_, i) => [`c${i}`, i + 2])]);
+      expect(shifted.objects.map((o) => [o.object.metadata.name, o.object.document])).toEqual([
+        ['c1000', 1],
+        ...Array.from({ length: 450 }, (_, i) => [`c${i}`, i + 2]),
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -66,14 +75,20 @@ describe('the background thread', () => {
 describe('slicing', () => {
   function* count(n: number): Generator<void, number> {
     let total = 0;
-    for (let i = 0; i < n; i++) { total += i; yield; }
+    for (let i = 0; i < n; i++) {
+      total += i;
+      yield;
+    }
     return total;
   }
 
   it('gives the event loop back while a long computation runs, with the same result', async () => {
     let turns = 0;
     let ticking = true;
-    const tick = (): void => { turns++; if (ticking) setImmediate(tick); };
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
     setImmediate(tick);
     expect(await drive(count(50), createSlicer(0))).toBe(1225);
     ticking = false;
@@ -88,7 +103,10 @@ describe('a background thread that fails', () => {
     const t = createWorkerThread('acl-test-fail');
     try {
       await expect(t.run({ kind: 'hash', text: (() => 'x') as unknown as string })).rejects.toThrow(/could not be cloned/);
-      expect(await t.run({ kind: 'hash', text: 'abc' })).toEqual({ kind: 'hash', hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' });
+      expect(await t.run({ kind: 'hash', text: 'abc' })).toEqual({
+        kind: 'hash',
+        hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+      });
       await t.close();
       expect(await t.run({ kind: 'hash', text: 'abc' })).toMatchObject({ kind: 'hash' });
     } finally {

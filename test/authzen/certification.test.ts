@@ -18,7 +18,9 @@ beforeAll(async () => {
   t = await startTestService({ manifests: await exampleManifests(), publicUrl: PUBLIC_URL });
   pdp = client(t, RECORDS_KEY);
 });
-afterAll(async () => { await t.stop(); });
+afterAll(async () => {
+  await t.stop();
+});
 
 const EVALUATION = '/access/v1/evaluation';
 const EVALUATIONS = '/access/v1/evaluations';
@@ -53,7 +55,12 @@ function expectBadRequest(a: Answer): string {
 }
 
 /** Every page of a search, following next_token to the end (at most `maxPages`). */
-async function allPages(path: string, body: Record<string, unknown>, limit: number, maxPages = 20): Promise<{ pages: Answer[]; results: unknown[] }> {
+async function allPages(
+  path: string,
+  body: Record<string, unknown>,
+  limit: number,
+  maxPages = 20,
+): Promise<{ pages: Answer[]; results: unknown[] }> {
   const pages: Answer[] = [];
   const results: unknown[] = [];
   let page: Record<string, unknown> = { limit };
@@ -82,7 +89,9 @@ describe('Basic: Access Evaluation (POST /access/v1/evaluation)', () => {
   });
 
   it('c-2-2-3 a context does not change the decision', async () => {
-    expectExactly(await pdp.post(EVALUATION, { ...aliceReadsRecord1, context: { time: '2025-06-27T18:03-07:00', ip: '192.168.1.1' } }), { decision: true });
+    expectExactly(await pdp.post(EVALUATION, { ...aliceReadsRecord1, context: { time: '2025-06-27T18:03-07:00', ip: '192.168.1.1' } }), {
+      decision: true,
+    });
   });
 
   it('c-2-2-4 (Properties) alice may not write a record whose sent status is archived', async () => {
@@ -94,11 +103,17 @@ describe('Basic: Access Evaluation (POST /access/v1/evaluation)', () => {
   });
 
   it('c-2-2-6 (Properties) alice may delete record-1 softly (action property soft: true)', async () => {
-    expectExactly(await pdp.post(EVALUATION, { subject: alice, action: { name: 'delete', properties: { soft: true } }, resource: record1 }), { decision: true });
+    expectExactly(
+      await pdp.post(EVALUATION, { subject: alice, action: { name: 'delete', properties: { soft: true } }, resource: record1 }),
+      { decision: true },
+    );
   });
 
   it('c-2-2-7 (Properties) alice may not delete record-1 for good (soft: false)', async () => {
-    expectExactly(await pdp.post(EVALUATION, { subject: alice, action: { name: 'delete', properties: { soft: false } }, resource: record1 }), { decision: false });
+    expectExactly(
+      await pdp.post(EVALUATION, { subject: alice, action: { name: 'delete', properties: { soft: false } }, resource: record1 }),
+      { decision: false },
+    );
   });
 
   it('c-2-2-8 properties on every entity are accepted and do not change the decision', async () => {
@@ -152,7 +167,12 @@ describe('Basic: Access Evaluation (POST /access/v1/evaluation)', () => {
   });
 
   it('c-2-4-4 malformed JSON is a 400', async () => {
-    for (const text of ['{"subject":', '{subject: alice}', JSON.stringify(aliceReadsRecord1).slice(0, -1), `${JSON.stringify(aliceReadsRecord1)},`]) {
+    for (const text of [
+      '{"subject":',
+      '{subject: alice}',
+      JSON.stringify(aliceReadsRecord1).slice(0, -1),
+      `${JSON.stringify(aliceReadsRecord1)},`,
+    ]) {
       expectBadRequest(await pdp.post(EVALUATION, text));
     }
   });
@@ -182,7 +202,10 @@ describe('Basic: Access Evaluation (POST /access/v1/evaluation)', () => {
   });
 
   it('c-2-6 the same request sent again and again gets the same decision', async () => {
-    for (const [body, decision] of [[aliceReadsRecord1, true], [bobWritesRecord1, false]] as const) {
+    for (const [body, decision] of [
+      [aliceReadsRecord1, true],
+      [bobWritesRecord1, false],
+    ] as const) {
       for (let i = 0; i < 5; i++) expectExactly(await pdp.post(EVALUATION, body), { decision });
     }
   });
@@ -202,12 +225,20 @@ describe('Batch: Access Evaluations (POST /access/v1/evaluations)', () => {
   });
 
   it('c-3-2-3 (Properties) resources with properties per evaluation', async () => {
-    const a = await pdp.post(EVALUATIONS, { subject: alice, action: write, evaluations: [{ resource: record1Active }, { resource: record2Archived }] });
+    const a = await pdp.post(EVALUATIONS, {
+      subject: alice,
+      action: write,
+      evaluations: [{ resource: record1Active }, { resource: record2Archived }],
+    });
     expectExactly(a, { evaluations: [{ decision: true }, { decision: false }] });
   });
 
   it('c-3-2-4 (Properties) subjects with properties per evaluation', async () => {
-    const a = await pdp.post(EVALUATIONS, { action: write, resource: record2Archived, evaluations: [{ subject: alice }, { subject: bobAdmin }] });
+    const a = await pdp.post(EVALUATIONS, {
+      action: write,
+      resource: record2Archived,
+      evaluations: [{ subject: alice }, { subject: bobAdmin }],
+    });
     expectExactly(a, { evaluations: [{ decision: false }, { decision: true }] });
   });
 
@@ -218,7 +249,9 @@ describe('Batch: Access Evaluations (POST /access/v1/evaluations)', () => {
 
   it('c-3-2-6 a default context, and an evaluation with its own', async () => {
     const a = await pdp.post(EVALUATIONS, {
-      subject: alice, action: read, context: { time: '2025-06-27T18:03-07:00' },
+      subject: alice,
+      action: read,
+      context: { time: '2025-06-27T18:03-07:00' },
       evaluations: [{ resource: record1 }, { resource: record2, context: { time: '2025-06-27T19:00-07:00', source: 'batch-override' } }],
     });
     expectExactly(a, { evaluations: [{ decision: true }, { decision: true }] });
@@ -226,7 +259,9 @@ describe('Batch: Access Evaluations (POST /access/v1/evaluations)', () => {
 
   it('c-3-2-7 (Properties, advisory) an evaluation entity replaces the default, but a missing type falls back to it', async () => {
     const a = await pdp.post(EVALUATIONS, {
-      subject: alice, action: write, resource: { type: 'record' },
+      subject: alice,
+      action: write,
+      resource: { type: 'record' },
       evaluations: [{ resource: { id: 'record-1', properties: { status: 'active' } } }, { resource: record2Archived }],
     });
     expectExactly(a, { evaluations: [{ decision: true }, { decision: false }] });
@@ -235,8 +270,12 @@ describe('Batch: Access Evaluations (POST /access/v1/evaluations)', () => {
   it('c-3-3 as many decisions as evaluations, in request order, each a boolean, and no top-level decision', async () => {
     // Two patterns in six items: any reordering or lost item changes the list.
     const items = [
-      { subject: alice, action: read, resource: record1 }, { subject: bob, action: write, resource: record1 }, { subject: alice, action: write, resource: record1 },
-      { subject: alice, action: write, resource: record2 }, { subject: { type: 'user', id: 'carol' }, action: read, resource: record1 }, { subject: bob, action: read, resource: record2 },
+      { subject: alice, action: read, resource: record1 },
+      { subject: bob, action: write, resource: record1 },
+      { subject: alice, action: write, resource: record1 },
+      { subject: alice, action: write, resource: record2 },
+      { subject: { type: 'user', id: 'carol' }, action: read, resource: record1 },
+      { subject: bob, action: read, resource: record2 },
     ];
     const a = await pdp.post(EVALUATIONS, { evaluations: items });
     expectExactly(a, { evaluations: [true, false, true, false, false, true].map((decision) => ({ decision })) });
@@ -245,7 +284,12 @@ describe('Batch: Access Evaluations (POST /access/v1/evaluations)', () => {
 
   it('c-3-4-1 an evaluation that is missing its resource is a false decision with its error, in a 200', async () => {
     const a = await pdp.post(EVALUATIONS, { subject: alice, action: read, evaluations: [{ resource: record1 }, {}] });
-    expectExactly(a, { evaluations: [{ decision: true }, { decision: false, context: { error: { status: 400, message: 'evaluations[1].resource is required' } } }] });
+    expectExactly(a, {
+      evaluations: [
+        { decision: true },
+        { decision: false, context: { error: { status: 400, message: 'evaluations[1].resource is required' } } },
+      ],
+    });
   });
 
   it('c-3-4-2 without an evaluations array the answer is the single {"decision"}', async () => {
@@ -269,11 +313,17 @@ describe('Search: subject, resource and action search', () => {
   });
 
   it('c-4-2-2 a subject search with a context is accepted', async () => {
-    expectExactly(await pdp.post(SEARCH_SUBJECT, { ...subjectSearch, context: { time: '2025-06-27T18:03-07:00' } }), { page: { next_token: '' }, results: who('alice', 'bob') });
+    expectExactly(await pdp.post(SEARCH_SUBJECT, { ...subjectSearch, context: { time: '2025-06-27T18:03-07:00' } }), {
+      page: { next_token: '' },
+      results: who('alice', 'bob'),
+    });
   });
 
   it('c-4-2-3 a subject search needs no subject.id, and one sent is ignored', async () => {
-    expectExactly(await pdp.post(SEARCH_SUBJECT, { ...subjectSearch, subject: { type: 'user', id: 'carol' } }), { page: { next_token: '' }, results: who('alice', 'bob') });
+    expectExactly(await pdp.post(SEARCH_SUBJECT, { ...subjectSearch, subject: { type: 'user', id: 'carol' } }), {
+      page: { next_token: '' },
+      results: who('alice', 'bob'),
+    });
   });
 
   it('c-4-2-4 (Properties) who may write an archived record-2: bob, from his directory role', async () => {
@@ -297,7 +347,10 @@ describe('Search: subject, resource and action search', () => {
   });
 
   it('c-4-4-1 what alice may do with record-1: read and write (delete needs soft: true, which a search cannot send)', async () => {
-    expectExactly(await pdp.post(SEARCH_ACTION, { subject: alice, resource: record1 }), { page: { next_token: '' }, results: actions('read', 'write') });
+    expectExactly(await pdp.post(SEARCH_ACTION, { subject: alice, resource: record1 }), {
+      page: { next_token: '' },
+      results: actions('read', 'write'),
+    });
   });
 
   it('c-4-4-2 an action search with a context is accepted', async () => {
@@ -306,7 +359,10 @@ describe('Search: subject, resource and action search', () => {
   });
 
   it('c-4-4-3 (Properties) what an admin bob may do with an archived record-2: read and write', async () => {
-    expectExactly(await pdp.post(SEARCH_ACTION, { subject: bobAdmin, resource: record2Archived }), { page: { next_token: '' }, results: actions('read', 'write') });
+    expectExactly(await pdp.post(SEARCH_ACTION, { subject: bobAdmin, resource: record2Archived }), {
+      page: { next_token: '' },
+      results: actions('read', 'write'),
+    });
   });
 
   it('c-4-5-1 a page limit of 1 gives one result and a non-empty next_token', async () => {
@@ -323,7 +379,9 @@ describe('Search: subject, resource and action search', () => {
     expect(results).toEqual(who('alice', 'bob'));
     expect(pages.map((p) => (p.json as { page: { next_token: string } }).page.next_token === '')).toEqual([false, true]);
     // The same through resource and action search.
-    expect((await allPages(SEARCH_RESOURCE, { subject: alice, action: read, resource: { type: 'record' } }, 1)).results).toEqual(which('record-1', 'record-2', 'record-3'));
+    expect((await allPages(SEARCH_RESOURCE, { subject: alice, action: read, resource: { type: 'record' } }, 1)).results).toEqual(
+      which('record-1', 'record-2', 'record-3'),
+    );
     expect((await allPages(SEARCH_ACTION, { subject: alice, resource: record1 }, 1)).results).toEqual(actions('read', 'write'));
     // A page that holds everything is the last one.
     const whole = await allPages(SEARCH_SUBJECT, subjectSearch, 2);
@@ -368,14 +426,32 @@ describe('Transport (c-5, every level)', () => {
   ];
 
   /** HTTPS with the service's own certificate trusted, as a client would (the harness speaks HTTPS only). */
-  function overTls(url: string, ca: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  function overTls(
+    url: string,
+    ca: string,
+    method: string,
+    body?: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
     const u = new URL(url);
     return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', servername: 'localhost', port: u.port, path: u.pathname, method, ca, agent: false, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          servername: 'localhost',
+          port: u.port,
+          path: u.pathname,
+          method,
+          ca,
+          agent: false,
+          headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -392,13 +468,21 @@ describe('Transport (c-5, every level)', () => {
       const doc = JSON.parse(meta.text) as Record<string, string>;
       expect(doc['policy_decision_point']).toBe(tls.service.apiUrl);
       for (const [endpoint, body] of valid) {
-        const name = { [EVALUATION]: 'access_evaluation_endpoint', [EVALUATIONS]: 'access_evaluations_endpoint', [SEARCH_SUBJECT]: 'search_subject_endpoint', [SEARCH_RESOURCE]: 'search_resource_endpoint', [SEARCH_ACTION]: 'search_action_endpoint' }[endpoint] as string;
+        const name = {
+          [EVALUATION]: 'access_evaluation_endpoint',
+          [EVALUATIONS]: 'access_evaluations_endpoint',
+          [SEARCH_SUBJECT]: 'search_subject_endpoint',
+          [SEARCH_RESOURCE]: 'search_resource_endpoint',
+          [SEARCH_ACTION]: 'search_action_endpoint',
+        }[endpoint] as string;
         expect(doc[name]).toBe(`${tls.service.apiUrl}${endpoint}`);
         const a = await overTls(doc[name] as string, ca, 'POST', JSON.stringify(body), { Authorization: `Bearer ${RECORDS_KEY}` });
         expect(a.status, a.text).toBe(200);
         expect(a.headers['content-type']).toMatch(/^application\/json\b/);
       }
-      const decision = await overTls(doc['access_evaluation_endpoint'] as string, ca, 'POST', JSON.stringify(aliceReadsRecord1), { Authorization: `Bearer ${RECORDS_KEY}` });
+      const decision = await overTls(doc['access_evaluation_endpoint'] as string, ca, 'POST', JSON.stringify(aliceReadsRecord1), {
+        Authorization: `Bearer ${RECORDS_KEY}`,
+      });
       expect(decision.text).toBe('{"decision":true}');
     } finally {
       await tls.stop();
@@ -416,7 +500,10 @@ describe('Transport (c-5, every level)', () => {
 
   it('c-5-3 a missing required member is a 400 on every endpoint', async () => {
     // A batch without evaluations is one evaluation: its members are required as such.
-    const whole: readonly (readonly [string, Record<string, unknown>])[] = [[EVALUATIONS, aliceReadsRecord1], ...valid.filter(([path]) => path !== EVALUATIONS)];
+    const whole: readonly (readonly [string, Record<string, unknown>])[] = [
+      [EVALUATIONS, aliceReadsRecord1],
+      ...valid.filter(([path]) => path !== EVALUATIONS),
+    ];
     for (const [path, body] of whole) {
       for (const member of ['subject', 'action', 'resource'].filter((m) => m in body)) {
         const { [member]: _dropped, ...rest } = body;
@@ -443,7 +530,9 @@ describe('Transport (c-5, every level)', () => {
     for (const [path, body] of valid) {
       const plain = await pdp.post(path, body);
       // Unknown top-level members, and unknown members of each entity (as attributes nothing reads).
-      const decorated = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...v, futureField: 1 } : v]));
+      const decorated = Object.fromEntries(
+        Object.entries(body).map(([k, v]) => [k, typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...v, futureField: 1 } : v]),
+      );
       const a = await pdp.post(path, { ...decorated, ...noise });
       expect(a.status, `${path}: ${a.text}`).toBe(200);
       expect(a.text).toBe(plain.text);
@@ -467,7 +556,10 @@ describe('Discovery: PDP metadata (c-6)', () => {
     expect(a.status).toBe(200);
     expect(a.headers.get('content-type')).toMatch(/^application\/json\b/);
     const doc = a.json as Record<string, unknown>;
-    expect(doc).toEqual({ policy_decision_point: base, ...Object.fromEntries(Object.entries(NAMES).map(([name, path]) => [name, `${base}${path}`])) });
+    expect(doc).toEqual({
+      policy_decision_point: base,
+      ...Object.fromEntries(Object.entries(NAMES).map(([name, path]) => [name, `${base}${path}`])),
+    });
     const pdpUrl = new URL(doc['policy_decision_point'] as string);
     expect(pdpUrl.protocol).toBe('https:');
     expect(pdpUrl.search + pdpUrl.hash).toBe('');
@@ -484,8 +576,16 @@ describe('Discovery: PDP metadata (c-6)', () => {
     const batch = await pdp.post(`${pathPrefix}${EVALUATIONS}`, { evaluations: [aliceReadsRecord1, bobWritesRecord1] });
     expectExactly(batch, { evaluations: [{ decision: true }, { decision: false }] });
     const found = await pdp.post(`${pathPrefix}${SEARCH_SUBJECT}`, { subject: { type: 'user' }, action: read, resource: record1 });
-    expectExactly(found, { page: { next_token: '' }, results: [{ type: 'user', id: 'alice' }, { type: 'user', id: 'bob' }] });
-    expect((await pdp.post(`${pathPrefix}${SEARCH_RESOURCE}`, { subject: alice, action: read, resource: { type: 'record' } })).status).toBe(200);
+    expectExactly(found, {
+      page: { next_token: '' },
+      results: [
+        { type: 'user', id: 'alice' },
+        { type: 'user', id: 'bob' },
+      ],
+    });
+    expect((await pdp.post(`${pathPrefix}${SEARCH_RESOURCE}`, { subject: alice, action: read, resource: { type: 'record' } })).status).toBe(
+      200,
+    );
     expect((await pdp.post(`${pathPrefix}${SEARCH_ACTION}`, { subject: alice, resource: record1 })).status).toBe(200);
   }
 

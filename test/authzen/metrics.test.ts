@@ -11,7 +11,9 @@ beforeAll(async () => {
   t = await startTestService({ manifests: await exampleManifests() });
   records = client(t, RECORDS_KEY);
 });
-afterAll(async () => { await t.stop(); });
+afterAll(async () => {
+  await t.stop();
+});
 
 async function metric(name: string, labels: string): Promise<number> {
   const text = await (await fetch(`${t.service.opsUrl}/metrics`)).text();
@@ -34,13 +36,25 @@ describe('AuthZEN metrics', () => {
       allow: await metric('acl_decisions_total', 'decision="allow"'),
       deny: await metric('acl_decisions_total', 'decision="deny"'),
     };
-    expect((await records.post('/access/v1/evaluation', { subject: alice, action: { name: 'read' }, resource: record1 })).json).toEqual({ decision: true });
-    expect((await records.post('/access/v1/evaluation', { subject: alice, action: { name: 'delete' }, resource: record1 })).json).toEqual({ decision: false });
+    expect((await records.post('/access/v1/evaluation', { subject: alice, action: { name: 'read' }, resource: record1 })).json).toEqual({
+      decision: true,
+    });
+    expect((await records.post('/access/v1/evaluation', { subject: alice, action: { name: 'delete' }, resource: record1 })).json).toEqual({
+      decision: false,
+    });
     expect((await records.post('/access/v1/evaluation', { subject: 'alice' })).status).toBe(400);
-    expect((await records.post('/access/v1/evaluations', {
-      subject: alice, resource: record1, evaluations: [{ action: { name: 'read' } }, { action: { name: 'write' } }, { action: {} }],
-    })).json).toMatchObject({ evaluations: [{ decision: true }, { decision: true }, { decision: false, context: { error: { status: 400 } } }] });
-    expect((await records.post('/access/v1/search/subject', { subject: { type: 'user' }, action: { name: 'read' }, resource: record1 })).status).toBe(200);
+    expect(
+      (
+        await records.post('/access/v1/evaluations', {
+          subject: alice,
+          resource: record1,
+          evaluations: [{ action: { name: 'read' } }, { action: { name: 'write' } }, { action: {} }],
+        })
+      ).json,
+    ).toMatchObject({ evaluations: [{ decision: true }, { decision: true }, { decision: false, context: { error: { status: 400 } } }] });
+    expect(
+      (await records.post('/access/v1/search/subject', { subject: { type: 'user' }, action: { name: 'read' }, resource: record1 })).status,
+    ).toBe(200);
     expect((await records.post('/access/v1/search/action', { subject: alice, resource: record1 }, { key: null })).status).toBe(401);
     expect((await records.get('/.well-known/authzen-configuration')).status).toBe(200);
 

@@ -32,7 +32,11 @@ export interface Answer {
 export async function answerOf(res: Response): Promise<Answer> {
   const text = await res.text();
   let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { status: res.status, headers: res.headers, text, json };
 }
 
@@ -62,7 +66,12 @@ export function client(t: TestService, defaultKey: string): Client {
         if (v !== undefined) headers[k] = v;
       }
       // Bytes, so that fetch adds no Content-Type of its own (it types a string text/plain).
-      const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
+      const payload =
+        body === undefined
+          ? undefined
+          : Buffer.isBuffer(body)
+            ? body
+            : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
       return answerOf(await t.api(path, { method: options.method ?? 'POST', headers, body: payload }));
     },
     async get(path, headers = {}) {

@@ -7,37 +7,77 @@ import { execFileSync, spawn } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
 import {
-  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, loadConfig, metricValue, readToken, ruleYaml,
-  startE2EOperator, tableOf, TEAM_RULE, waitFor,
+  adminClients,
+  apiKeySecret,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  loadConfig,
+  metricValue,
+  readToken,
+  ruleYaml,
+  startE2EOperator,
+  tableOf,
+  TEAM_RULE,
+  waitFor,
 } from '../support/kube.ts';
 import { statusReport } from '../support/reports.ts';
 
 const API_KEY = 'e2e-agents-api-key-0123456789';
-const KUBECTL = ((): boolean => { try { execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' }); return true; } catch { return false; } })();
+const KUBECTL = ((): boolean => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API server)', { timeout: 120_000 }, () => {
   let op: Operator | undefined;
   let drop: (() => Promise<void>) | undefined;
-  beforeAll(async () => { await ensureCrds(); });
+  beforeAll(async () => {
+    await ensureCrds();
+  });
   afterEach(async () => {
     await op?.stop();
     op = undefined;
     await drop?.();
   });
 
-  async function setup(prefix: string, agentStatusIntervalMs: number): Promise<{ ns: string; api: ReturnType<typeof customApi>; token: string; o: Operator }> {
+  async function setup(
+    prefix: string,
+    agentStatusIntervalMs: number,
+  ): Promise<{ ns: string; api: ReturnType<typeof customApi>; token: string; o: Operator }> {
     const n = await createNamespace(prefix);
     drop = n.drop;
     const ns = n.name;
-    await apply(loadConfig(), [connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team-documents', TEAM_RULE)]);
+    await apply(loadConfig(), [
+      connectorYaml(ns, 'gateways'),
+      bundleYaml(ns, 'docs', { connector: 'gateways' }),
+      ruleYaml(ns, 'team-documents', TEAM_RULE),
+    ]);
     op = await startE2EOperator({ namespace: ns, agentStatusIntervalMs });
     const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
     return { ns, api: customApi(ns), token, o: op };
   }
 
-  async function report(o: Operator, ns: string, token: string, id: string, revision: string, extra: { code?: string; message?: string; httpCode?: number } = {}): Promise<void> {
+  async function report(
+    o: Operator,
+    ns: string,
+    token: string,
+    id: string,
+    revision: string,
+    extra: { code?: string; message?: string; httpCode?: number } = {},
+  ): Promise<void> {
     const res = await fetch(`${o.apiUrl}/${ns}/connectors/policyagent/gateways/status`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(statusReport(id, { docs: { revision, ...extra } })),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify(statusReport(id, { docs: { revision, ...extra } })),
     });
     expect(res.status).toBe(200);
   }
@@ -64,12 +104,20 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
     }
 
     await customApi(ns).patchSpec('Rule', 'team-documents', { actions: ['read', 'write'] });
-    await waitFor('revision 2 and RolledOut False', async () => (await api.status('Bundle', 'docs'))['revision'] === 2 && (await rolledOut(api))?.['status'] === 'False');
-    expect(await rolledOut(api)).toMatchObject({ reason: 'AgentsBehind', message: expect.stringMatching(/^0 of 3 agent\(s\) run revision 2; 3 behind/) });
+    await waitFor(
+      'revision 2 and RolledOut False',
+      async () => (await api.status('Bundle', 'docs'))['revision'] === 2 && (await rolledOut(api))?.['status'] === 'False',
+    );
+    expect(await rolledOut(api)).toMatchObject({
+      reason: 'AgentsBehind',
+      message: expect.stringMatching(/^0 of 3 agent\(s\) run revision 2; 3 behind/),
+    });
     await report(o, ns, token, 'opa-a', '2');
     await report(o, ns, token, 'opa-b', '2');
     await report(o, ns, token, 'opa-c', '2', { code: 'bundle_error', message: 'server replied with Unauthorized', httpCode: 401 });
-    await waitFor('RolledOut False naming the failing agent', async () => String((await rolledOut(api))?.['message']).includes('opa-c failing (401: server replied with Unauthorized'));
+    await waitFor('RolledOut False naming the failing agent', async () =>
+      String((await rolledOut(api))?.['message']).includes('opa-c failing (401: server replied with Unauthorized'),
+    );
     expect((await api.status('Bundle', 'docs'))['agents']).toMatchObject({ current: 2, failing: 1, rollout: '2/3' });
   });
 
@@ -77,10 +125,23 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
     const { ns, token, o } = await setup('wait', 200);
     await report(o, ns, token, 'opa-a', '0');
     const waited = new Promise<{ code: number | null; out: string }>((resolve) => {
-      const p = spawn('kubectl', ['--kubeconfig', E2E_KUBECONFIG as string, 'wait', '--for=condition=RolledOut', `bundle/docs`, '-n', ns, '--timeout=60s']);
+      const p = spawn('kubectl', [
+        '--kubeconfig',
+        E2E_KUBECONFIG as string,
+        'wait',
+        '--for=condition=RolledOut',
+        `bundle/docs`,
+        '-n',
+        ns,
+        '--timeout=60s',
+      ]);
       let out = '';
-      p.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-      p.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+      p.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+      });
+      p.stderr.on('data', (c: Buffer) => {
+        out += c.toString();
+      });
       p.on('exit', (code) => resolve({ code, out }));
     });
     // The agent reaches the served revision; the condition turns True and kubectl wait returns.
@@ -101,16 +162,30 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
     const started = Date.now();
     let reports = 0;
     for (let round = 0; round < 30; round++) {
-      await Promise.all(Array.from({ length: 100 }, async (_, i) => {
-        // Rounds 0, 2, ... 28 flip half the agents; the last round (29) leaves every one current.
-        const flip = i % 2 === 0 && round % 2 === 0 && round < 29;
-        await report(o, ns, token, `opa-${i}`, flip ? '0' : '1', flip && i % 4 === 0 ? { code: 'bundle_error', message: 'x', httpCode: 500 } : {});
-        reports++;
-      }));
+      await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          // Rounds 0, 2, ... 28 flip half the agents; the last round (29) leaves every one current.
+          const flip = i % 2 === 0 && round % 2 === 0 && round < 29;
+          await report(
+            o,
+            ns,
+            token,
+            `opa-${i}`,
+            flip ? '0' : '1',
+            flip && i % 4 === 0 ? { code: 'bundle_error', message: 'x', httpCode: 500 } : {},
+          );
+          reports++;
+        }),
+      );
     }
     const elapsedMs = Date.now() - started;
     // The last round left every agent current: the final status says so.
-    await waitFor('RolledOut True 100/100', async () => (await rolledOut(api))?.['status'] === 'True' && ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '100/100');
+    await waitFor(
+      'RolledOut True 100/100',
+      async () =>
+        (await rolledOut(api))?.['status'] === 'True' &&
+        ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '100/100',
+    );
     await o.controller.idle();
     const writes = (await metricValue(o, 'acl_status_writes_total', { kind: 'Bundle' })) - before;
     expect(reports).toBe(3000);
@@ -122,13 +197,20 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
 
   describe('with two replicas', () => {
     const ops: Operator[] = [];
-    afterEach(async () => { for (const x of ops.splice(0)) await x.stop(); });
+    afterEach(async () => {
+      for (const x of ops.splice(0)) await x.stop();
+    });
 
-    it('counts the agents every replica hears: RolledOut speaks for the whole fleet, not the leader\'s share', async () => {
+    it("counts the agents every replica hears: RolledOut speaks for the whole fleet, not the leader's share", async () => {
       const n = await createNamespace('agentsha');
       drop = n.drop;
       const ns = n.name;
-      await apply(loadConfig(), [connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team-documents', TEAM_RULE), apiKeySecret(ns, API_KEY)]);
+      await apply(loadConfig(), [
+        connectorYaml(ns, 'gateways'),
+        bundleYaml(ns, 'docs', { connector: 'gateways' }),
+        ruleYaml(ns, 'team-documents', TEAM_RULE),
+        apiKeySecret(ns, API_KEY),
+      ]);
       const api = customApi(ns);
       const a = await startE2EOperator({ namespace: ns, identity: 'replica-a', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
       ops.push(a);
@@ -136,20 +218,36 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
       const b = await startE2EOperator({ namespace: ns, identity: 'replica-b', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
       ops.push(b);
       const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
-      await waitFor('revision 1 on both', () => [a, b].every((x) => x.store.snapshot().tenants.get(ns)?.bundles.get('docs')?.built.revision === 1));
+      await waitFor('revision 1 on both', () =>
+        [a, b].every((x) => x.store.snapshot().tenants.get(ns)?.bundles.get('docs')?.built.revision === 1),
+      );
       // Two sidecars reach the leader, two the follower (the Service balances connections).
       await report(a, ns, token, 'via-a-1', '1');
       await report(a, ns, token, 'via-a-2', '1');
       await report(b, ns, token, 'via-b-1', '1');
       await report(b, ns, token, 'via-b-2', '0');
-      await waitFor('the leader counts all four, one behind', async () => ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string } | undefined)?.rollout === '3/4');
-      expect(await rolledOut(api)).toMatchObject({ status: 'False', reason: 'AgentsBehind', message: expect.stringContaining('via-b-2 behind (on revision 0)') });
+      await waitFor(
+        'the leader counts all four, one behind',
+        async () => ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string } | undefined)?.rollout === '3/4',
+      );
+      expect(await rolledOut(api)).toMatchObject({
+        status: 'False',
+        reason: 'AgentsBehind',
+        message: expect.stringContaining('via-b-2 behind (on revision 0)'),
+      });
       // The follower's agent catches up: the leader hears of it through the follower's ConfigMap.
       await report(b, ns, token, 'via-b-2', '1');
-      await waitFor('RolledOut True 4/4', async () => (await rolledOut(api))?.['status'] === 'True' && ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '4/4');
+      await waitFor(
+        'RolledOut True 4/4',
+        async () =>
+          (await rolledOut(api))?.['status'] === 'True' &&
+          ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '4/4',
+      );
       // Either replica answers for the whole fleet.
       for (const x of [a, b]) {
-        const res = await fetch(`${x.apiUrl}/${ns}/connectors/policyagent/gateways/bundles/docs/agents`, { headers: { Authorization: `Bearer ${API_KEY}` } });
+        const res = await fetch(`${x.apiUrl}/${ns}/connectors/policyagent/gateways/bundles/docs/agents`, {
+          headers: { Authorization: `Bearer ${API_KEY}` },
+        });
         const body = (await res.json()) as { agents: { rollout: string }; list: { id: string }[] };
         expect(body.agents.rollout, x.identity).toBe('4/4');
         expect(body.list.map((l) => l.id).sort()).toEqual(['via-a-1', 'via-a-2', 'via-b-1', 'via-b-2']);
@@ -157,10 +255,16 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
       // A replica that stops takes its ConfigMap with it: its agents are no longer counted (they report elsewhere next).
       await b.stop();
       ops.splice(ops.indexOf(b), 1);
-      await waitFor('the leader counts its own two', async () => ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '2/2');
+      await waitFor(
+        'the leader counts its own two',
+        async () => ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '2/2',
+      );
       const { core } = adminClients();
-      expect((await core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'acl.policyagent.dev/agents=true' })).items.map((c) => c.metadata?.annotations?.['acl.policyagent.dev/replica'])).toEqual(['replica-a']);
+      expect(
+        (await core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'acl.policyagent.dev/agents=true' })).items.map(
+          (c) => c.metadata?.annotations?.['acl.policyagent.dev/replica'],
+        ),
+      ).toEqual(['replica-a']);
     });
   });
 });
-

@@ -7,18 +7,39 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { adminClients, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, loadConfig, readToken, ROOT, ruleYaml, TEAM_RULE, waitFor } from '../support/kube.ts';
+import {
+  adminClients,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  loadConfig,
+  readToken,
+  ROOT,
+  ruleYaml,
+  TEAM_RULE,
+  waitFor,
+} from '../support/kube.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => resolve(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
   });
 }
 
 function httpsStatus(url: string, ca: string, token: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca, headers: { authorization: `Bearer ${token}` } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+    const req = request(url, { ca, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
     req.on('error', reject);
     req.end();
   });
@@ -38,20 +59,54 @@ describe.skipIf(!E2E_KUBECONFIG)('acl-operator serve in Kubernetes mode (real AP
     const n = await createNamespace('cli');
     drop = n.drop;
     const ns = n.name;
-    await apply(loadConfig(), [connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team', TEAM_RULE)]);
+    await apply(loadConfig(), [
+      connectorYaml(ns, 'gateways'),
+      bundleYaml(ns, 'docs', { connector: 'gateways' }),
+      ruleYaml(ns, 'team', TEAM_RULE),
+    ]);
     const [api, ops] = [await freePort(), await freePort()];
     let output = '';
-    child = spawn(process.execPath, [
-      join(ROOT, 'src', 'cli.ts'), 'serve', '--kubeconfig', E2E_KUBECONFIG ?? '', '--namespaces', ns, '--operator-namespace', ns,
-      '--tls-secret', 'acl-operator-tls', '--listen', `127.0.0.1:${api}`, '--ops-listen', `127.0.0.1:${ops}`,
-      '--state-dir', join(tmpdir(), 'acl-operator-e2e', ns, 'cli'), '--identity', 'cli-test', '--log-level', 'info',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
-    child.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
+    child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'src', 'cli.ts'),
+        'serve',
+        '--kubeconfig',
+        E2E_KUBECONFIG ?? '',
+        '--namespaces',
+        ns,
+        '--operator-namespace',
+        ns,
+        '--tls-secret',
+        'acl-operator-tls',
+        '--listen',
+        `127.0.0.1:${api}`,
+        '--ops-listen',
+        `127.0.0.1:${ops}`,
+        '--state-dir',
+        join(tmpdir(), 'acl-operator-e2e', ns, 'cli'),
+        '--identity',
+        'cli-test',
+        '--log-level',
+        'info',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));
 
-    await waitFor('/readyz 200', async () => (await fetch(`http://127.0.0.1:${ops}/readyz`).catch(() => undefined))?.status === 200, 60_000)
-      .catch((err: unknown) => { throw new Error(`${String(err)}\n${output}`); });
+    await waitFor(
+      '/readyz 200',
+      async () => (await fetch(`http://127.0.0.1:${ops}/readyz`).catch(() => undefined))?.status === 200,
+      60_000,
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${output}`);
+    });
     const tls = await adminClients().core.readNamespacedSecret({ name: 'acl-operator-tls', namespace: ns });
     const ca = Buffer.from(tls.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
     const token = await waitFor('token', () => readToken(ns, 'gateways'));

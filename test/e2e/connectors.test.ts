@@ -2,7 +2,23 @@
 // revocation, and a Secret deleted by hand.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
-import { adminClients, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, fetchBundle, loadConfig, readToken, ruleYaml, startE2EOperator, TEAM_RULE, waitFor } from '../support/kube.ts';
+import {
+  adminClients,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  fetchBundle,
+  loadConfig,
+  readToken,
+  ruleYaml,
+  startE2EOperator,
+  TEAM_RULE,
+  waitFor,
+} from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real API server)', { timeout: 150_000 }, () => {
   let op: Operator | undefined;
@@ -17,7 +33,11 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real
   async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi>; o: Operator }> {
     const n = await createNamespace(prefix);
     drop = n.drop;
-    await apply(loadConfig(), [connectorYaml(n.name, 'gateways'), bundleYaml(n.name, 'docs', { connector: 'gateways' }), ruleYaml(n.name, 'team', TEAM_RULE)]);
+    await apply(loadConfig(), [
+      connectorYaml(n.name, 'gateways'),
+      bundleYaml(n.name, 'docs', { connector: 'gateways' }),
+      ruleYaml(n.name, 'team', TEAM_RULE),
+    ]);
     op = await startE2EOperator({ namespace: n.name });
     return { ns: n.name, api: customApi(n.name), o: op };
   }
@@ -27,18 +47,42 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real
     const { core } = adminClients();
     const secret = await waitFor('token Secret', async () => core.readNamespacedSecret({ name: 'gateways-token', namespace: ns }));
     const connector = await api.get('Connector', 'gateways');
-    expect(secret.metadata?.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Connector', name: 'gateways', uid: connector.metadata.uid, controller: true })]);
+    expect(secret.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        apiVersion: 'acl.policyagent.dev/v1alpha1',
+        kind: 'Connector',
+        name: 'gateways',
+        uid: connector.metadata.uid,
+        controller: true,
+      }),
+    ]);
     expect(secret.metadata?.labels).toMatchObject({ 'acl.policyagent.dev/connector': 'gateways' });
     expect(Buffer.from(secret.data?.['token'] ?? '', 'base64').toString()).toMatch(/^agent_[A-Za-z0-9_-]{43}$/);
-    const status = await waitFor('connector Active', async () => { const s = await api.status('Connector', 'gateways'); return s['phase'] === 'Active' ? s : undefined; });
-    expect(status).toMatchObject({ tokenSecretName: 'gateways-token', bundles: ['docs'], conditions: expect.arrayContaining([expect.objectContaining({ type: 'TokenIssued', status: 'True' })]) });
+    const status = await waitFor('connector Active', async () => {
+      const s = await api.status('Connector', 'gateways');
+      return s['phase'] === 'Active' ? s : undefined;
+    });
+    expect(status).toMatchObject({
+      tokenSecretName: 'gateways-token',
+      bundles: ['docs'],
+      conditions: expect.arrayContaining([expect.objectContaining({ type: 'TokenIssued', status: 'True' })]),
+    });
     expect(JSON.stringify(status)).not.toContain(Buffer.from(secret.data?.['token'] ?? '', 'base64').toString());
 
     await api.remove('Connector', 'gateways');
     // The collector re-reads discovery every 30 s, so a CRD created moments ago can take that long.
-    await waitFor('token Secret garbage-collected', async () => {
-      try { await core.readNamespacedSecret({ name: 'gateways-token', namespace: ns }); return false; } catch { return true; }
-    }, 120_000);
+    await waitFor(
+      'token Secret garbage-collected',
+      async () => {
+        try {
+          await core.readNamespacedSecret({ name: 'gateways-token', namespace: ns });
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      120_000,
+    );
   });
 
   it('rotates, revokes and re-issues through spec fields; the old token is refused at once', async () => {
@@ -47,15 +91,22 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real
     await waitFor('bundle served', async () => (await fetchBundle(o, ns, 'gateways', 'docs', first)).status === 200);
 
     await api.patchSpec('Connector', 'gateways', { tokenRotation: 1 });
-    const second = await waitFor('rotated token', async () => { const t = await readToken(ns, 'gateways'); return t !== first ? t : undefined; });
+    const second = await waitFor('rotated token', async () => {
+      const t = await readToken(ns, 'gateways');
+      return t !== first ? t : undefined;
+    });
     expect((await fetchBundle(o, ns, 'gateways', 'docs', first)).status).toBe(401);
     expect((await fetchBundle(o, ns, 'gateways', 'docs', second)).status).toBe(200);
 
     await api.patchSpec('Connector', 'gateways', { revoked: true });
     await waitFor('Secret emptied', async () => (await readToken(ns, 'gateways')) === undefined);
     expect((await fetchBundle(o, ns, 'gateways', 'docs', second)).status).toBe(401);
-    expect(await waitFor('Inactive', async () => { const s = await api.status('Connector', 'gateways'); return s['phase'] === 'Inactive' ? s : undefined; }))
-      .toMatchObject({ conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', reason: 'Revoked' })]) });
+    expect(
+      await waitFor('Inactive', async () => {
+        const s = await api.status('Connector', 'gateways');
+        return s['phase'] === 'Inactive' ? s : undefined;
+      }),
+    ).toMatchObject({ conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', reason: 'Revoked' })]) });
 
     await api.patchSpec('Connector', 'gateways', { revoked: false });
     const third = await waitFor('re-issued token', () => readToken(ns, 'gateways'));
@@ -70,7 +121,10 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real
     const { ns, o } = await setup('deleted');
     const first = await waitFor('token', () => readToken(ns, 'gateways'));
     await adminClients().core.deleteNamespacedSecret({ name: 'gateways-token', namespace: ns });
-    const second = await waitFor('new token', async () => { const t = await readToken(ns, 'gateways'); return t !== undefined && t !== first ? t : undefined; });
+    const second = await waitFor('new token', async () => {
+      const t = await readToken(ns, 'gateways');
+      return t !== undefined && t !== first ? t : undefined;
+    });
     expect((await fetchBundle(o, ns, 'gateways', 'docs', second)).status).toBe(200);
     expect((await fetchBundle(o, ns, 'gateways', 'docs', first)).status).toBe(401);
   });

@@ -3,8 +3,22 @@ import { VersionApi } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
 import {
-  apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds,
-  fetchBundle, loadConfig, metricValue, readToken, ruleYaml, startE2EOperator, TEAM_RULE, waitFor,
+  apiKeySecret,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  fetchBundle,
+  loadConfig,
+  metricValue,
+  readToken,
+  ruleYaml,
+  startE2EOperator,
+  TEAM_RULE,
+  waitFor,
 } from '../support/kube.ts';
 
 const API_KEY = 'e2e-api-key-0123456789abcdef';
@@ -39,34 +53,66 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
   }
 
   const decide = async (o: Operator, body: unknown): Promise<{ decision: string; policyId?: string }> => {
-    const res = await fetch(`${o.apiUrl}/authorization`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${o.apiUrl}/authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
-    return await res.json() as { decision: string; policyId?: string };
+    return (await res.json()) as { decision: string; policyId?: string };
   };
 
   it('builds revision 1 at start, then +1 when a Rule is applied, and reports Enforced', async () => {
     const { ns, api } = await setup('apply');
     const o = op as Operator;
-    const first = await waitFor('bundle status revision 1', async () => ((await api.status('Bundle', 'docs'))['revision'] === 1 ? api.status('Bundle', 'docs') : undefined));
+    const first = await waitFor('bundle status revision 1', async () =>
+      (await api.status('Bundle', 'docs'))['revision'] === 1 ? api.status('Bundle', 'docs') : undefined,
+    );
     expect(first).toMatchObject({
-      phase: 'Ready', revision: 1, ruleCount: 1, observedGeneration: 1, agents: { reporting: 0, rollout: '0/0' },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }],
+      phase: 'Ready',
+      revision: 1,
+      ruleCount: 1,
+      observedGeneration: 1,
+      agents: { reporting: 0, rollout: '0/0' },
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Built' },
+        { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' },
+      ],
     });
-    expect(await api.status('Rule', 'team-documents')).toMatchObject({ phase: 'Enforced', observedGeneration: 1, translation: { status: 'Current', generation: 1 } });
-    expect((await api.status('Rule', 'team-documents'))['translation']).toMatchObject({ rego: expect.stringContaining('input.principal.team == input.resource.team') });
+    expect(await api.status('Rule', 'team-documents')).toMatchObject({
+      phase: 'Enforced',
+      observedGeneration: 1,
+      translation: { status: 'Current', generation: 1 },
+    });
+    expect((await api.status('Rule', 'team-documents'))['translation']).toMatchObject({
+      rego: expect.stringContaining('input.principal.team == input.resource.team'),
+    });
 
     const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
     const served = await fetchBundle(o, ns, 'gateways', 'docs', token);
     expect(served.status).toBe(200);
     expect(served.etag).toBe(first['etag']);
 
-    await apply(loadConfig(), [ruleYaml(ns, 'owners-delete', { state: 'Enforced', subjectType: 'user', actions: ['delete'], resourceType: 'document', condition: 'principal.id == resource.owner' })]);
-    const second = await waitFor('bundle revision 2', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 2 ? s : undefined; });
+    await apply(loadConfig(), [
+      ruleYaml(ns, 'owners-delete', {
+        state: 'Enforced',
+        subjectType: 'user',
+        actions: ['delete'],
+        resourceType: 'document',
+        condition: 'principal.id == resource.owner',
+      }),
+    ]);
+    const second = await waitFor('bundle revision 2', async () => {
+      const s = await api.status('Bundle', 'docs');
+      return s['revision'] === 2 ? s : undefined;
+    });
     expect(second).toMatchObject({ revision: 2, ruleCount: 2 });
     expect(second['etag']).not.toBe(first['etag']);
     expect((await fetchBundle(o, ns, 'gateways', 'docs', token, served.etag ?? undefined)).status).toBe(200);
     await waitFor('rule Enforced', async () => (await api.status('Rule', 'owners-delete'))['phase'] === 'Enforced');
-    expect(await decide(o, { subject: { type: 'user', id: 'ann' }, action: 'delete', resource: { type: 'document', id: 'd', owner: 'ann' } })).toMatchObject({ decision: 'allow', policyId: `${ns}/owners-delete` });
+    expect(
+      await decide(o, { subject: { type: 'user', id: 'ann' }, action: 'delete', resource: { type: 'document', id: 'd', owner: 'ann' } }),
+    ).toMatchObject({ decision: 'allow', policyId: `${ns}/owners-delete` });
   });
 
   it('marks an invalid Rule InvalidSpec while the other rules keep being served', async () => {
@@ -74,20 +120,42 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
     const o = op as Operator;
     await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
     await apply(loadConfig(), [ruleYaml(ns, 'broken', { ...TEAM_RULE, condition: 'principal.team ==== resource.team' })]);
-    const status = await waitFor('broken rule Invalid', async () => { const s = await api.status('Rule', 'broken'); return s['phase'] === 'Invalid' ? s : undefined; });
+    const status = await waitFor('broken rule Invalid', async () => {
+      const s = await api.status('Rule', 'broken');
+      return s['phase'] === 'Invalid' ? s : undefined;
+    });
     expect(status).toMatchObject({
-      phase: 'Invalid', observedGeneration: 1, translation: { status: 'Error', generation: 1 },
-      conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', message: expect.stringMatching(/syntax error at line 1, column \d+/) }],
+      phase: 'Invalid',
+      observedGeneration: 1,
+      translation: { status: 'Error', generation: 1 },
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: expect.stringMatching(/syntax error at line 1, column \d+/) },
+      ],
     });
     expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 1, ruleCount: 1 });
-    expect(await decide(o, { subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })).toMatchObject({ decision: 'allow' });
+    expect(
+      await decide(o, {
+        subject: { type: 'user', id: 'a', team: 'x' },
+        action: 'read',
+        resource: { type: 'document', id: 'd', team: 'x' },
+      }),
+    ).toMatchObject({ decision: 'allow' });
 
     // An invalid edit of a good rule keeps its last good version in force.
     await api.patchSpec('Rule', 'team-documents', { condition: 'principal.team ==' });
-    const stale = await waitFor('team rule Invalid', async () => { const s = await api.status('Rule', 'team-documents'); return s['phase'] === 'Invalid' ? s : undefined; });
+    const stale = await waitFor('team rule Invalid', async () => {
+      const s = await api.status('Rule', 'team-documents');
+      return s['phase'] === 'Invalid' ? s : undefined;
+    });
     expect(stale).toMatchObject({ observedGeneration: 2, translation: { status: 'Stale', generation: 1 } });
     expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 1 });
-    expect(await decide(o, { subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })).toMatchObject({ decision: 'allow' });
+    expect(
+      await decide(o, {
+        subject: { type: 'user', id: 'a', team: 'x' },
+        action: 'read',
+        resource: { type: 'document', id: 'd', team: 'x' },
+      }),
+    ).toMatchObject({ decision: 'allow' });
   });
 
   it('deploys an Approved rule and reports it Enforced; regenerate re-translates; Draft stays out', async () => {
@@ -98,12 +166,24 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
       ruleYaml(ns, 'draft', { state: 'Draft', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
     ]);
     await waitFor('approved rule Enforced', async () => (await api.status('Rule', 'approved'))['phase'] === 'Enforced');
-    expect(await waitFor('draft status', async () => { const d = await api.status('Rule', 'draft'); return d['phase'] ? d : undefined; }))
-      .toMatchObject({ phase: 'Draft', conditions: [{ reason: 'NotDeployed' }] });
-    expect(await waitFor('revision 2', async () => { const s = await api.status('Bundle', 'docs'); return s['revision'] === 2 ? s : undefined; })).toMatchObject({ ruleCount: 2 });
+    expect(
+      await waitFor('draft status', async () => {
+        const d = await api.status('Rule', 'draft');
+        return d['phase'] ? d : undefined;
+      }),
+    ).toMatchObject({ phase: 'Draft', conditions: [{ reason: 'NotDeployed' }] });
+    expect(
+      await waitFor('revision 2', async () => {
+        const s = await api.status('Bundle', 'docs');
+        return s['revision'] === 2 ? s : undefined;
+      }),
+    ).toMatchObject({ ruleCount: 2 });
 
     await api.annotate('Rule', 'approved', { 'acl.policyagent.dev/regenerate': 'now' });
-    await waitFor('regenerate honoured', async () => ((await api.status('Rule', 'approved'))['translation'] as { regenerate?: string } | undefined)?.regenerate === 'now');
+    await waitFor(
+      'regenerate honoured',
+      async () => ((await api.status('Rule', 'approved'))['translation'] as { regenerate?: string } | undefined)?.regenerate === 'now',
+    );
     expect(await api.status('Bundle', 'docs')).toMatchObject({ revision: 2 });
   });
 
@@ -112,7 +192,12 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
     const o = op as Operator;
     await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
     await o.controller.idle();
-    const versions = async (): Promise<string[]> => Promise.all([api.get('Rule', 'team-documents'), api.get('Connector', 'gateways'), api.get('Bundle', 'docs')].map(async (p) => (await p).metadata.resourceVersion));
+    const versions = async (): Promise<string[]> =>
+      Promise.all(
+        [api.get('Rule', 'team-documents'), api.get('Connector', 'gateways'), api.get('Bundle', 'docs')].map(
+          async (p) => (await p).metadata.resourceVersion,
+        ),
+      );
     const before = await versions();
     const writes = await metricValue(o, 'acl_status_writes_total');
     for (const key of o.source.keys()) o.controller.enqueue(key);

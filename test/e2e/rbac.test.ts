@@ -8,15 +8,34 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
 import { statusOf } from '../../src/kube/client.ts';
 import {
-  adminClients, apiKeySecret, apply, bundleYaml, connectorYaml, createNamespace, directoryYaml, customApi, deployRbac, E2E_KUBECONFIG, ensureCrds, loadConfig,
-  rbacApi, ROOT, ruleYaml, startE2EOperator, TEAM_RULE, waitFor, yamlObjects,
+  adminClients,
+  apiKeySecret,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  directoryYaml,
+  customApi,
+  deployRbac,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  loadConfig,
+  rbacApi,
+  ROOT,
+  ruleYaml,
+  startE2EOperator,
+  TEAM_RULE,
+  waitFor,
+  yamlObjects,
 } from '../support/kube.ts';
 import { statusReport } from '../support/reports.ts';
 
 const API_KEY = 'e2e-rbac-api-key-0123456789';
 
 function rulesOf(objects: readonly KubernetesObject[], kind: string, name: string): V1PolicyRule[] {
-  const o = objects.find((x) => x.kind === kind && x.metadata?.name === name) as (KubernetesObject & { rules?: V1PolicyRule[] }) | undefined;
+  const o = objects.find((x) => x.kind === kind && x.metadata?.name === name) as
+    | (KubernetesObject & { rules?: V1PolicyRule[] })
+    | undefined;
   if (!o?.rules) throw new Error(`deploy/ has no ${kind} ${name}`);
   return o.rules;
 }
@@ -25,7 +44,13 @@ function rulesOf(objects: readonly KubernetesObject[], kind: string, name: strin
 async function serviceAccountConfig(ns: string): Promise<KubeConfig> {
   const { core } = adminClients();
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'acl-operator' } } });
-  await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'acl-operator-sa-token', annotations: { 'kubernetes.io/service-account.name': 'acl-operator' } }, type: 'kubernetes.io/service-account-token' } });
+  await core.createNamespacedSecret({
+    namespace: ns,
+    body: {
+      metadata: { name: 'acl-operator-sa-token', annotations: { 'kubernetes.io/service-account.name': 'acl-operator' } },
+      type: 'kubernetes.io/service-account-token',
+    },
+  });
   const token = await waitFor('service account token', async () => {
     const s = await core.readNamespacedSecret({ name: 'acl-operator-sa-token', namespace: ns });
     return s.data?.['token'] ? Buffer.from(s.data['token'], 'base64').toString('utf8') : undefined;
@@ -34,13 +59,21 @@ async function serviceAccountConfig(ns: string): Promise<KubeConfig> {
   const cluster = admin.getCurrentCluster();
   if (!cluster) throw new Error('no cluster');
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [cluster], users: [{ name: 'sa', token }], contexts: [{ name: 'sa', cluster: cluster.name, user: 'sa' }], currentContext: 'sa' });
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'sa', token }],
+    contexts: [{ name: 'sa', cluster: cluster.name, user: 'sa' }],
+    currentContext: 'sa',
+  });
   return kc;
 }
 
 function httpsPost(url: string, ca: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', ca, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+    const req = request(url, { method: 'POST', ca, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
     req.on('error', reject);
     req.end(body);
   });
@@ -48,7 +81,10 @@ function httpsPost(url: string, ca: string, headers: Record<string, string>, bod
 
 function httpsGet(url: string, ca: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca, headers }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+    const req = request(url, { ca, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
     req.on('error', reject);
     req.end();
   });
@@ -66,11 +102,16 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
 
   async function runAndCheck(ns: string, kc: KubeConfig, operatorNamespace = ns): Promise<void> {
     await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'), bundleYaml(ns, 'docs', { connector: 'gateways' }), ruleYaml(ns, 'team', TEAM_RULE), apiKeySecret(ns, API_KEY),
+      connectorYaml(ns, 'gateways'),
+      bundleYaml(ns, 'docs', { connector: 'gateways' }),
+      ruleYaml(ns, 'team', TEAM_RULE),
+      apiKeySecret(ns, API_KEY),
       directoryYaml(ns, 'people', { entities: [{ type: 'user', id: 'alice', properties: { team: 'blue' } }] }),
     ]);
     // Not cluster admin: this identity cannot even list pods.
-    await expect(kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns })).rejects.toSatisfy((err: unknown) => statusOf(err) === 403);
+    await expect(kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns })).rejects.toSatisfy(
+      (err: unknown) => statusOf(err) === 403,
+    );
 
     op = await startE2EOperator({ namespace: ns, operatorNamespace, kubeConfig: kc, tls: { mode: 'secret', name: 'acl-operator-tls' } });
     const api = customApi(ns);
@@ -87,20 +128,31 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
     // Directories are watched and their status written (directories, directories/status).
     await waitFor('directory status', async () => (await api.status('Directory', 'people'))['entityCount'] === 1);
     // The OPA view: HTTPS with the CA from the token Secret, the token from the same Secret.
-    expect(await httpsGet(`${op.apiUrl}/${ns}/connectors/policyagent/gateways/bundles/docs`, ca, { authorization: `Bearer ${token}` })).toBe(200);
+    expect(
+      await httpsGet(`${op.apiUrl}/${ns}/connectors/policyagent/gateways/bundles/docs`, ca, { authorization: `Bearer ${token}` }),
+    ).toBe(200);
     const events = await waitFor('TokenIssued event', async () => {
       const list = await core.listNamespacedEvent({ namespace: ns });
       return list.items.some((e) => e.reason === 'TokenIssued' && e.involvedObject.name === 'gateways') ? list : undefined;
     });
     expect(events.items.some((e) => e.reason === 'Built' && e.involvedObject.kind === 'Bundle')).toBe(true);
     // An OPA's status report: the replica shares the agent through its ConfigMap (configmaps in its namespace).
-    const reported = await httpsPost(`${op.apiUrl}/${ns}/connectors/policyagent/gateways/status`, ca, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify(statusReport('opa-rbac', { docs: { revision: '1' } })));
+    const reported = await httpsPost(
+      `${op.apiUrl}/${ns}/connectors/policyagent/gateways/status`,
+      ca,
+      { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      JSON.stringify(statusReport('opa-rbac', { docs: { revision: '1' } })),
+    );
     expect(reported).toBe(200);
     await waitFor('the agents ConfigMap', async () => {
       const list = await core.listNamespacedConfigMap({ namespace: operatorNamespace, labelSelector: 'acl.policyagent.dev/agents=true' });
       return list.items.length === 1;
     });
-    await waitFor('RolledOut True', async () => ((await api.status('Bundle', 'docs'))['conditions'] as { type: string; status: string }[] | undefined)?.some((c) => c.type === 'RolledOut' && c.status === 'True'));
+    await waitFor('RolledOut True', async () =>
+      ((await api.status('Bundle', 'docs'))['conditions'] as { type: string; status: string }[] | undefined)?.some(
+        (c) => c.type === 'RolledOut' && c.status === 'True',
+      ),
+    );
   }
 
   it('cluster-wide: ClusterRole acl-operator and the leader-election Role', async () => {
@@ -108,15 +160,46 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
     cleanups.push(n.drop);
     const rbac = rbacApi();
     const objects = deployRbac();
-    await apply(loadConfig(), objects.filter((o) => o.kind === 'ClusterRole'));
+    await apply(
+      loadConfig(),
+      objects.filter((o) => o.kind === 'ClusterRole'),
+    );
     const binding = `e2e-${n.name}`;
-    await rbac.createClusterRoleBinding({ body: { metadata: { name: binding }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'acl-operator' }, subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }] } });
-    cleanups.push(async () => { await rbac.deleteClusterRoleBinding({ name: binding }); });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: binding },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'acl-operator' },
+        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }],
+      },
+    });
+    cleanups.push(async () => {
+      await rbac.deleteClusterRoleBinding({ name: binding });
+    });
     // The Lease lives in the test namespace here (acl-system in deploy/): the same rules, bound there.
-    await rbac.createNamespacedRole({ namespace: n.name, body: { metadata: { name: 'leader-election' }, rules: rulesOf(objects, 'Role', 'acl-operator-leader-election') } });
-    await rbac.createNamespacedRoleBinding({ namespace: n.name, body: { metadata: { name: 'leader-election' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' }, subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }] } });
-    await rbac.createNamespacedRole({ namespace: n.name, body: { metadata: { name: 'agents' }, rules: rulesOf(objects, 'Role', 'acl-operator-agents') } });
-    await rbac.createNamespacedRoleBinding({ namespace: n.name, body: { metadata: { name: 'agents' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'agents' }, subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }] } });
+    await rbac.createNamespacedRole({
+      namespace: n.name,
+      body: { metadata: { name: 'leader-election' }, rules: rulesOf(objects, 'Role', 'acl-operator-leader-election') },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: n.name,
+      body: {
+        metadata: { name: 'leader-election' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' },
+        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }],
+      },
+    });
+    await rbac.createNamespacedRole({
+      namespace: n.name,
+      body: { metadata: { name: 'agents' }, rules: rulesOf(objects, 'Role', 'acl-operator-agents') },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: n.name,
+      body: {
+        metadata: { name: 'agents' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'agents' },
+        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }],
+      },
+    });
     await runAndCheck(n.name, await serviceAccountConfig(n.name));
   });
 
@@ -137,7 +220,14 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
     ];
     for (const r of roles) {
       await rbac.createNamespacedRole({ namespace: r.ns, body: { metadata: { name: r.name }, rules: r.rules } });
-      await rbac.createNamespacedRoleBinding({ namespace: r.ns, body: { metadata: { name: r.name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: r.name }, subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: opNs.name }] } });
+      await rbac.createNamespacedRoleBinding({
+        namespace: r.ns,
+        body: {
+          metadata: { name: r.name },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: r.name },
+          subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: opNs.name }],
+        },
+      });
     }
     await runAndCheck(tenantNs.name, await serviceAccountConfig(opNs.name), opNs.name);
   });

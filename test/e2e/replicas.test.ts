@@ -3,8 +3,21 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
 import {
-  apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, fetchBundle, loadConfig, metricValue, readToken,
-  ruleYaml, startE2EOperator, TEAM_RULE, waitFor,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  fetchBundle,
+  loadConfig,
+  metricValue,
+  readToken,
+  ruleYaml,
+  startE2EOperator,
+  TEAM_RULE,
+  waitFor,
 } from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: restarts and replicas (real API server)', { timeout: 150_000 }, () => {
@@ -20,7 +33,9 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: restarts and replicas (real API se
     const n = await createNamespace(prefix);
     drop = n.drop;
     await apply(loadConfig(), [
-      connectorYaml(n.name, 'gateways'), bundleYaml(n.name, 'docs', { connector: 'gateways' }), bundleYaml(n.name, 'v1', { connector: 'gateways', regoVersion: 1 }),
+      connectorYaml(n.name, 'gateways'),
+      bundleYaml(n.name, 'docs', { connector: 'gateways' }),
+      bundleYaml(n.name, 'v1', { connector: 'gateways', regoVersion: 1 }),
       ruleYaml(n.name, 'team', TEAM_RULE),
     ]);
     return { ns: n.name, api: customApi(n.name) };
@@ -65,12 +80,20 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: restarts and replicas (real API se
 
     // Several quick changes: the follower must serve exactly what the leader recorded.
     await api.patchSpec('Rule', 'team', { actions: ['read', 'write'] });
-    await apply(loadConfig(), [ruleYaml(ns, 'more', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' })]);
+    await apply(loadConfig(), [
+      ruleYaml(ns, 'more', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' }),
+    ]);
     await api.patchSpec('Rule', 'more', { actions: ['share', 'comment'] });
     const status = await waitFor('leader built the last change', async () => {
       const s = await api.status('Bundle', 'docs');
-      return s['ruleCount'] === 2 && a.store.snapshot().tenants.get(ns)?.bundles.get('docs')?.built.revision === s['revision']
-        && a.store.snapshot().tenants.get(ns)?.index.rules.find((r) => r.model.name === 'more')?.model.actions.length === 2 ? s : undefined;
+      return s['ruleCount'] === 2 &&
+        a.store.snapshot().tenants.get(ns)?.bundles.get('docs')?.built.revision === s['revision'] &&
+        a.store
+          .snapshot()
+          .tenants.get(ns)
+          ?.index.rules.find((r) => r.model.name === 'more')?.model.actions.length === 2
+        ? s
+        : undefined;
     });
     const fromA = await fetchBundle(a, ns, 'gateways', 'docs', token);
     const fromB = await waitFor('follower serves the recorded revision', async () => {

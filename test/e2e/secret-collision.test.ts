@@ -2,26 +2,54 @@
 // be, with an ownerReference that made the garbage collector delete it with the Connector).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/operator.ts';
-import { adminClients, apply, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, loadConfig, startE2EOperator, waitFor } from '../support/kube.ts';
+import {
+  adminClients,
+  apply,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  loadConfig,
+  startE2EOperator,
+  waitFor,
+} from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret name collisions (real API server)', { timeout: 90_000 }, () => {
   let op: Operator | undefined;
   let drop: (() => Promise<void>) | undefined;
   beforeAll(ensureCrds);
-  afterEach(async () => { await op?.stop(); op = undefined; await drop?.(); });
+  afterEach(async () => {
+    await op?.stop();
+    op = undefined;
+    await drop?.();
+  });
 
   it('leaves a Secret it does not manage alone', async () => {
     const n = await createNamespace('rv-takeover');
     drop = n.drop;
     const ns = n.name;
     const { core } = adminClients();
-    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'db-token', namespace: ns }, stringData: { password: 'hunter2-production' } } });
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'db-token', namespace: ns }, stringData: { password: 'hunter2-production' } },
+    });
     op = await startE2EOperator({ namespace: ns });
     await apply(loadConfig(), [connectorYaml(ns, 'db')]);
-    const status = await waitFor('connector reconciled', async () => { const st = await customApi(ns).status('Connector', 'db'); return st['phase'] !== undefined ? st : undefined; });
+    const status = await waitFor('connector reconciled', async () => {
+      const st = await customApi(ns).status('Connector', 'db');
+      return st['phase'] !== undefined ? st : undefined;
+    });
     expect(status).toMatchObject({
       phase: 'Inactive',
-      conditions: expect.arrayContaining([expect.objectContaining({ type: 'Ready', status: 'False', reason: 'SecretConflict', message: expect.stringContaining('db-token already exists') })]),
+      conditions: expect.arrayContaining([
+        expect.objectContaining({
+          type: 'Ready',
+          status: 'False',
+          reason: 'SecretConflict',
+          message: expect.stringContaining('db-token already exists'),
+        }),
+      ]),
     });
     const after = await core.readNamespacedSecret({ name: 'db-token', namespace: ns });
     expect(Object.keys(after.data ?? {})).toEqual(['password']);

@@ -24,20 +24,37 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: TLS Secret renewal (real API serve
   let op: Operator | undefined;
   let drop: (() => Promise<void>) | undefined;
   beforeAll(ensureCrds);
-  afterEach(async () => { await op?.stop(); op = undefined; await drop?.(); });
+  afterEach(async () => {
+    await op?.stop();
+    op = undefined;
+    await drop?.();
+  });
 
   it('renews the self-signed certificate it created before it expires', async () => {
     const n = await createNamespace('rv-tls');
     drop = n.drop;
     const ns = n.name;
     // What the operator created 364 days and 23 hours ago (same code, same labels): expires in an hour.
-    const pems = await selfSignedCertificate({ commonName: `acl-operator.${ns}.svc`, organization: 'acl-operator', dnsNames: ['acl-operator', 'localhost'], ips: ['127.0.0.1'], now: new Date(Date.now() - (365 * 24 - 1) * 3600_000) });
+    const pems = await selfSignedCertificate({
+      commonName: `acl-operator.${ns}.svc`,
+      organization: 'acl-operator',
+      dnsNames: ['acl-operator', 'localhost'],
+      ips: ['127.0.0.1'],
+      now: new Date(Date.now() - (365 * 24 - 1) * 3600_000),
+    });
     const b64 = (t: string): string => Buffer.from(t).toString('base64');
-    await adminClients().core.createNamespacedSecret({ namespace: ns, body: {
-      metadata: { name: 'acl-operator-tls', namespace: ns, labels: { 'app.kubernetes.io/managed-by': 'acl-operator' } }, type: 'kubernetes.io/tls',
-      data: { 'tls.crt': b64(pems.cert), 'tls.key': b64(pems.private), 'ca.crt': b64(pems.cert) },
-    } });
-    op = await startOperator(operatorConfig(ns, 'a', { tls: { mode: 'secret', name: 'acl-operator-tls' } }), { clients: clientsFor(loadConfig()), log: createLogger('silent') });
+    await adminClients().core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: 'acl-operator-tls', namespace: ns, labels: { 'app.kubernetes.io/managed-by': 'acl-operator' } },
+        type: 'kubernetes.io/tls',
+        data: { 'tls.crt': b64(pems.cert), 'tls.key': b64(pems.private), 'ca.crt': b64(pems.cert) },
+      },
+    });
+    op = await startOperator(operatorConfig(ns, 'a', { tls: { mode: 'secret', name: 'acl-operator-tls' } }), {
+      clients: clientsFor(loadConfig()),
+      log: createLogger('silent'),
+    });
     const served = await servedCertificate(op.apiUrl);
     const left = new Date(served.validTo).getTime() - Date.now();
     console.log(`served certificate valid to ${served.validTo} (${Math.round(left / 60_000)} minutes left)`);

@@ -7,14 +7,28 @@ import { createController, type Controller } from '../../src/controller/index.ts
 import { clientsFor, type KubeClients } from '../../src/kube/client.ts';
 import { createKubeSource, type KubeSource } from '../../src/kube/source.ts';
 import { createStore } from '../../src/store/index.ts';
-import { apply, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, loadConfig, readToken, waitFor } from '../support/kube.ts';
+import {
+  apply,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  loadConfig,
+  readToken,
+  waitFor,
+} from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API server)', { timeout: 60_000 }, () => {
   let source: KubeSource | undefined;
   let drop: (() => Promise<void>) | undefined;
   let abort: (() => void) | undefined;
   beforeAll(ensureCrds);
-  afterEach(async () => { abort?.(); await source?.stop(); await drop?.(); });
+  afterEach(async () => {
+    abort?.();
+    await source?.stop();
+    await drop?.();
+  });
 
   it('never writes a rotated-away token back into the Secret', async () => {
     const n = await createNamespace('rv-stale');
@@ -31,7 +45,10 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API s
         if (prop !== 'replaceNamespacedSecret') return v.bind(target);
         return async (args: unknown) => {
           // The first replace (syncCa's) is slow to reach the server.
-          if (hold && !held) { held = true; await hold; }
+          if (hold && !held) {
+            held = true;
+            await hold;
+          }
           return (v as (a: unknown) => Promise<unknown>).call(target, args);
         };
       },
@@ -41,7 +58,15 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API s
     let controller: Controller | undefined;
     const store = createStore();
     const log = pino({ level: process.env['RV_LOG'] ?? 'silent' });
-    source = createKubeSource({ clients, namespaces: [ns], log, enqueue: (k) => controller?.enqueue(k), caBundle: () => ca, restartMs: 50, maxRestartMs: 500 });
+    source = createKubeSource({
+      clients,
+      namespaces: [ns],
+      log,
+      enqueue: (k) => controller?.enqueue(k),
+      caBundle: () => ca,
+      restartMs: 50,
+      maxRestartMs: 500,
+    });
     controller = createController({ objects: source, writer: source.writer, store, log });
     const src = source;
     const ctl = controller;
@@ -52,26 +77,39 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API s
     await waitFor('cache has the Secret', () => src.writer.readTokenSecret(ns, 'gateways')?.token === t0);
     // Record every token the Secret ever holds from here on.
     const seen: string[] = [];
-    const req = await new Watch(loadConfig()).watch(`/api/v1/namespaces/${ns}/secrets`, { fieldSelector: 'metadata.name=gateways-token' }, (_t, obj: { data?: Record<string, string> }) => {
-      const tok = obj.data?.['token'] === undefined ? '(none)' : Buffer.from(obj.data['token'], 'base64').toString();
-      if (seen.at(-1) !== tok) seen.push(tok);
-    }, () => undefined);
+    const req = await new Watch(loadConfig()).watch(
+      `/api/v1/namespaces/${ns}/secrets`,
+      { fieldSelector: 'metadata.name=gateways-token' },
+      (_t, obj: { data?: Record<string, string> }) => {
+        const tok = obj.data?.['token'] === undefined ? '(none)' : Buffer.from(obj.data['token'], 'base64').toString();
+        if (seen.at(-1) !== tok) seen.push(tok);
+      },
+      () => undefined,
+    );
     abort = () => req.abort();
 
     let release: () => void = () => undefined;
-    hold = new Promise<void>((r) => { release = r; });
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
     ca = '-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----\n';
     const syncing = src.syncCa().catch((e: unknown) => console.log('syncCa failed', e));
     await waitFor('syncCa is writing', () => held, 3000);
     // Meanwhile the token is rotated (it leaked).
     await customApi(ns).patchSpec('Connector', 'gateways', { tokenRotation: 1 });
-    const t1 = await waitFor('rotated token', async () => { const t = await readToken(ns, 'gateways'); return t !== t0 ? t : undefined; });
+    const t1 = await waitFor('rotated token', async () => {
+      const t = await readToken(ns, 'gateways');
+      return t !== t0 ? t : undefined;
+    });
     release();
     await syncing;
     await ctl.idle();
     const final = await readToken(ns, 'gateways');
     await waitFor('the watch saw the last write', () => seen.at(-1) === final);
-    console.log('tokens the Secret held, in order:', seen.map((t) => (t === t0 ? 'T0 (old)' : t === t1 ? 'T1 (rotated)' : t)));
+    console.log(
+      'tokens the Secret held, in order:',
+      seen.map((t) => (t === t0 ? 'T0 (old)' : t === t1 ? 'T1 (rotated)' : t)),
+    );
     expect(seen.slice(seen.indexOf(t1)).includes(t0)).toBe(false);
   });
 });

@@ -6,8 +6,23 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Watch } from '@kubernetes/client-node';
 import type { Operator } from '../../src/operator.ts';
 import {
-  apply, bundleYaml, connectorYaml, createNamespace, customApi, E2E_KUBECONFIG, ensureCrds, fetchBundle, loadConfig, metricValue, readToken,
-  ruleYaml, startApiProxy, startE2EOperator, TEAM_RULE, waitFor, type ApiProxy,
+  apply,
+  bundleYaml,
+  connectorYaml,
+  createNamespace,
+  customApi,
+  E2E_KUBECONFIG,
+  ensureCrds,
+  fetchBundle,
+  loadConfig,
+  metricValue,
+  readToken,
+  ruleYaml,
+  startApiProxy,
+  startE2EOperator,
+  TEAM_RULE,
+  waitFor,
+  type ApiProxy,
 } from '../support/kube.ts';
 
 /** Whether a watch from `resourceVersion` now gets 410 Gone (the server compacted past it). */
@@ -15,12 +30,22 @@ async function isCompacted(namespace: string, resourceVersion: string): Promise<
   const watch = new Watch(loadConfig());
   return new Promise<boolean>((resolve) => {
     let gone = false;
-    void watch.watch(`/apis/acl.policyagent.dev/v1alpha1/namespaces/${namespace}/rules`, { resourceVersion }, (type, obj: { code?: number }) => {
-      if (type === 'ERROR' && obj.code === 410) gone = true;
-    }, (err: unknown) => resolve(gone || (err as { statusCode?: number } | null)?.statusCode === 410)).then((req) => {
-      // A watch that is not gone stays open: stop it after the first moment.
-      setTimeout(() => req.abort(), 300);
-    }, () => resolve(false));
+    void watch
+      .watch(
+        `/apis/acl.policyagent.dev/v1alpha1/namespaces/${namespace}/rules`,
+        { resourceVersion },
+        (type, obj: { code?: number }) => {
+          if (type === 'ERROR' && obj.code === 410) gone = true;
+        },
+        (err: unknown) => resolve(gone || (err as { statusCode?: number } | null)?.statusCode === 410),
+      )
+      .then(
+        (req) => {
+          // A watch that is not gone stays open: stop it after the first moment.
+          setTimeout(() => req.abort(), 300);
+        },
+        () => resolve(false),
+      );
   });
 }
 
@@ -42,8 +67,10 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
     const n = await createNamespace(prefix);
     drop = n.drop;
     await apply(loadConfig(), [
-      connectorYaml(n.name, 'gateways'), bundleYaml(n.name, 'docs', { connector: 'gateways' }),
-      ruleYaml(n.name, 'team', TEAM_RULE), ruleYaml(n.name, 'doomed', { state: 'Enforced', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
+      connectorYaml(n.name, 'gateways'),
+      bundleYaml(n.name, 'docs', { connector: 'gateways' }),
+      ruleYaml(n.name, 'team', TEAM_RULE),
+      ruleYaml(n.name, 'doomed', { state: 'Enforced', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
     ]);
     proxy = await startApiProxy();
     op = await startE2EOperator({ namespace: n.name, kubeConfig: proxy.kubeConfig });
@@ -55,7 +82,9 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
   /** Changes made while the operator cannot see them: an edit, a new rule and a deletion. */
   async function changeEverything(ns: string, api: ReturnType<typeof customApi>): Promise<void> {
     await api.patchSpec('Rule', 'team', { actions: ['read', 'write'] });
-    await apply(loadConfig(), [ruleYaml(ns, 'added', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' })]);
+    await apply(loadConfig(), [
+      ruleYaml(ns, 'added', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' }),
+    ]);
     await api.remove('Rule', 'doomed');
   }
 
@@ -67,7 +96,12 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
     // The changes may arrive in one relist or one by one (then the bundle passes through revisions).
     await waitFor('every change in the served rules', () => {
       const rules = o.store.snapshot().tenants.get(ns)?.index.rules ?? [];
-      return rules.map((r) => r.model.name).sort().join() === 'added,team' && rules.find((r) => r.model.name === 'team')?.model.actions.length === 2;
+      return (
+        rules
+          .map((r) => r.model.name)
+          .sort()
+          .join() === 'added,team' && rules.find((r) => r.model.name === 'team')?.model.actions.length === 2
+      );
     });
     await o.controller.idle();
     const served = await fetchBundle(o, ns, 'gateways', 'docs', token);
@@ -98,10 +132,16 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
     await changeEverything(ns, api);
     // The operator will resume from a resourceVersion at or before resumeFrom: wait until the server
     // has compacted it away (local-kube in CI runs with --etcd-compaction-interval=5s).
-    const compacted = await waitFor('compaction past the last seen resourceVersion', async () => (await isCompacted(ns, resumeFrom)) || undefined, 60_000).catch((err: unknown) => err as Error);
+    const compacted = await waitFor(
+      'compaction past the last seen resourceVersion',
+      async () => (await isCompacted(ns, resumeFrom)) || undefined,
+      60_000,
+    ).catch((err: unknown) => err as Error);
     if (compacted instanceof Error) {
       if (process.env['E2E_EXPECT_410']) throw compacted;
-      ctx.skip('the API server did not compact within 60 s; start it with --etcd-compaction-interval=5s --watch-cache=false (E2E_EXPECT_410=1 makes this a failure)');
+      ctx.skip(
+        'the API server did not compact within 60 s; start it with --etcd-compaction-interval=5s --watch-cache=false (E2E_EXPECT_410=1 makes this a failure)',
+      );
     }
     p.restore();
     await expectCaughtUp(ns, api, o);

@@ -21,74 +21,89 @@ interface OpaConfigDoc {
   [key: string]: unknown;
 }
 
-if (OPA_BIN) describe(`the OPA configurations serve writes, in a real OPA (OPA_BIN=${OPA_BIN})`, () => {
-  let t: TestService;
-  const running: RunningOpa[] = [];
-  const dirs: string[] = [];
-  beforeAll(async () => {
-    opaVersion(OPA_BIN);
-    const manifests = Object.fromEntries(readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).map((f) => [f, readFileSync(join(EXAMPLES, f), 'utf8')]));
-    // As make run serves them: HTTPS with the self-signed certificate as OPA's ca_cert.
-    t = await startTestService({ manifests, tls: { mode: 'self-signed' } });
-  });
-  afterAll(async () => {
-    // OPA uploads its last decision logs when stopped: stop them together, while the service runs.
-    await Promise.all(running.map((opa) => opa.stop()));
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
-    await t.stop();
-  }, 30_000);
-
-  async function start(configFile: string): Promise<RunningOpa> {
-    // OPA's working directory holds its persisted bundles (persist: true).
-    const dir = await mkdtemp(join(tmpdir(), 'acl-opa-config-'));
-    dirs.push(dir);
-    const opa = await runOpa(OPA_BIN as string, configFile, dir);
-    running.push(opa);
-    return opa;
-  }
-
-  const configs = (): { tenant: string; bundle: string; file: string }[] => {
-    const root = join(t.stateDir, 'opa');
-    return readdirSync(root, { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).sort().map((f) => {
-      const [tenant, name] = f.split('/') as [string, string];
-      return { tenant, bundle: name.replace(/\.yaml$/, ''), file: join(root, f) };
+if (OPA_BIN)
+  describe(`the OPA configurations serve writes, in a real OPA (OPA_BIN=${OPA_BIN})`, () => {
+    let t: TestService;
+    const running: RunningOpa[] = [];
+    const dirs: string[] = [];
+    beforeAll(async () => {
+      opaVersion(OPA_BIN);
+      const manifests = Object.fromEntries(
+        readdirSync(EXAMPLES)
+          .filter((f) => f.endsWith('.yaml'))
+          .map((f) => [f, readFileSync(join(EXAMPLES, f), 'utf8')]),
+      );
+      // As make run serves them: HTTPS with the self-signed certificate as OPA's ca_cert.
+      t = await startTestService({ manifests, tls: { mode: 'self-signed' } });
     });
-  };
+    afterAll(async () => {
+      // OPA uploads its last decision logs when stopped: stop them together, while the service runs.
+      await Promise.all(running.map((opa) => opa.stop()));
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+      await t.stop();
+    }, 30_000);
 
-  it('writes one configuration per bundle, and a real OPA activates each (/health?bundles 200)', async () => {
-    const written = configs();
-    const served = [...t.service.store.snapshot().tenants.values()].flatMap((tn) => [...tn.bundles.values()].map((b) => `${tn.tenant}/${b.name}`)).sort();
-    expect(written.map((c) => `${c.tenant}/${c.bundle}`)).toEqual(served);
-    expect(served.length).toBeGreaterThanOrEqual(3);
-    const opas = await Promise.all(written.map(async (c) => ({ c, opa: await start(c.file) })));
-    for (const { c, opa } of opas) {
-      await waitForOpa(opa, `OPA on ${c.file} to answer /health?bundles with 200`, 30_000, async () => ((await opaJson(opa, '/health?bundles')).status === 200 ? true : undefined));
-      const revision = t.service.store.snapshot().tenants.get(c.tenant)?.bundles.get(c.bundle)?.built.revision;
-      const active = await opaJson(opa, `/v1/data/system/bundles/${c.bundle}/manifest/revision`);
-      // With decision logs on, OPA adds a decision_id to the answer.
-      expect((active.body as { result?: unknown }).result, `${c.tenant}/${c.bundle}`).toBe(String(revision));
+    async function start(configFile: string): Promise<RunningOpa> {
+      // OPA's working directory holds its persisted bundles (persist: true).
+      const dir = await mkdtemp(join(tmpdir(), 'acl-opa-config-'));
+      dirs.push(dir);
+      const opa = await runOpa(OPA_BIN as string, configFile, dir);
+      running.push(opa);
+      return opa;
     }
-  });
 
-  it('cannot activate two of our bundles in one OPA: the configuration a connector used to get fails its readiness', async () => {
-    // acme's connector gateways has two bundles: put both in one OPA, the way a hand-written
-    // configuration (or the old per-connector file) would.
-    const [first, second] = configs().filter((c) => c.tenant === 'acme');
-    if (!first || !second) throw new Error('examples/ should give acme two bundles');
-    const doc = parse(readFileSync(first.file, 'utf8')) as OpaConfigDoc;
-    const other = parse(readFileSync(second.file, 'utf8')) as OpaConfigDoc;
-    doc.bundles = { ...doc.bundles, ...other.bundles };
-    const dir = await mkdtemp(join(tmpdir(), 'acl-opa-both-'));
-    dirs.push(dir);
-    const file = join(dir, 'both.yaml');
-    await writeFile(file, stringify(doc));
-    const opa = await start(file);
-    await waitForOpa(opa, 'OPA to refuse one of the two bundles', 30_000, () => (/overlapping roots/.test(opa.output()) ? true : undefined));
-    const health = await opaJson(opa, '/health?bundles');
-    expect(health.status).toBe(500);
-  });
-});
+    const configs = (): { tenant: string; bundle: string; file: string }[] => {
+      const root = join(t.stateDir, 'opa');
+      return readdirSync(root, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()
+        .map((f) => {
+          const [tenant, name] = f.split('/') as [string, string];
+          return { tenant, bundle: name.replace(/\.yaml$/, ''), file: join(root, f) };
+        });
+    };
 
-else describe('the OPA configurations serve writes, in a real OPA', () => {
-  it.skip('is skipped: set OPA_BIN to the path of an opa binary to run it (make test-opa)', () => {});
-});
+    it('writes one configuration per bundle, and a real OPA activates each (/health?bundles 200)', async () => {
+      const written = configs();
+      const served = [...t.service.store.snapshot().tenants.values()]
+        .flatMap((tn) => [...tn.bundles.values()].map((b) => `${tn.tenant}/${b.name}`))
+        .sort();
+      expect(written.map((c) => `${c.tenant}/${c.bundle}`)).toEqual(served);
+      expect(served.length).toBeGreaterThanOrEqual(3);
+      const opas = await Promise.all(written.map(async (c) => ({ c, opa: await start(c.file) })));
+      for (const { c, opa } of opas) {
+        await waitForOpa(opa, `OPA on ${c.file} to answer /health?bundles with 200`, 30_000, async () =>
+          (await opaJson(opa, '/health?bundles')).status === 200 ? true : undefined,
+        );
+        const revision = t.service.store.snapshot().tenants.get(c.tenant)?.bundles.get(c.bundle)?.built.revision;
+        const active = await opaJson(opa, `/v1/data/system/bundles/${c.bundle}/manifest/revision`);
+        // With decision logs on, OPA adds a decision_id to the answer.
+        expect((active.body as { result?: unknown }).result, `${c.tenant}/${c.bundle}`).toBe(String(revision));
+      }
+    });
+
+    it('cannot activate two of our bundles in one OPA: the configuration a connector used to get fails its readiness', async () => {
+      // acme's connector gateways has two bundles: put both in one OPA, the way a hand-written
+      // configuration (or the old per-connector file) would.
+      const [first, second] = configs().filter((c) => c.tenant === 'acme');
+      if (!first || !second) throw new Error('examples/ should give acme two bundles');
+      const doc = parse(readFileSync(first.file, 'utf8')) as OpaConfigDoc;
+      const other = parse(readFileSync(second.file, 'utf8')) as OpaConfigDoc;
+      doc.bundles = { ...doc.bundles, ...other.bundles };
+      const dir = await mkdtemp(join(tmpdir(), 'acl-opa-both-'));
+      dirs.push(dir);
+      const file = join(dir, 'both.yaml');
+      await writeFile(file, stringify(doc));
+      const opa = await start(file);
+      await waitForOpa(opa, 'OPA to refuse one of the two bundles', 30_000, () =>
+        /overlapping roots/.test(opa.output()) ? true : undefined,
+      );
+      const health = await opaJson(opa, '/health?bundles');
+      expect(health.status).toBe(500);
+    });
+  });
+else
+  describe('the OPA configurations serve writes, in a real OPA', () => {
+    it.skip('is skipped: set OPA_BIN to the path of an opa binary to run it (make test-opa)', () => {});
+  });

@@ -2,8 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
-beforeAll(async () => { t = await startTestService(); });
-afterAll(async () => { await t.stop(); });
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(async () => {
+  await t.stop();
+});
 
 const allowed = {
   subject: { type: 'user', id: 'alice', properties: { team: 'blue' } },
@@ -16,21 +20,25 @@ describe('POST /authorization', () => {
     const res = await t.decide(allowed);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    const body = await res.json() as Record<string, unknown>;
-    expect(body).toMatchObject({ decision: 'allow', policyId: 'acme/team-documents', reasons: ['Rule acme/team-documents allowed the request'] });
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      decision: 'allow',
+      policyId: 'acme/team-documents',
+      reasons: ['Rule acme/team-documents allowed the request'],
+    });
     expect(new Date(String(body['timestamp'])).toISOString()).toBe(body['timestamp']);
   });
 
   it('denies with 200 and says what the candidate rule was missing', async () => {
     const res = await t.decide({ ...allowed, resource: { type: 'document', id: 'd1' } });
     expect(res.status).toBe(200);
-    const body = await res.json() as Record<string, unknown>;
+    const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ decision: 'deny', policyId: 'acme' });
     expect(body['reasons']).toEqual([expect.stringContaining('resource.team is missing')]);
   });
 
   it('denies a request no rule covers', async () => {
-    const body = await (await t.decide({ ...allowed, action: 'delete' })).json() as Record<string, unknown>;
+    const body = (await (await t.decide({ ...allowed, action: 'delete' })).json()) as Record<string, unknown>;
     expect(body['decision']).toBe('deny');
     expect(body['reasons']).toEqual([expect.stringContaining('No Enforced rule in acme')]);
   });
@@ -41,12 +49,12 @@ describe('POST /authorization', () => {
       action: 'read',
       resource: { type: 'document', id: 'd1', properties: { team: 'blue' } },
     });
-    expect((await spoof.json() as Record<string, unknown>)['decision']).toBe('allow');
+    expect(((await spoof.json()) as Record<string, unknown>)['decision']).toBe('allow');
   });
 
   it('ignores unknown fields', async () => {
     const res = await t.decide({ ...allowed, extra: { anything: [1, 2] }, action: 'read' });
-    expect((await res.json() as Record<string, unknown>)['decision']).toBe('allow');
+    expect(((await res.json()) as Record<string, unknown>)['decision']).toBe('allow');
   });
 
   it('echoes X-Request-ID, on errors too, and sends none when none (or an unprintable one) came', async () => {
@@ -61,7 +69,11 @@ describe('POST /authorization', () => {
     ['an unknown key', { Authorization: 'Bearer not-a-key-of-anyone-here' }],
     ['another scheme', { Authorization: `Basic ${API_KEY}` }],
   ])('answers 401 with WWW-Authenticate for %s', async (_name, headers) => {
-    const res = await t.api('/authorization', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(allowed) });
+    const res = await t.api('/authorization', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(allowed),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
     expect(await res.json()).toEqual({ error: { status: 401, message: expect.any(String) } });
@@ -78,12 +90,20 @@ describe('POST /authorization', () => {
     ['an empty resource.id', JSON.stringify({ ...allowed, resource: { type: 'document', id: '' } }), /resource\.id: must not be empty/],
     ['a context that is not an object', JSON.stringify({ ...allowed, context: [1] }), /context must be an object/],
     ['a null context', JSON.stringify({ ...allowed, context: null }), /context must be an object/],
-    ['properties that are not an object', JSON.stringify({ ...allowed, subject: { type: 'user', id: 'a', properties: 'x' } }), /subject\.properties must be an object/],
-    ['a number a double cannot hold', JSON.stringify(allowed).replace('"read"', '"read","n":9007199254740993'), /cannot be compared exactly/],
+    [
+      'properties that are not an object',
+      JSON.stringify({ ...allowed, subject: { type: 'user', id: 'a', properties: 'x' } }),
+      /subject\.properties must be an object/,
+    ],
+    [
+      'a number a double cannot hold',
+      JSON.stringify(allowed).replace('"read"', '"read","n":9007199254740993'),
+      /cannot be compared exactly/,
+    ],
   ])('answers 400 with a clear message for %s', async (_name, body, message) => {
     const res = await t.decide(body);
     expect(res.status).toBe(400);
-    const error = (await res.json() as { error: { status: number; message: string } }).error;
+    const error = ((await res.json()) as { error: { status: number; message: string } }).error;
     expect(error.status).toBe(400);
     expect(error.message).toMatch(message);
   });
@@ -97,7 +117,7 @@ describe('POST /authorization', () => {
     if (type) headers['Content-Type'] = type;
     const res = await t.api('/authorization', { method: 'POST', headers, body: new TextEncoder().encode(JSON.stringify(allowed)) });
     expect(res.status).toBe(400);
-    expect((await res.json() as { error: { message: string } }).error.message).toMatch(/Content-Type must be application\/json/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/Content-Type must be application\/json/);
   });
 
   it('accepts application/json with a charset', async () => {
@@ -109,7 +129,7 @@ describe('POST /authorization', () => {
     const big = { ...allowed, context: { blob: 'x'.repeat(70 * 1024) } };
     const res = await t.decide(big);
     expect(res.status).toBe(413);
-    expect((await res.json() as { error: { message: string } }).error.message).toMatch(/limit of 65536 bytes|limit is 65536/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/limit of 65536 bytes|limit is 65536/);
   });
 
   it('answers 405 with Allow for other methods', async () => {
@@ -137,11 +157,25 @@ describe('API keys on a kept-alive connection', () => {
     const { Agent, request } = await import('node:http');
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const url = new URL(t.url);
-    const post = (key: string): Promise<number> => new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: '/authorization', method: 'POST', agent, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
-      req.on('error', reject);
-      req.end(JSON.stringify(allowed));
-    });
+    const post = (key: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: '/authorization',
+            method: 'POST',
+            agent,
+            headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(allowed));
+      });
     expect(await post(API_KEY)).toBe(200);
     expect(await post(API_KEY)).toBe(200);
     expect(await post(`${API_KEY}x`)).toBe(401);

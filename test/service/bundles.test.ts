@@ -3,11 +3,19 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_KEY, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
-beforeEach(async () => { t = await startTestService(); });
-afterEach(async () => { await t.stop(); });
+beforeEach(async () => {
+  t = await startTestService();
+});
+afterEach(async () => {
+  await t.stop();
+});
 
 const CONNECTORS = BASE_MANIFESTS['connectors.yaml'] as string;
-const withGateways = (spec: string): string => CONNECTORS.replace('metadata: { name: gateways, namespace: acme }\nspec: {}', `metadata: { name: gateways, namespace: acme }\nspec: ${spec}`);
+const withGateways = (spec: string): string =>
+  CONNECTORS.replace(
+    'metadata: { name: gateways, namespace: acme }\nspec: {}',
+    `metadata: { name: gateways, namespace: acme }\nspec: ${spec}`,
+  );
 const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
 
 /** Names of the files in a tar.gz, in order. */
@@ -15,10 +23,20 @@ function tarNames(bytes: Uint8Array): string[] {
   const tar = gunzipSync(bytes);
   const names: string[] = [];
   for (let off = 0; off + 512 <= tar.length; ) {
-    const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
+    const name = tar
+      .subarray(off, off + 100)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
     if (name === '') break;
     names.push(name);
-    const size = parseInt(tar.subarray(off + 124, off + 136).toString('utf8').replace(/\0.*$/s, '').trim(), 8);
+    const size = parseInt(
+      tar
+        .subarray(off + 124, off + 136)
+        .toString('utf8')
+        .replace(/\0.*$/s, '')
+        .trim(),
+      8,
+    );
     off += 512 + Math.ceil(size / 512) * 512;
   }
   return names;
@@ -97,15 +115,23 @@ describe('GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle}', ()
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('records the connector\'s requests in the sync activity and serves it to the tenant API key', async () => {
+  it("records the connector's requests in the sync activity and serves it to the tenant API key", async () => {
     const token = await t.token('acme', 'gateways');
     const first = await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'User-Agent': 'Open Policy Agent/0.61.0 (linux, amd64)' });
     await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': first.headers.get('etag') ?? '' });
     const res = await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: bearer(API_KEY) });
     expect(res.status).toBe(200);
-    const body = await res.json() as { revision: number; lastSync: string; records: { status: number; revision: number; clientIp: string; userAgent: string; time: string }[] };
+    const body = (await res.json()) as {
+      revision: number;
+      lastSync: string;
+      records: { status: number; revision: number; clientIp: string; userAgent: string; time: string }[];
+    };
     expect(body.records.map((r) => r.status)).toEqual([304, 200]);
-    expect(body.records[1]).toMatchObject({ revision: 1, userAgent: 'Open Policy Agent/0.61.0 (linux, amd64)', clientIp: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(body.records[1]).toMatchObject({
+      revision: 1,
+      userAgent: 'Open Policy Agent/0.61.0 (linux, amd64)',
+      clientIp: expect.stringMatching(/127\.0\.0\.1/),
+    });
     expect(body.lastSync).toBe(body.records[0]?.time);
     expect((await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: bearer(token) })).status).toBe(401);
   });
@@ -119,7 +145,7 @@ describe('GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle}', ()
       expect((await t.bundle('acme', 'gateways', 'docs', headers)).status).toBe(401);
     }
     const res = await t.api('/acme/connectors/policyagent/gateways/bundles/docs/activity', { headers: bearer(API_KEY) });
-    const body = await res.json() as { records: { status: number }[] };
+    const body = (await res.json()) as { records: { status: number }[] };
     expect(body.records.map((r) => r.status)).toEqual([200]);
     const metrics = await (await fetch(`${t.service.opsUrl}/metrics`)).text();
     expect(metrics).toMatch(/acl_bundle_requests_unrecorded_total\{code="401"\} 150/);
@@ -181,7 +207,7 @@ describe('connector tokens', () => {
     await t.write('connectors.yaml', withGateways('{ active: false }'));
     const res = await t.bundle('acme', 'gateways', 'docs', bearer(token));
     expect(res.status).toBe(403);
-    expect((await res.json() as { error: { message: string } }).error.message).toMatch(/Inactive/);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/Inactive/);
     await t.write('connectors.yaml', withGateways('{ active: true }'));
     expect(await t.token('acme', 'gateways')).toBe(token);
     expect((await t.bundle('acme', 'gateways', 'docs', bearer(token))).status).toBe(200);
@@ -189,7 +215,12 @@ describe('connector tokens', () => {
 
   it('disappear with their connector', async () => {
     const token = await t.token('acme', 'gateways');
-    await t.write('connectors.yaml', CONNECTORS.split('---').filter((d) => !d.includes('name: gateways,')).join('---'));
+    await t.write(
+      'connectors.yaml',
+      CONNECTORS.split('---')
+        .filter((d) => !d.includes('name: gateways,'))
+        .join('---'),
+    );
     expect((await t.bundle('acme', 'gateways', 'docs', bearer(token))).status).toBe(401);
     await expect(t.token('acme', 'gateways')).rejects.toThrow(/ENOENT/);
   });

@@ -33,14 +33,25 @@ spec:
 }
 
 let t: TestService;
-beforeEach(async () => { t = await startTestService({ manifests: { ...BASE_MANIFESTS, 'directory.yaml': people('blue') } }); });
-afterEach(async () => { await t.stop(); });
+beforeEach(async () => {
+  t = await startTestService({ manifests: { ...BASE_MANIFESTS, 'directory.yaml': people('blue') } });
+});
+afterEach(async () => {
+  await t.stop();
+});
 
 /** POST /authorization for alice (with extra subject properties) reading a document. */
-async function authorization(document: string, properties: Record<string, unknown> = {}): Promise<{ decision: string; policyId: string; reasons: string[] }> {
-  const res = await t.decide({ subject: { type: 'user', id: 'alice', properties }, action: 'read', resource: { type: 'document', id: document } });
+async function authorization(
+  document: string,
+  properties: Record<string, unknown> = {},
+): Promise<{ decision: string; policyId: string; reasons: string[] }> {
+  const res = await t.decide({
+    subject: { type: 'user', id: 'alice', properties },
+    action: 'read',
+    resource: { type: 'document', id: document },
+  });
   expect(res.status).toBe(200);
-  return await res.json() as { decision: string; policyId: string; reasons: string[] };
+  return (await res.json()) as { decision: string; policyId: string; reasons: string[] };
 }
 
 /** POST /access/v1/evaluation for alice reading a document. */
@@ -48,10 +59,14 @@ async function evaluation(document: string, properties?: Record<string, unknown>
   const res = await t.api('/access/v1/evaluation', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
-    body: JSON.stringify({ subject: { type: 'user', id: 'alice', ...(properties ? { properties } : {}) }, action: { name: 'read' }, resource: { type: 'document', id: document } }),
+    body: JSON.stringify({
+      subject: { type: 'user', id: 'alice', ...(properties ? { properties } : {}) },
+      action: { name: 'read' },
+      resource: { type: 'document', id: document },
+    }),
   });
   expect(res.status).toBe(200);
-  return (await res.json() as { decision: boolean }).decision;
+  return ((await res.json()) as { decision: boolean }).decision;
 }
 
 /** Bundle acme/docs as OPA gets it: its revision (from .manifest) and policy.rego. */
@@ -70,7 +85,7 @@ function statusCli(): string {
 }
 
 describe('Directory in standalone mode', () => {
-  it('decides with the directory\'s properties through POST /authorization and AuthZEN, the request\'s own winning', async () => {
+  it("decides with the directory's properties through POST /authorization and AuthZEN, the request's own winning", async () => {
     expect(await authorization('d1')).toMatchObject({ decision: 'allow', policyId: 'acme/team-documents' });
     const denied = await authorization('d2');
     expect(denied).toMatchObject({ decision: 'deny' });
@@ -108,7 +123,10 @@ describe('Directory in standalone mode', () => {
 
     // Only a property no rule reads: the decisions and the bundle stay as they are.
     await t.write('directory.yaml', people('red', 'alice@new.example'));
-    expect(t.service.store.snapshot().tenants.get('acme')?.directory.get('user', 'alice')).toEqual({ team: 'red', email: 'alice@new.example' });
+    expect(t.service.store.snapshot().tenants.get('acme')?.directory.get('user', 'alice')).toEqual({
+      team: 'red',
+      email: 'alice@new.example',
+    });
     const third = await docsBundle();
     expect(third).toEqual(second);
     expect(t.service.state.object('Bundle', 'acme', 'docs')?.status).toMatchObject({ revision: 2 });
@@ -122,14 +140,19 @@ describe('Directory in standalone mode', () => {
     expect(t.service.state.object('Directory', 'acme', 'people')).toBeUndefined();
   });
 
-  it('records each Directory\'s phase in the state folder, which `status --state-dir` shows', async () => {
+  it("records each Directory's phase in the state folder, which `status --state-dir` shows", async () => {
     expect(t.service.state.object('Directory', 'acme', 'people')?.status).toMatchObject({
-      phase: 'Ready', entityCount: 3, observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded' }],
+      phase: 'Ready',
+      entityCount: 3,
+      observedGeneration: 1,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded' }],
     });
     expect(statusCli()).toMatch(/^NAMESPACE +NAME +PHASE +ENTITIES +MESSAGE\nacme +people +Ready +3$/m);
 
     // A second Directory listing alice again (its name sorts after "people") and an invalid one.
-    await t.write('more.yaml', `
+    await t.write(
+      'more.yaml',
+      `
 apiVersion: acl.policyagent.dev/v1alpha1
 kind: Directory
 metadata: { name: staff, namespace: acme }
@@ -144,19 +167,30 @@ metadata: { name: broken, namespace: acme }
 spec:
   entities:
     - { type: user, id: carol, properties: { team: red, id: carol } }
-`);
-    expect(t.service.state.object('Directory', 'acme', 'staff')?.status).toMatchObject({ phase: 'Conflict', entityCount: 1, conditions: [{ reason: 'DuplicateEntities' }] });
-    expect(t.service.state.object('Directory', 'acme', 'broken')?.status).toMatchObject({ phase: 'Invalid', entityCount: 0, conditions: [{ reason: 'InvalidSpec' }] });
+`,
+    );
+    expect(t.service.state.object('Directory', 'acme', 'staff')?.status).toMatchObject({
+      phase: 'Conflict',
+      entityCount: 1,
+      conditions: [{ reason: 'DuplicateEntities' }],
+    });
+    expect(t.service.state.object('Directory', 'acme', 'broken')?.status).toMatchObject({
+      phase: 'Invalid',
+      entityCount: 0,
+      conditions: [{ reason: 'InvalidSpec' }],
+    });
     // people's alice (team blue) stays in effect; bob from staff too; carol from nowhere.
     expect((await authorization('d1')).decision).toBe('allow');
     const bob = await t.decide({ subject: { type: 'user', id: 'bob' }, action: 'read', resource: { type: 'document', id: 'd2' } });
-    expect((await bob.json() as { decision: string }).decision).toBe('allow');
+    expect(((await bob.json()) as { decision: string }).decision).toBe('allow');
     const carol = await t.decide({ subject: { type: 'user', id: 'carol' }, action: 'read', resource: { type: 'document', id: 'd2' } });
-    expect((await carol.json() as { decision: string }).decision).toBe('deny');
+    expect(((await carol.json()) as { decision: string }).decision).toBe('deny');
 
     const out = statusCli();
     expect(out).toMatch(/^acme +broken +Invalid +0 +spec\.entities\.0\.properties\.id: "id" is not a property/m);
     expect(out).toMatch(/^acme +people +Ready +3$/m);
-    expect(out).toMatch(/^acme +staff +Conflict +1 +1 of 2 entities are also listed by a Directory whose name sorts first.*user "alice" \(Directory people\)/m);
+    expect(out).toMatch(
+      /^acme +staff +Conflict +1 +1 of 2 entities are also listed by a Directory whose name sorts first.*user "alice" \(Directory people\)/m,
+    );
   });
 });

@@ -10,13 +10,22 @@ import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decisionEvent, statusReport } from '../support/reports.ts';
-import { API_KEY, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService, type TestServiceOptions } from '../support/service.ts';
+import {
+  API_KEY,
+  BASE_MANIFESTS,
+  GLOBEX_MANIFEST,
+  startTestService,
+  type TestService,
+  type TestServiceOptions,
+} from '../support/service.ts';
 
 const report = statusReport;
 const event = (i: number, over: Record<string, unknown> = {}): Record<string, unknown> => decisionEvent(i, over);
 
 let t: TestService;
-afterEach(async () => { await t?.stop(); });
+afterEach(async () => {
+  await t?.stop();
+});
 
 async function start(options: TestServiceOptions = {}): Promise<TestService> {
   t = await startTestService({
@@ -29,7 +38,12 @@ async function start(options: TestServiceOptions = {}): Promise<TestService> {
 
 const connectorUrl = (tenant: string, connector: string): string => `/${tenant}/connectors/policyagent/${connector}`;
 
-async function postStatus(token: string | undefined, body: unknown, path = connectorUrl('acme', 'gateways'), headers: Record<string, string> = {}): Promise<Response> {
+async function postStatus(
+  token: string | undefined,
+  body: unknown,
+  path = connectorUrl('acme', 'gateways'),
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return t.api(`${path}/status`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }), ...headers },
@@ -37,12 +51,22 @@ async function postStatus(token: string | undefined, body: unknown, path = conne
   });
 }
 
-async function postLogs(token: string, events: unknown, path = connectorUrl('acme', 'gateways'), options: { gzip?: boolean; headers?: Record<string, string> } = {}): Promise<Response> {
+async function postLogs(
+  token: string,
+  events: unknown,
+  path = connectorUrl('acme', 'gateways'),
+  options: { gzip?: boolean; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const text = typeof events === 'string' ? events : JSON.stringify(events);
   const gzip = options.gzip ?? true;
   return t.api(`${path}/logs`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, ...(gzip ? { 'Content-Encoding': 'gzip' } : {}), ...options.headers },
+    headers: {
+      'Content-Type': 'application/json',
+      Authorization: `Bearer ${token}`,
+      ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+      ...options.headers,
+    },
     body: gzip ? gzipSync(text) : text,
   });
 }
@@ -52,11 +76,19 @@ async function readJson(path: string): Promise<{ status: number; body: Record<st
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-const agentsOf = async (bundle = 'docs', connector = 'gateways') => (await readJson(`${connectorUrl('acme', connector)}/bundles/${bundle}/agents`)).body as {
-  agents: { reporting: number; current: number; behind: number; failing: number; rollout: string };
-  rolledOut: { status: string; reason: string; message: string };
-  list: { id: string; state: string; activeRevision: string | null; httpCode: number | null; error: { code: string; message: string } | null; alsoLoads?: string[] }[];
-};
+const agentsOf = async (bundle = 'docs', connector = 'gateways') =>
+  (await readJson(`${connectorUrl('acme', connector)}/bundles/${bundle}/agents`)).body as {
+    agents: { reporting: number; current: number; behind: number; failing: number; rollout: string };
+    rolledOut: { status: string; reason: string; message: string };
+    list: {
+      id: string;
+      state: string;
+      activeRevision: string | null;
+      httpCode: number | null;
+      error: { code: string; message: string } | null;
+      alsoLoads?: string[];
+    }[];
+  };
 
 function bundleStatus(name = 'docs'): Record<string, unknown> {
   return (t.service.state.object('Bundle', 'acme', name)?.status ?? {}) as Record<string, unknown>;
@@ -65,7 +97,11 @@ const rolledOut = (name = 'docs'): Record<string, unknown> | undefined =>
   (bundleStatus(name)['conditions'] as Record<string, unknown>[] | undefined)?.find((c) => c['type'] === 'RolledOut');
 
 /** Waits (with a deadline) until the rate-limited refresh has written Bundle status. */
-async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await t.service.controller.idle();
@@ -76,7 +112,8 @@ async function eventually<T>(what: string, probe: () => T | undefined | false | 
   }
 }
 
-const metric = async (name: string): Promise<string[]> => (await (await t.ops('/metrics')).text()).split('\n').filter((l) => l.startsWith(name));
+const metric = async (name: string): Promise<string[]> =>
+  (await (await t.ops('/metrics')).text()).split('\n').filter((l) => l.startsWith(name));
 
 describe('status reports', () => {
   it('records each OPA of a bundle and writes RolledOut True once every one runs the served revision', async () => {
@@ -88,11 +125,16 @@ describe('status reports', () => {
     expect((await postStatus(token, report('opa-b', { docs: { revision: '1' } }))).status).toBe(200);
     const agents = await agentsOf();
     expect(agents.agents).toEqual({ reporting: 2, current: 2, behind: 0, failing: 0, rollout: '2/2' });
-    expect(agents.list.map((a) => [a.id, a.state])).toEqual([['opa-a', 'current'], ['opa-b', 'current']]);
+    expect(agents.list.map((a) => [a.id, a.state])).toEqual([
+      ['opa-a', 'current'],
+      ['opa-b', 'current'],
+    ]);
     await eventually('RolledOut True in Bundle status', () => rolledOut()?.['status'] === 'True');
     expect(bundleStatus()['agents']).toEqual({ reporting: 2, current: 2, behind: 0, failing: 0, rollout: '2/2' });
     expect(rolledOut()).toMatchObject({ reason: 'AllAgentsCurrent', message: 'All 2 agent(s) run revision 1' });
-    expect(await metric('acl_agent_status_reports_total{outcome="accepted"}')).toEqual(['acl_agent_status_reports_total{outcome="accepted"} 2']);
+    expect(await metric('acl_agent_status_reports_total{outcome="accepted"}')).toEqual([
+      'acl_agent_status_reports_total{outcome="accepted"} 2',
+    ]);
   });
 
   it('turns RolledOut False the moment a rule edit publishes a new revision, and True when every agent runs it', async () => {
@@ -100,7 +142,10 @@ describe('status reports', () => {
     const token = await t.token('acme', 'gateways');
     for (const id of ['a', 'b', 'c']) await postStatus(token, report(id, { docs: { revision: '1' } }));
     await eventually('RolledOut True', () => rolledOut()?.['status'] === 'True');
-    await t.write('rules.yaml', (BASE_MANIFESTS['rules.yaml'] as string).replace('actions: [read, write]', 'actions: [read, write, share]'));
+    await t.write(
+      'rules.yaml',
+      (BASE_MANIFESTS['rules.yaml'] as string).replace('actions: [read, write]', 'actions: [read, write, share]'),
+    );
     expect(bundleStatus()['revision']).toBe(2);
     expect(rolledOut()).toMatchObject({ status: 'False', reason: 'AgentsBehind' });
     expect(String(rolledOut()?.['message'])).toMatch(/^0 of 3 agent\(s\) run revision 2; 3 behind, 0 failing: a behind \(on revision 1\)/);
@@ -118,20 +163,39 @@ describe('status reports', () => {
     await start();
     const token = await t.token('acme', 'gateways');
     await postStatus(token, report('good', { docs: { revision: '1' } }));
-    await postStatus(token, report('bad', { docs: { revision: '1', code: 'bundle_error', message: 'server replied with Unauthorized', httpCode: 401 } }));
+    await postStatus(
+      token,
+      report('bad', { docs: { revision: '1', code: 'bundle_error', message: 'server replied with Unauthorized', httpCode: 401 } }),
+    );
     const agents = await agentsOf();
-    expect(agents.list[0]).toMatchObject({ id: 'bad', state: 'failing', httpCode: 401, error: { code: 'bundle_error', message: 'server replied with Unauthorized' } });
+    expect(agents.list[0]).toMatchObject({
+      id: 'bad',
+      state: 'failing',
+      httpCode: 401,
+      error: { code: 'bundle_error', message: 'server replied with Unauthorized' },
+    });
     await eventually('RolledOut False', () => rolledOut()?.['reason'] === 'AgentsFailing');
-    expect(rolledOut()?.['message']).toBe('1 of 2 agent(s) run revision 1; 0 behind, 1 failing: bad failing (401: server replied with Unauthorized; runs revision 1)');
+    expect(rolledOut()?.['message']).toBe(
+      '1 of 2 agent(s) run revision 1; 0 behind, 1 failing: bad failing (401: server replied with Unauthorized; runs revision 1)',
+    );
   });
 
   it('records an OPA still presenting a rotated token as failing 401, while answering it 401 like the bundle route', async () => {
     await start();
     const old = await t.token('acme', 'gateways');
     await postStatus(old, report('stale', { docs: { revision: '1' } }));
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('metadata: { name: gateways, namespace: acme }\nspec: {}', 'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
+    await t.write(
+      'connectors.yaml',
+      (BASE_MANIFESTS['connectors.yaml'] as string).replace(
+        'metadata: { name: gateways, namespace: acme }\nspec: {}',
+        'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }',
+      ),
+    );
     expect(await t.token('acme', 'gateways')).not.toBe(old);
-    const res = await postStatus(old, report('stale', { docs: { revision: '1', code: 'bundle_error', message: 'server replied with Unauthorized', httpCode: 401 } }));
+    const res = await postStatus(
+      old,
+      report('stale', { docs: { revision: '1', code: 'bundle_error', message: 'server replied with Unauthorized', httpCode: 401 } }),
+    );
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect(await res.json()).toEqual({ error: { status: 401, message: 'the token is not valid (unknown, rotated or revoked)' } });
@@ -146,16 +210,34 @@ describe('status reports', () => {
   it('records an OPA of an Inactive connector as failing 403, answering it 403', async () => {
     await start();
     const token = await t.token('acme', 'gateways');
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('metadata: { name: gateways, namespace: acme }\nspec: {}', 'metadata: { name: gateways, namespace: acme }\nspec: { active: false }'));
+    await t.write(
+      'connectors.yaml',
+      (BASE_MANIFESTS['connectors.yaml'] as string).replace(
+        'metadata: { name: gateways, namespace: acme }\nspec: {}',
+        'metadata: { name: gateways, namespace: acme }\nspec: { active: false }',
+      ),
+    );
     const res = await postStatus(token, report('idle', { docs: { revision: '1' } }));
     expect(res.status).toBe(403);
     expect((await agentsOf()).list).toMatchObject([{ id: 'idle', state: 'failing', httpCode: 403, error: { code: 'connector_inactive' } }]);
   });
 
   it('flags an OPA configured with two bundles of the connector: only one can activate', async () => {
-    await start({ manifests: { ...BASE_MANIFESTS, 'more.yaml': 'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Bundle\nmetadata: { name: more, namespace: acme }\nspec: { connector: gateways }\n' } });
+    await start({
+      manifests: {
+        ...BASE_MANIFESTS,
+        'more.yaml':
+          'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Bundle\nmetadata: { name: more, namespace: acme }\nspec: { connector: gateways }\n',
+      },
+    });
     const token = await t.token('acme', 'gateways');
-    const res = await postStatus(token, report('both', { docs: { revision: '1' }, more: { code: 'bundle_error', message: 'detected overlapping roots in bundle manifest with: [docs]' } }));
+    const res = await postStatus(
+      token,
+      report('both', {
+        docs: { revision: '1' },
+        more: { code: 'bundle_error', message: 'detected overlapping roots in bundle manifest with: [docs]' },
+      }),
+    );
     expect(await res.json()).toEqual({ agent: 'both', bundles: ['docs', 'more'], ignored: [] });
     const agents = await agentsOf();
     expect(agents.list).toMatchObject([{ id: 'both', state: 'failing', alsoLoads: ['more'] }]);
@@ -176,17 +258,31 @@ describe('status reports', () => {
     const token = await t.token('acme', 'gateways');
     const res = await postStatus(token, report('a', { docs: { revision: '1' }, 'authz/extra': { revision: 'x' } }));
     expect(await res.json()).toEqual({ agent: 'a', bundles: ['docs'], ignored: ['authz/extra'] });
-    const partition = await t.api(`${connectorUrl('acme', 'gateways')}/status/my-partition`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(report('q', { docs: { revision: '1' } })) });
+    const partition = await t.api(`${connectorUrl('acme', 'gateways')}/status/my-partition`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify(report('q', { docs: { revision: '1' } })),
+    });
     expect(partition.status).toBe(200);
     expect((await agentsOf()).list.map((a) => a.id)).toEqual(['a', 'q']);
   });
 
-  it('warns once when an OPA names its bundle under another key than the Bundle\'s name, which is never counted', async () => {
+  it("warns once when an OPA names its bundle under another key than the Bundle's name, which is never counted", async () => {
     const lines: Record<string, unknown>[] = [];
-    const capture = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>); done(); } });
+    const capture = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
     await start({ serviceOptions: { log: pino({ level: 'warn' }, capture) } });
     const token = await t.token('acme', 'gateways');
-    for (let i = 0; i < 3; i++) expect(await (await postStatus(token, report('renamed', { authz: { revision: '1' } }))).json()).toEqual({ agent: 'renamed', bundles: [], ignored: ['authz'] });
+    for (let i = 0; i < 3; i++)
+      expect(await (await postStatus(token, report('renamed', { authz: { revision: '1' } }))).json()).toEqual({
+        agent: 'renamed',
+        bundles: [],
+        ignored: ['authz'],
+      });
     const warnings = lines.filter((l) => String(l['msg']).startsWith('An OPA reports no bundle of its connector'));
     expect(warnings).toMatchObject([{ tenant: 'acme', connector: 'gateways', agent: 'renamed', reported: ['authz'] }]);
     expect((await agentsOf()).list).toEqual([]);
@@ -210,19 +306,81 @@ describe('status and log uploads that are refused change nothing', () => {
   const gateways = (): Promise<string> => t.token('acme', 'gateways');
   const refusals: readonly Refusal[] = [
     ['no token', () => postStatus(undefined, report('x', { docs: { revision: '1' } })), 401, /connector token is required/],
-    ['a token of another connector', async () => postStatus(await t.token('acme', 'backends'), report('x', { docs: { revision: '1' } })), 404, /no connector gateways in tenant acme for this token/],
-    ['a token of another tenant', async () => postStatus(await t.token('globex', 'gateways'), report('x', { docs: { revision: '1' } })), 404, /for this token/],
-    ['a bundle of another connector', async () => postStatus(await gateways(), report('x', { docs: { revision: '1' }, internal: { revision: '1' } })), 404, /connector gateways has no bundle internal/],
-    ['another tenant in the path', async () => postStatus(await gateways(), report('x', { docs: { revision: '1' } }), connectorUrl('globex', 'gateways')), 404, /for this token/],
+    [
+      'a token of another connector',
+      async () => postStatus(await t.token('acme', 'backends'), report('x', { docs: { revision: '1' } })),
+      404,
+      /no connector gateways in tenant acme for this token/,
+    ],
+    [
+      'a token of another tenant',
+      async () => postStatus(await t.token('globex', 'gateways'), report('x', { docs: { revision: '1' } })),
+      404,
+      /for this token/,
+    ],
+    [
+      'a bundle of another connector',
+      async () => postStatus(await gateways(), report('x', { docs: { revision: '1' }, internal: { revision: '1' } })),
+      404,
+      /connector gateways has no bundle internal/,
+    ],
+    [
+      'another tenant in the path',
+      async () => postStatus(await gateways(), report('x', { docs: { revision: '1' } }), connectorUrl('globex', 'gateways')),
+      404,
+      /for this token/,
+    ],
     ['malformed JSON', async () => postStatus(await gateways(), '{"labels":'), 400, /invalid JSON/],
     ['not a report', async () => postStatus(await gateways(), { bundles: {} }), 400, /not an OPA status report: labels/],
-    ['a report without labels.id', async () => postStatus(await gateways(), { labels: { version: '1.1.0' }, bundles: { docs: {} } }), 400, /labels\.id/],
-    ['the wrong Content-Type', async () => postStatus(await gateways(), report('x', {}), undefined, { 'Content-Type': 'text/plain' }), 400, /Content-Type must be application\/json/],
-    ['an unknown Content-Encoding', async () => postStatus(await gateways(), report('x', {}), undefined, { 'Content-Encoding': 'br' }), 400, /Content-Encoding must be gzip or identity/],
-    ['gzip that is not', async () => postStatus(await gateways(), 'plain text', undefined, { 'Content-Encoding': 'gzip' }), 400, /not valid gzip/],
-    ['a body over the limit', async () => postStatus(await gateways(), JSON.stringify({ ...report('x', {}), pad: 'x'.repeat(70 * 1024) })), 413, /larger than the limit of 65536 bytes \(--max-upload-bytes\)/],
-    ['a report naming thousands of bundles', async () => postStatus(await gateways(), { labels: { id: 'x' }, bundles: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`b${i}`, {}])) }), 400, /names more than 256 bundles/],
-    ['a gzip bomb', async () => postStatus(await gateways(), gzipSync(JSON.stringify({ ...report('x', {}), pad: 'x'.repeat(10 * 1024 * 1024) })), undefined, { 'Content-Encoding': 'gzip' }), 413, /decompressed body is larger than the limit/],
+    [
+      'a report without labels.id',
+      async () => postStatus(await gateways(), { labels: { version: '1.1.0' }, bundles: { docs: {} } }),
+      400,
+      /labels\.id/,
+    ],
+    [
+      'the wrong Content-Type',
+      async () => postStatus(await gateways(), report('x', {}), undefined, { 'Content-Type': 'text/plain' }),
+      400,
+      /Content-Type must be application\/json/,
+    ],
+    [
+      'an unknown Content-Encoding',
+      async () => postStatus(await gateways(), report('x', {}), undefined, { 'Content-Encoding': 'br' }),
+      400,
+      /Content-Encoding must be gzip or identity/,
+    ],
+    [
+      'gzip that is not',
+      async () => postStatus(await gateways(), 'plain text', undefined, { 'Content-Encoding': 'gzip' }),
+      400,
+      /not valid gzip/,
+    ],
+    [
+      'a body over the limit',
+      async () => postStatus(await gateways(), JSON.stringify({ ...report('x', {}), pad: 'x'.repeat(70 * 1024) })),
+      413,
+      /larger than the limit of 65536 bytes \(--max-upload-bytes\)/,
+    ],
+    [
+      'a report naming thousands of bundles',
+      async () =>
+        postStatus(await gateways(), {
+          labels: { id: 'x' },
+          bundles: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`b${i}`, {}])),
+        }),
+      400,
+      /names more than 256 bundles/,
+    ],
+    [
+      'a gzip bomb',
+      async () =>
+        postStatus(await gateways(), gzipSync(JSON.stringify({ ...report('x', {}), pad: 'x'.repeat(10 * 1024 * 1024) })), undefined, {
+          'Content-Encoding': 'gzip',
+        }),
+      413,
+      /decompressed body is larger than the limit/,
+    ],
   ];
 
   it.each(refusals)('status: %s', async (_name, send, status, message) => {
@@ -232,7 +390,11 @@ describe('status and log uploads that are refused change nothing', () => {
     const body = (await res.json()) as { error: { status: number; message: string } };
     expect(body.error.status).toBe(status);
     expect(body.error.message).toMatch(message);
-    for (const [b, c] of [['docs', 'gateways'], ['internal', 'backends']] as const) expect((await agentsOf(b, c)).list).toEqual([]);
+    for (const [b, c] of [
+      ['docs', 'gateways'],
+      ['internal', 'backends'],
+    ] as const)
+      expect((await agentsOf(b, c)).list).toEqual([]);
     expect(await metric('acl_agent_status_reports_total{outcome="accepted"}')).toEqual([]);
   });
 
@@ -249,10 +411,22 @@ describe('status and log uploads that are refused change nothing', () => {
   it('refuses decision logs from a rotated token (401) or an Inactive connector (403), recording nothing', async () => {
     await start();
     const old = await t.token('acme', 'gateways');
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('metadata: { name: gateways, namespace: acme }\nspec: {}', 'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
+    await t.write(
+      'connectors.yaml',
+      (BASE_MANIFESTS['connectors.yaml'] as string).replace(
+        'metadata: { name: gateways, namespace: acme }\nspec: {}',
+        'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }',
+      ),
+    );
     expect((await postLogs(old, [event(1)])).status).toBe(401);
     const current = await t.token('acme', 'gateways');
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('metadata: { name: gateways, namespace: acme }\nspec: {}', 'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1, active: false }'));
+    await t.write(
+      'connectors.yaml',
+      (BASE_MANIFESTS['connectors.yaml'] as string).replace(
+        'metadata: { name: gateways, namespace: acme }\nspec: {}',
+        'metadata: { name: gateways, namespace: acme }\nspec: { tokenRotation: 1, active: false }',
+      ),
+    );
     expect((await postLogs(current, [event(1)])).status).toBe(403);
     expect((await readJson(`${connectorUrl('acme', 'gateways')}/bundles/docs/decisions`)).body['decisions']).toEqual([]);
     expect(await metric('acl_agent_decisions_total')).toEqual([]);
@@ -261,8 +435,18 @@ describe('status and log uploads that are refused change nothing', () => {
   it.each([
     ['an object instead of an array', { labels: { id: 'x' } }, 400, /a JSON array/],
     ['an event without labels', [{ decision_id: 'x' }], 400, /0\.labels/],
-    ['an event naming a bundle of another connector', [event(1), event(2, { bundles: { internal: { revision: '1' } } })], 404, /connector gateways has no bundle internal/],
-    ['an event naming thousands of bundles', [event(1), event(2, { bundles: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`b${i}`, {}])) })], 400, /1\.bundles: names more than 256 bundles/],
+    [
+      'an event naming a bundle of another connector',
+      [event(1), event(2, { bundles: { internal: { revision: '1' } } })],
+      404,
+      /connector gateways has no bundle internal/,
+    ],
+    [
+      'an event naming thousands of bundles',
+      [event(1), event(2, { bundles: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`b${i}`, {}])) })],
+      400,
+      /1\.bundles: names more than 256 bundles/,
+    ],
   ])('refuses decision logs with %s, recording none of them', async (_name, body, status, message) => {
     await start();
     const res = await postLogs(await t.token('acme', 'gateways'), body);
@@ -273,10 +457,14 @@ describe('status and log uploads that are refused change nothing', () => {
 });
 
 describe('decision logs', () => {
-  it('counts OPA\'s decisions by tenant, bundle and result, and keeps the newest for the tenant\'s API key', async () => {
+  it("counts OPA's decisions by tenant, bundle and result, and keeps the newest for the tenant's API key", async () => {
     await start();
     const token = await t.token('acme', 'gateways');
-    const events = [...Array.from({ length: 10 }, (_, i) => event(i)), event(10, { result: undefined }), event(11, { path: 'acl', result: { allow: true } })];
+    const events = [
+      ...Array.from({ length: 10 }, (_, i) => event(i)),
+      event(10, { result: undefined }),
+      event(11, { path: 'acl', result: { allow: true } }),
+    ];
     const res = await postLogs(token, events);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ accepted: 12 });
@@ -291,15 +479,22 @@ describe('decision logs', () => {
     expect(list.map((d) => d.decisionId)).toEqual(events.map((e) => e['decision_id']).reverse());
     expect(list[0]).toMatchObject({ decision: 'allow', revision: '1', agent: 'opa-1', path: 'acl', input: events[11]?.['input'] });
     // The connector token reads nothing; another tenant's key does not see acme's bundle.
-    expect((await t.api(`${connectorUrl('acme', 'gateways')}/bundles/docs/decisions`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(401);
-    expect((await t.api(`${connectorUrl('acme', 'backends')}/bundles/docs/decisions`, { headers: { Authorization: `Bearer ${API_KEY}` } })).status).toBe(404);
+    expect(
+      (await t.api(`${connectorUrl('acme', 'gateways')}/bundles/docs/decisions`, { headers: { Authorization: `Bearer ${token}` } })).status,
+    ).toBe(401);
+    expect(
+      (await t.api(`${connectorUrl('acme', 'backends')}/bundles/docs/decisions`, { headers: { Authorization: `Bearer ${API_KEY}` } }))
+        .status,
+    ).toBe(404);
   });
 
   it('answers 500 and keeps serving when applying an upload throws', async () => {
     await start();
     const token = await t.token('acme', 'gateways');
     const add = t.service.fleet.recent.add;
-    t.service.fleet.recent.add = () => { throw new Error('boom'); };
+    t.service.fleet.recent.add = () => {
+      throw new Error('boom');
+    };
     const res = await postLogs(token, [event(1)]);
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: { status: 500, message: 'internal error' } });
@@ -309,12 +504,14 @@ describe('decision logs', () => {
 
   it('accepts an upload that is not compressed too, and counts decisions of no bundle under an empty bundle label', async () => {
     await start();
-    const res = await postLogs(await t.token('acme', 'gateways'), [event(1, { bundles: undefined, result: undefined })], undefined, { gzip: false });
+    const res = await postLogs(await t.token('acme', 'gateways'), [event(1, { bundles: undefined, result: undefined })], undefined, {
+      gzip: false,
+    });
     expect(res.status).toBe(200);
     expect(await metric('acl_agent_decisions_total')).toEqual(['acl_agent_decisions_total{tenant="acme",bundle="",result="undefined"} 1']);
   });
 
-  it('writes OPA\'s decisions and the service\'s own to the decision log, one JSON line each, in one shape, without tokens', async () => {
+  it("writes OPA's decisions and the service's own to the decision log, one JSON line each, in one shape, without tokens", async () => {
     const file = join(tmpdir(), `acl-decisions-${process.pid}-${Date.now()}.log`);
     await start({ config: { decisionLog: { kind: 'file', path: file } } });
     const token = await t.token('acme', 'gateways');
@@ -323,20 +520,53 @@ describe('decision logs', () => {
     // Each rounds to a double whose shortest form is another number (…992, 1e16, 0.1).
     const raw = `[${JSON.stringify(event(2)).replace('"id":"u2"', '"id":"u2","n":9007199254740993,"m":10000000000000001,"f":0.10000000000000001')}]`;
     await postLogs(token, raw);
-    const decide = await t.decide({ subject: { type: 'user', id: 'alice', properties: { team: 'blue' } }, action: 'read', resource: { type: 'document', id: 'd1', properties: { team: 'blue' } } }, { 'X-Request-ID': 'req-7' });
-    expect((await decide.json() as { decision: string }).decision).toBe('allow');
+    const decide = await t.decide(
+      {
+        subject: { type: 'user', id: 'alice', properties: { team: 'blue' } },
+        action: 'read',
+        resource: { type: 'document', id: 'd1', properties: { team: 'blue' } },
+      },
+      { 'X-Request-ID': 'req-7' },
+    );
+    expect(((await decide.json()) as { decision: string }).decision).toBe('allow');
     const authzen = await t.api('/access/v1/evaluations', {
-      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
-      body: JSON.stringify({ subject: { type: 'user', id: 'bob' }, action: { name: 'read' }, evaluations: [{ resource: { type: 'document', id: 'x' } }, { resource: { type: 'document', id: 'y' } }] }),
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify({
+        subject: { type: 'user', id: 'bob' },
+        action: { name: 'read' },
+        evaluations: [{ resource: { type: 'document', id: 'x' } }, { resource: { type: 'document', id: 'y' } }],
+      }),
     });
     expect(authzen.status).toBe(200);
     await t.stop();
-    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = (await readFile(file, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => [l['source'], l['decision'], l['endpoint'] ?? l['bundle']])).toEqual([
-      ['opa', 'deny', 'docs'], ['opa', 'allow', 'docs'], ['service', 'allow', 'authorization'], ['service', 'deny', 'evaluations'], ['service', 'deny', 'evaluations'],
+      ['opa', 'deny', 'docs'],
+      ['opa', 'allow', 'docs'],
+      ['service', 'allow', 'authorization'],
+      ['service', 'deny', 'evaluations'],
+      ['service', 'deny', 'evaluations'],
     ]);
-    expect(lines[0]).toMatchObject({ stream: 'decisions', tenant: 'acme', connector: 'gateways', revision: '1', agent: 'opa-1', decisionId: 'decision-1', input: { headers: { authorization: '[redacted]' } } });
-    expect(lines[2]).toMatchObject({ stream: 'decisions', tenant: 'acme', requestId: 'req-7', policyId: 'acme/team-documents', input: { principal: { type: 'user', id: 'alice', team: 'blue' }, action: 'read' } });
+    expect(lines[0]).toMatchObject({
+      stream: 'decisions',
+      tenant: 'acme',
+      connector: 'gateways',
+      revision: '1',
+      agent: 'opa-1',
+      decisionId: 'decision-1',
+      input: { headers: { authorization: '[redacted]' } },
+    });
+    expect(lines[2]).toMatchObject({
+      stream: 'decisions',
+      tenant: 'acme',
+      requestId: 'req-7',
+      policyId: 'acme/team-documents',
+      input: { principal: { type: 'user', id: 'alice', team: 'blue' }, action: 'read' },
+    });
     const text = await readFile(file, 'utf8');
     expect(text).not.toContain(token);
     expect(text.split('\n')[1]).toContain('"id":"u2","n":9007199254740993,"m":10000000000000001,"f":0.10000000000000001');

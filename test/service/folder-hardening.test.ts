@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
-afterEach(async () => { await t.stop(); });
+afterEach(async () => {
+  await t.stop();
+});
 
 const RULES = BASE_MANIFESTS['rules.yaml'] as string;
 const CONNECTORS = BASE_MANIFESTS['connectors.yaml'] as string;
@@ -35,7 +37,10 @@ describe('links in the manifests folder', () => {
     ]);
     expect(t.service.source.get('Rule', 'acme', 'extra')).toBeDefined();
     // A revocation still applies: the loop does not stop the folder from being read.
-    await t.write('connectors.yaml', CONNECTORS.replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { revoked: true }'));
+    await t.write(
+      'connectors.yaml',
+      CONNECTORS.replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { revoked: true }'),
+    );
     expect((await t.bundle('acme', 'gateways', 'docs', bearer(token))).status).toBe(401);
   });
 
@@ -68,7 +73,9 @@ describe('a file is used only once it holds still', () => {
       // Neither the rule without its condition (a wider grant) nor no rule (a deletion) is ever used.
       expect(await decision(otherTeam)).toBe('deny');
       expect(await decision(sameTeam)).toBe('allow');
-      expect(t.service.source.get('Rule', 'acme', 'team-documents')?.raw['spec']).toMatchObject({ condition: 'principal.team == resource.team' });
+      expect(t.service.source.get('Rule', 'acme', 'team-documents')?.raw['spec']).toMatchObject({
+        condition: 'principal.team == resource.team',
+      });
     }
     expect(t.service.source.settling()).toEqual(['rules.yaml']);
     nowMs += 100;
@@ -87,7 +94,9 @@ describe('a file is used only once it holds still', () => {
     expect(t.service.source.settling()).toEqual(['rules.yaml']);
     nowMs += 300;
     await t.settle();
-    expect(t.service.source.problems()).toEqual([{ source: 'rules.yaml', document: 1, name: undefined, message: expect.stringMatching(/invalid YAML/) }]);
+    expect(t.service.source.problems()).toEqual([
+      { source: 'rules.yaml', document: 1, name: undefined, message: expect.stringMatching(/invalid YAML/) },
+    ]);
     expect(await decision(sameTeam)).toBe('allow');
   });
 
@@ -95,7 +104,14 @@ describe('a file is used only once it holds still', () => {
     t = await startTestService();
     await t.write('rules.yaml', '');
     expect(await decision(sameTeam)).toBe('allow');
-    expect(t.service.source.problems()).toEqual([{ source: 'rules.yaml', document: 0, name: undefined, message: expect.stringMatching(/holds no objects now: the objects it held stay in force/) }]);
+    expect(t.service.source.problems()).toEqual([
+      {
+        source: 'rules.yaml',
+        document: 0,
+        name: undefined,
+        message: expect.stringMatching(/holds no objects now: the objects it held stay in force/),
+      },
+    ]);
     await t.write('rules.yaml', '# nothing here yet\n---\n');
     expect(await decision(sameTeam)).toBe('allow');
     await t.write('rules.yaml', undefined);
@@ -109,7 +125,14 @@ describe('limits', () => {
     const padding = `# ${'x'.repeat(5000)}\n`;
     await t.write('rules.yaml', `${padding}${RULES.replace('principal.team == resource.team', 'true')}`);
     await t.write('more.yaml', RULES.replace('team-documents', 'more'));
-    expect(t.service.source.problems()).toEqual([{ source: 'rules.yaml', document: 0, name: undefined, message: expect.stringMatching(/more than the limit of 4096 \(--max-manifest-bytes\): not read/) }]);
+    expect(t.service.source.problems()).toEqual([
+      {
+        source: 'rules.yaml',
+        document: 0,
+        name: undefined,
+        message: expect.stringMatching(/more than the limit of 4096 \(--max-manifest-bytes\): not read/),
+      },
+    ]);
     expect(await decision(otherTeam)).toBe('deny');
     expect(t.service.source.get('Rule', 'acme', 'more')).toBeDefined();
   });
@@ -117,7 +140,14 @@ describe('limits', () => {
   it('a file over --max-manifest-documents is a problem and keeps what it held', async () => {
     t = await startTestService({ config: { folder: { settleMs: 0, maxManifestBytes: 1 << 20, maxManifestDocuments: 4 } } });
     await t.write('rules.yaml', Array.from({ length: 5 }, (_, i) => RULES.replace('team-documents', `r${i}`)).join('---\n'));
-    expect(t.service.source.problems()).toEqual([{ source: 'rules.yaml', document: 0, name: undefined, message: expect.stringMatching(/5 documents, more than the limit of 4 \(--max-manifest-documents\)/) }]);
+    expect(t.service.source.problems()).toEqual([
+      {
+        source: 'rules.yaml',
+        document: 0,
+        name: undefined,
+        message: expect.stringMatching(/5 documents, more than the limit of 4 \(--max-manifest-documents\)/),
+      },
+    ]);
     expect(t.service.source.get('Rule', 'acme', 'team-documents')).toBeDefined();
     expect(t.service.source.get('Rule', 'acme', 'r0')).toBeUndefined();
   });

@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { apiKeySecret, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
-afterEach(async () => { await t.stop(); });
+afterEach(async () => {
+  await t.stop();
+});
 
 const RULES = BASE_MANIFESTS['rules.yaml'] as string;
 const rule = (name: string, extra = '', state = 'Enforced', resourceType = 'document'): string => `
@@ -43,7 +45,13 @@ describe('bundle revisions', () => {
     // Removing a rule, and changing the bundle spec, are changes too.
     await t.write('rules.yaml', RULES + rule('reports', '', 'Enforced', 'report'));
     expect((await served('docs')).revision).toBe(3);
-    await t.write('connectors.yaml', (BASE_MANIFESTS['connectors.yaml'] as string).replace('spec: { connector: backends }', 'spec: { connector: backends, regoVersion: 1 }'));
+    await t.write(
+      'connectors.yaml',
+      (BASE_MANIFESTS['connectors.yaml'] as string).replace(
+        'spec: { connector: backends }',
+        'spec: { connector: backends, regoVersion: 1 }',
+      ),
+    );
     expect((await served('internal')).revision).toBe(5);
     expect(status('Bundle', 'internal')).toMatchObject({ revision: 5, ruleCount: 2, phase: 'Ready' });
   });
@@ -52,7 +60,9 @@ describe('bundle revisions', () => {
     t = await startTestService();
     const before = await served();
     const generation = t.service.state.object('Rule', 'acme', 'team-documents')?.generation;
-    await t.write('rules.yaml', `# reformatted, same meaning
+    await t.write(
+      'rules.yaml',
+      `# reformatted, same meaning
 apiVersion: acl.policyagent.dev/v1alpha1
 kind: Rule
 metadata:
@@ -66,7 +76,8 @@ spec:
     - write
   subjectType: user
   state: Enforced
-`);
+`,
+    );
     expect(await served()).toEqual(before);
     expect(t.service.state.object('Rule', 'acme', 'team-documents')?.generation).toBe(generation);
   });
@@ -91,10 +102,16 @@ describe('rule status', () => {
   it('puts an Approved rule into bundles and reports it Enforced', async () => {
     t = await startTestService();
     await t.write('rules.yaml', RULES + rule('approved', '', 'Approved'));
-    expect(status('Rule', 'approved')).toMatchObject({ phase: 'Enforced', observedGeneration: 1, translation: { status: 'Current', generation: 1 } });
+    expect(status('Rule', 'approved')).toMatchObject({
+      phase: 'Enforced',
+      observedGeneration: 1,
+      translation: { status: 'Current', generation: 1 },
+    });
     expect((status('Rule', 'approved')['translation'] as { rego: string }).rego).toContain('input.principal.level > 1');
     expect(status('Bundle', 'docs')).toMatchObject({ revision: 2, ruleCount: 2 });
-    const allow = await (await t.decide({ subject: { type: 'user', id: 'a', level: 2 }, action: 'read', resource: { type: 'document', id: 'd' } })).json() as { decision: string; policyId: string };
+    const allow = (await (
+      await t.decide({ subject: { type: 'user', id: 'a', level: 2 }, action: 'read', resource: { type: 'document', id: 'd' } })
+    ).json()) as { decision: string; policyId: string };
     expect(allow).toMatchObject({ decision: 'allow', policyId: 'acme/approved' });
   });
 
@@ -103,7 +120,10 @@ describe('rule status', () => {
     await t.write('rules.yaml', RULES + ['Draft', 'Proposed', 'Suspended', 'Archived'].map((s) => rule(s.toLowerCase(), '', s)).join(''));
     expect((await served()).revision).toBe(1);
     for (const s of ['Draft', 'Proposed', 'Suspended', 'Archived']) {
-      expect(status('Rule', s.toLowerCase())).toMatchObject({ phase: s, conditions: [{ type: 'Ready', status: 'True', reason: 'NotDeployed' }] });
+      expect(status('Rule', s.toLowerCase())).toMatchObject({
+        phase: s,
+        conditions: [{ type: 'Ready', status: 'True', reason: 'NotDeployed' }],
+      });
     }
   });
 
@@ -112,29 +132,44 @@ describe('rule status', () => {
     const before = await served();
     await t.write('rules.yaml', RULES.replace('principal.team == resource.team', 'principal.team ==== resource.team'));
     expect(status('Rule', 'team-documents')).toMatchObject({
-      phase: 'Invalid', observedGeneration: 2,
+      phase: 'Invalid',
+      observedGeneration: 2,
       translation: { status: 'Stale', generation: 1 },
-      conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', message: expect.stringMatching(/syntax error at line 1, column \d+/) }],
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: expect.stringMatching(/syntax error at line 1, column \d+/) },
+      ],
     });
     expect(await served()).toEqual(before);
-    const allowed = await (await t.decide({ subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })).json() as { decision: string };
+    const allowed = (await (
+      await t.decide({ subject: { type: 'user', id: 'a', team: 'x' }, action: 'read', resource: { type: 'document', id: 'd', team: 'x' } })
+    ).json()) as { decision: string };
     expect(allowed.decision).toBe('allow');
     await t.write('rules.yaml', RULES.replace('principal.team == resource.team', 'principal.team != resource.team'));
-    expect(status('Rule', 'team-documents')).toMatchObject({ phase: 'Enforced', observedGeneration: 3, translation: { status: 'Current', generation: 3 } });
+    expect(status('Rule', 'team-documents')).toMatchObject({
+      phase: 'Enforced',
+      observedGeneration: 3,
+      translation: { status: 'Current', generation: 3 },
+    });
     expect((await served()).revision).toBe(2);
   });
 
   it('reports a spec the schema refuses as InvalidSpec without disturbing other rules', async () => {
     t = await startTestService();
     await t.write('more.yaml', rule('broken').replace('actions: [read]', 'actions: []') + rule('fine'));
-    expect(status('Rule', 'broken')).toMatchObject({ phase: 'Invalid', conditions: [{ reason: 'InvalidSpec', message: expect.stringMatching(/spec\.actions/) }] });
+    expect(status('Rule', 'broken')).toMatchObject({
+      phase: 'Invalid',
+      conditions: [{ reason: 'InvalidSpec', message: expect.stringMatching(/spec\.actions/) }],
+    });
     expect(status('Rule', 'fine')).toMatchObject({ phase: 'Enforced' });
     expect((await served()).revision).toBe(2);
   });
 
   it('re-translates when the regenerate annotation changes, without moving any revision', async () => {
     t = await startTestService();
-    await t.write('rules.yaml', RULES.replace('namespace: acme }', 'namespace: acme, annotations: { acl.policyagent.dev/regenerate: "2026-11-22" } }'));
+    await t.write(
+      'rules.yaml',
+      RULES.replace('namespace: acme }', 'namespace: acme, annotations: { acl.policyagent.dev/regenerate: "2026-11-22" } }'),
+    );
     expect(status('Rule', 'team-documents')).toMatchObject({ translation: { status: 'Current', regenerate: '2026-11-22', generation: 1 } });
     expect((await served()).revision).toBe(1);
   });
@@ -145,7 +180,10 @@ describe('rule status', () => {
     const before = await readFile(file, 'utf8');
     const writes: string[] = [];
     const original = t.service.source.writer.writeStatus;
-    t.service.source.writer.writeStatus = async (key, s) => { writes.push(`${key.kind}/${key.name}`); return original(key, s); };
+    t.service.source.writer.writeStatus = async (key, s) => {
+      writes.push(`${key.kind}/${key.name}`);
+      return original(key, s);
+    };
     for (const kind of ['Rule', 'Connector', 'Bundle'] as const) {
       for (const o of t.service.source.list(kind)) t.service.controller.enqueue({ kind, namespace: 'acme', name: o.metadata.name });
     }
@@ -159,11 +197,21 @@ describe('bundle and connector status', () => {
   it('shows a bundle Pending while its connector is missing, and Ready once it exists', async () => {
     t = await startTestService();
     const connectors = BASE_MANIFESTS['connectors.yaml'] as string;
-    const withoutGateways = connectors.split('---').filter((d) => !d.includes('name: gateways,')).join('---');
+    const withoutGateways = connectors
+      .split('---')
+      .filter((d) => !d.includes('name: gateways,'))
+      .join('---');
     await t.write('connectors.yaml', withoutGateways);
-    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Pending', conditions: [{ reason: 'ConnectorNotFound' }, { type: 'RolledOut', status: 'Unknown' }] });
+    expect(status('Bundle', 'docs')).toMatchObject({
+      phase: 'Pending',
+      conditions: [{ reason: 'ConnectorNotFound' }, { type: 'RolledOut', status: 'Unknown' }],
+    });
     await t.write('connectors.yaml', connectors);
-    expect(status('Bundle', 'docs')).toMatchObject({ phase: 'Ready', revision: 1, conditions: [{ reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }] });
+    expect(status('Bundle', 'docs')).toMatchObject({
+      phase: 'Ready',
+      revision: 1,
+      conditions: [{ reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }],
+    });
     expect(status('Connector', 'gateways')).toMatchObject({ phase: 'Active', bundles: ['docs'] });
   });
 
@@ -182,12 +230,15 @@ describe('the manifests folder', () => {
     const typo = `apiVersion: acl.policyagent.dev/v1alpha1
 kind: Rul
 metadata: { name: typo, namespace: acme }`;
-    await t.write('bad.yaml', `${rule('good')}
+    await t.write(
+      'bad.yaml',
+      `${rule('good')}
 ---
 ${typo}
 ---
 kind: [unclosed
-`);
+`,
+    );
     expect(t.service.source.problems()).toEqual([
       { source: 'bad.yaml', document: 2, name: 'typo', message: expect.stringMatching(/not a resource of ours/) },
       { source: 'bad.yaml', document: 3, name: undefined, message: expect.stringMatching(/invalid YAML/) },
@@ -195,11 +246,16 @@ kind: [unclosed
     expect(await readFile(join(t.stateDir, 'problems.yaml'), 'utf8')).toMatch(/bad\.yaml[\s\S]*document: 2/);
     // Broken YAML may be a file caught half-written: none of it is used.
     expect(t.service.source.get('Rule', 'acme', 'good')).toBeUndefined();
-    await t.write('bad.yaml', `${rule('good')}
+    await t.write(
+      'bad.yaml',
+      `${rule('good')}
 ---
 ${typo}
-`);
-    expect(t.service.source.problems()).toEqual([{ source: 'bad.yaml', document: 2, name: 'typo', message: expect.stringMatching(/not a resource of ours/) }]);
+`,
+    );
+    expect(t.service.source.problems()).toEqual([
+      { source: 'bad.yaml', document: 2, name: 'typo', message: expect.stringMatching(/not a resource of ours/) },
+    ]);
     expect(status('Rule', 'good')).toMatchObject({ phase: 'Enforced' });
   });
 
@@ -219,7 +275,9 @@ ${typo}
   it('refuses a second definition of the same object and keeps the first', async () => {
     t = await startTestService();
     await t.write('zz-dup.yaml', RULES.replace('actions: [read, write]', 'actions: [delete]'));
-    expect(t.service.source.problems()).toEqual([{ source: 'zz-dup.yaml', document: 1, name: 'team-documents', message: expect.stringMatching(/already defined in rules\.yaml/) }]);
+    expect(t.service.source.problems()).toEqual([
+      { source: 'zz-dup.yaml', document: 1, name: 'team-documents', message: expect.stringMatching(/already defined in rules\.yaml/) },
+    ]);
     expect((await served()).revision).toBe(1);
   });
 
@@ -242,7 +300,11 @@ ${typo}
   it('sees changes by itself when watched', async () => {
     t = await startTestService({ serviceOptions: { debounceMs: 20 } });
     const { writeFile } = await import('node:fs/promises');
-    const changed = new Promise<void>((resolve) => t.service.store.onBundleChange((bundles) => { if (bundles.some((b) => b.name === 'docs')) resolve(); }));
+    const changed = new Promise<void>((resolve) =>
+      t.service.store.onBundleChange((bundles) => {
+        if (bundles.some((b) => b.name === 'docs')) resolve();
+      }),
+    );
     await writeFile(join(t.manifests, 'watched.yaml'), rule('watched'));
     await changed;
     await t.service.controller.idle();
@@ -252,7 +314,9 @@ ${typo}
   it('ignores Secrets that are not API keys, with a problem saying why', async () => {
     t = await startTestService();
     await t.write('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: { name: db, namespace: acme }\nstringData: { password: x }\n');
-    expect(t.service.source.problems()).toEqual([{ source: 'secret.yaml', document: 1, name: 'db', message: expect.stringMatching(/not labelled acl\.policyagent\.dev\/api-key/) }]);
+    expect(t.service.source.problems()).toEqual([
+      { source: 'secret.yaml', document: 1, name: 'db', message: expect.stringMatching(/not labelled acl\.policyagent\.dev\/api-key/) },
+    ]);
   });
 });
 

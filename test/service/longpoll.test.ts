@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
-afterEach(async () => { await t.stop(); });
+afterEach(async () => {
+  await t.stop();
+});
 
 const RULES = BASE_MANIFESTS['rules.yaml'] as string;
 const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
@@ -24,7 +26,10 @@ async function heldPoll(token: string, waitS = 20): Promise<{ etag: string; held
 
 /** connectors.yaml with acme/gateways's spec replaced (YAML flow text). */
 const gatewaysSpec = (spec: string): string =>
-  (BASE_MANIFESTS['connectors.yaml'] as string).replace('name: gateways, namespace: acme }\nspec: {}', `name: gateways, namespace: acme }\nspec: ${spec}`);
+  (BASE_MANIFESTS['connectors.yaml'] as string).replace(
+    'name: gateways, namespace: acme }\nspec: {}',
+    `name: gateways, namespace: acme }\nspec: ${spec}`,
+  );
 
 describe('long polling (Prefer: wait=N)', () => {
   it('holds a request whose ETag is current and answers 200 within 100 ms of a change', async () => {
@@ -32,7 +37,9 @@ describe('long polling (Prefer: wait=N)', () => {
     const token = await t.token('acme', 'gateways');
     const { etag, held } = await heldPoll(token);
     let changedAt = 0;
-    t.service.store.onBundleChange(() => { changedAt = performance.now(); });
+    t.service.store.onBundleChange(() => {
+      changedAt = performance.now();
+    });
     await t.write('rules.yaml', RULES.replace('[read, write]', '[read]'));
     const res = await held;
     const answeredAfterMs = performance.now() - changedAt;
@@ -48,7 +55,11 @@ describe('long polling (Prefer: wait=N)', () => {
     const token = await t.token('acme', 'gateways');
     const etag = await currentEtag(token);
     const started = performance.now();
-    const res = await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'modes=long-polling;wait=1' });
+    const res = await t.bundle('acme', 'gateways', 'docs', {
+      ...bearer(token),
+      'If-None-Match': etag,
+      Prefer: 'modes=long-polling;wait=1',
+    });
     const elapsed = performance.now() - started;
     expect(res.status).toBe(304);
     expect(res.headers.get('content-type')).toBe('application/vnd.openpolicyagent.bundles');
@@ -60,7 +71,11 @@ describe('long polling (Prefer: wait=N)', () => {
     t = await startTestService({ maxLongPollSeconds: 1 });
     const token = await t.token('acme', 'gateways');
     const started = performance.now();
-    const res = await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': await currentEtag(token), Prefer: 'wait=600' });
+    const res = await t.bundle('acme', 'gateways', 'docs', {
+      ...bearer(token),
+      'If-None-Match': await currentEtag(token),
+      Prefer: 'wait=600',
+    });
     expect(res.status).toBe(304);
     expect(performance.now() - started).toBeLessThan(1500);
   });
@@ -68,8 +83,12 @@ describe('long polling (Prefer: wait=N)', () => {
   it('answers at once when the ETag is stale, or when the token is wrong', async () => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
-    expect((await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': '"old"', Prefer: 'wait=30' })).status).toBe(200);
-    expect((await t.bundle('acme', 'gateways', 'docs', { ...bearer('agent_x'), 'If-None-Match': '"old"', Prefer: 'wait=30' })).status).toBe(401);
+    expect((await t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': '"old"', Prefer: 'wait=30' })).status).toBe(
+      200,
+    );
+    expect((await t.bundle('acme', 'gateways', 'docs', { ...bearer('agent_x'), 'If-None-Match': '"old"', Prefer: 'wait=30' })).status).toBe(
+      401,
+    );
     expect(t.service.longPolls.size()).toBe(0);
   });
 
@@ -113,7 +132,9 @@ describe('long polling (Prefer: wait=N)', () => {
     const { connect } = await import('node:net');
     const url = new URL(t.url);
     const socket = connect(Number(url.port), url.hostname);
-    socket.write(`GET /acme/connectors/policyagent/gateways/bundles/docs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nIf-None-Match: ${await currentEtag(token)}\r\nPrefer: wait=20\r\n\r\n`);
+    socket.write(
+      `GET /acme/connectors/policyagent/gateways/bundles/docs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nIf-None-Match: ${await currentEtag(token)}\r\nPrefer: wait=20\r\n\r\n`,
+    );
     await expect.poll(() => t.service.longPolls.size()).toBe(1);
     socket.destroy();
     await expect.poll(() => t.service.longPolls.size()).toBe(0);
@@ -149,7 +170,10 @@ describe('operations', () => {
     const token = await t.token('acme', 'gateways');
     for (const host of ['localhost', '127.0.0.1']) {
       const status = await new Promise<number>((resolve, reject) => {
-        const req = httpsRequest({ host, port: url.port, path: url.pathname, ca, headers: bearer(token) }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+        const req = httpsRequest({ host, port: url.port, path: url.pathname, ca, headers: bearer(token) }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
         req.on('error', reject);
         req.end();
       });

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_KEY, apiKeySecret, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService;
-afterEach(async () => { await t.stop(); });
+afterEach(async () => {
+  await t.stop();
+});
 
 const RULES = BASE_MANIFESTS['rules.yaml'] as string;
 const CONNECTORS = BASE_MANIFESTS['connectors.yaml'] as string;
@@ -15,11 +17,18 @@ const allowedBody = { subject: { type: 'user', id: 'a', team: 'x' }, action: 're
 
 async function docs(): Promise<{ status: number; etag: string | null; revision: number | undefined }> {
   const res = await t.bundle('acme', 'gateways', 'docs', bearer(await t.token('acme', 'gateways')));
-  return { status: res.status, etag: res.headers.get('etag'), revision: t.service.store.snapshot().tenants.get('acme')?.bundles.get('docs')?.built.revision };
+  return {
+    status: res.status,
+    etag: res.headers.get('etag'),
+    revision: t.service.store.snapshot().tenants.get('acme')?.bundles.get('docs')?.built.revision,
+  };
 }
-const restart = async (): Promise<void> => { t = await t.restart(); };
+const restart = async (): Promise<void> => {
+  t = await t.restart();
+};
 const decision = async (): Promise<string> => ((await (await t.decide(allowedBody)).json()) as { decision: string }).decision;
-const state = (kind: 'Rule' | 'Bundle' | 'Connector', name: string): Record<string, unknown> => (t.service.state.object(kind, 'acme', name)?.status ?? {}) as Record<string, unknown>;
+const state = (kind: 'Rule' | 'Bundle' | 'Connector', name: string): Record<string, unknown> =>
+  (t.service.state.object(kind, 'acme', name)?.status ?? {}) as Record<string, unknown>;
 
 describe('after a restart', () => {
   it('a file that no longer parses keeps its objects, tokens and revisions', async () => {
@@ -64,7 +73,10 @@ describe('after a restart', () => {
   it('an invalid connector keeps serving its token', async () => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
-    await t.write('connectors.yaml', CONNECTORS.replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: -1 }'));
+    await t.write(
+      'connectors.yaml',
+      CONNECTORS.replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: -1 }'),
+    );
     await restart();
     expect(state('Connector', 'gateways')).toMatchObject({ phase: 'Invalid' });
     expect((await docs()).status).toBe(200);
@@ -79,8 +91,18 @@ describe('after a restart', () => {
     await rm(t.service.state.tokenFile('acme', 'gateways'));
     await rm(secretFile);
     // The folder watch rewrites them; poll the files (no fixed sleep) with a generous deadline.
-    await vi.waitFor(async () => { expect(await t.token('acme', 'gateways')).toBe(token); }, { timeout: 10_000, interval: 20 });
-    await vi.waitFor(async () => { expect(await readFile(secretFile, 'utf8')).toBe(secret); }, { timeout: 10_000, interval: 20 });
+    await vi.waitFor(
+      async () => {
+        expect(await t.token('acme', 'gateways')).toBe(token);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await vi.waitFor(
+      async () => {
+        expect(await readFile(secretFile, 'utf8')).toBe(secret);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     t = await t.restart();
     expect(await t.token('acme', 'gateways')).toBe(token);
   });
@@ -111,10 +133,10 @@ describe('while running', () => {
     const realNow = Date.now;
     Date.now = () => clock.now;
     try {
-      await t.write('connectors.yaml', '');             // caught empty: the delay starts
+      await t.write('connectors.yaml', ''); // caught empty: the delay starts
       clock.now += 120_000;
-      await t.write('connectors.yaml', 'kind: [');      // unreadable: everything kept, the delay forgotten
-      await t.write('connectors.yaml', '');             // caught empty again: a new delay, not the old one
+      await t.write('connectors.yaml', 'kind: ['); // unreadable: everything kept, the delay forgotten
+      await t.write('connectors.yaml', ''); // caught empty again: a new delay, not the old one
       expect((await docs()).status).toBe(200);
       await t.write('connectors.yaml', CONNECTORS);
       expect(await t.token('acme', 'gateways')).toBe(token);
@@ -149,7 +171,10 @@ describe('while running', () => {
       if (failures-- > 0) throw new Error('disk full');
       return real(owner, secret);
     };
-    await t.write('connectors.yaml', CONNECTORS.replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'));
+    await t.write(
+      'connectors.yaml',
+      CONNECTORS.replace('name: gateways, namespace: acme }\nspec: {}', 'name: gateways, namespace: acme }\nspec: { tokenRotation: 1 }'),
+    );
     await expect.poll(async () => t.token('acme', 'gateways'), { timeout: 5000 }).not.toBe(old);
     await t.service.controller.idle();
     const fresh = await t.token('acme', 'gateways');
@@ -165,7 +190,12 @@ describe('while running', () => {
     const etag = (await docs()).etag ?? '';
     const held = t.bundle('acme', 'gateways', 'docs', { ...bearer(token), 'If-None-Match': etag, Prefer: 'wait=30' });
     await expect.poll(() => t.service.longPolls.size()).toBe(1);
-    await t.write('connectors.yaml', CONNECTORS.split('---').filter((d) => !d.includes('name: docs,')).join('---'));
+    await t.write(
+      'connectors.yaml',
+      CONNECTORS.split('---')
+        .filter((d) => !d.includes('name: docs,'))
+        .join('---'),
+    );
     expect((await held).status).toBe(404);
   });
 

@@ -8,14 +8,20 @@ import { ensureSelfSigned } from '../../src/server.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService | undefined;
-afterAll(async () => { await t?.stop(); });
+afterAll(async () => {
+  await t?.stop();
+});
 
 /** The fingerprint of the certificate the server presents. */
 function servedFingerprint(url: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request({ host: hostname, port, path: '/healthz', rejectUnauthorized: false, agent: false }, (res) => {
-      resolve(res.socket && 'getPeerCertificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256 : '');
+      resolve(
+        res.socket && 'getPeerCertificate' in res.socket
+          ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256
+          : '',
+      );
       res.resume();
     });
     req.on('error', reject);

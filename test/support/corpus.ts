@@ -19,13 +19,72 @@ export function rng(seed: number): () => number {
 }
 
 const SCALARS: readonly Json[] = [
-  null, true, false, 0, -0, 1, 2, 2.5, 3, 3.0, -1, 0.5, 100.5, 1e21, 9007199254740991,
-  '', 'a', 'b', 'm', 'z', 'A', 'admin', 'writer', '1', '3', 'é', 'e\u0301', 'café', '\uFFFD', '\uE000', '𝒜', '𝒜x', 'a𝒜', 'abcé',
-  'true', 'null', 'not', 'x-y', 'draft', 'draft-1', '10.1.2.3', '10.0.0.0', '11.0.0.1', '2001:db8::1', '2001:db9::1', '::ffff:10.9.8.7',
-  '010.1.2.3', '10.1.2.3/32', '1.2.3', 'fe80::1%eth0', '::', '::1', '2001:DB8:0:0:0:0:0:1',
-  '2024-03-11T09:30:00Z', '2024-03-10T10:15:00Z', '2024-03-09T16:59:59.999+01:00', '2024-03-11T17:00:00-08:00', '2024-03-11T08:59:59Z',
-  '2024-02-29T12:00:00Z', '2023-02-29T12:00:00Z', '2024-03-11t09:30:00z', '2024-03-11T9:30:00Z', '2024-03-11T24:00:00Z', '2024-03-11 09:30:00Z',
-  '2262-04-11T23:47:16Z', '1970-01-01T00:00:00+23:59',
+  null,
+  true,
+  false,
+  0,
+  -0,
+  1,
+  2,
+  2.5,
+  3,
+  3.0,
+  -1,
+  0.5,
+  100.5,
+  1e21,
+  9007199254740991,
+  '',
+  'a',
+  'b',
+  'm',
+  'z',
+  'A',
+  'admin',
+  'writer',
+  '1',
+  '3',
+  'é',
+  'e\u0301',
+  'café',
+  '\uFFFD',
+  '\uE000',
+  '𝒜',
+  '𝒜x',
+  'a𝒜',
+  'abcé',
+  'true',
+  'null',
+  'not',
+  'x-y',
+  'draft',
+  'draft-1',
+  '10.1.2.3',
+  '10.0.0.0',
+  '11.0.0.1',
+  '2001:db8::1',
+  '2001:db9::1',
+  '::ffff:10.9.8.7',
+  '010.1.2.3',
+  '10.1.2.3/32',
+  '1.2.3',
+  'fe80::1%eth0',
+  '::',
+  '::1',
+  '2001:DB8:0:0:0:0:0:1',
+  '2024-03-11T09:30:00Z',
+  '2024-03-10T10:15:00Z',
+  '2024-03-09T16:59:59.999+01:00',
+  '2024-03-11T17:00:00-08:00',
+  '2024-03-11T08:59:59Z',
+  '2024-02-29T12:00:00Z',
+  '2023-02-29T12:00:00Z',
+  '2024-03-11t09:30:00z',
+  '2024-03-11T9:30:00Z',
+  '2024-03-11T24:00:00Z',
+  '2024-03-11 09:30:00Z',
+  '2262-04-11T23:47:16Z',
+  '1970-01-01T00:00:00+23:59',
 ];
 
 function pick<T>(r: () => number, xs: readonly T[]): T {
@@ -57,11 +116,16 @@ function setPath(r: () => number, doc: Doc, keys: readonly (string | number)[], 
     const slot = typeof k === 'number' ? k : String(k);
     if (Array.isArray(cur) !== (typeof slot === 'number')) return; // a list cannot take a key, nor a map a position
     const holder = cur as { [key: string | number]: Json };
-    if (last) { holder[slot] = value; return; }
+    if (last) {
+      holder[slot] = value;
+      return;
+    }
     const next = holder[slot];
     const wantList = typeof keys[i + 1] === 'number';
-    if (wantList ? !Array.isArray(next) : (typeof next !== 'object' || next === null || Array.isArray(next))) {
-      const fresh: Container = wantList ? Array.from({ length: (keys[i + 1] as number) + Math.floor(r() * 3) }, () => randomValue(r, 1)) : {};
+    if (wantList ? !Array.isArray(next) : typeof next !== 'object' || next === null || Array.isArray(next)) {
+      const fresh: Container = wantList
+        ? Array.from({ length: (keys[i + 1] as number) + Math.floor(r() * 3) }, () => randomValue(r, 1))
+        : {};
       if (wantList && r() < 0.2) (fresh as Json[]).length = 0; // sometimes too short
       holder[slot] = fresh;
       cur = fresh;
@@ -152,7 +216,8 @@ export function generateInputs(rules: readonly RuleModel[], count: number, seed:
         const root = pick(r, ['principal', 'resource', 'context', 'actionProperties'] as const);
         setPath(r, input[root], [pick(r, ['extra', 'meta', 'flag', 'soft', 'hard', 'x-y', 'dept', 'roles'])], randomValue(r, 0));
       }
-    } else if (r() < 0.3) setPath(r, input[pick(r, ['principal', 'resource', 'context'] as const)], [pick(r, ['extra', 'meta', 'flag'])], randomValue(r, 0));
+    } else if (r() < 0.3)
+      setPath(r, input[pick(r, ['principal', 'resource', 'context'] as const)], [pick(r, ['extra', 'meta', 'flag'])], randomValue(r, 0));
     out.push(input);
   }
   return out;
@@ -160,7 +225,10 @@ export function generateInputs(rules: readonly RuleModel[], count: number, seed:
 
 /** The rules of test/fixtures/corpus-rules.yaml, compiled. */
 export function corpusRules(): RuleModel[] {
-  const { manifests, errors } = parseManifests(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'corpus-rules.yaml'), 'utf8'), 'corpus-rules.yaml');
+  const { manifests, errors } = parseManifests(
+    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'corpus-rules.yaml'), 'utf8'),
+    'corpus-rules.yaml',
+  );
   if (errors.length > 0) throw new Error(errors.map((e) => e.message).join('; '));
   return manifests.map((m) => {
     if (m.kind !== 'Rule') throw new Error('corpus-rules.yaml holds only rules');
@@ -184,29 +252,100 @@ export function directoryRules(): RuleModel[] {
     ['dir-whole', 'user', ['list'], 'record', 'size(principal) >= 4 && "dept" in resource'],
     // group is the subject type of one rule and the resource type of another.
     ['dir-group-subject', 'group', ['read'], 'record', 'principal.tier == "gold" && resource.flag != false'],
-    ['dir-group-resource', 'user', ['join'], 'group', 'principal.id in resource.members || resource.open == true && !("banned" in principal)'],
+    [
+      'dir-group-resource',
+      'user',
+      ['join'],
+      'group',
+      'principal.id in resource.members || resource.open == true && !("banned" in principal)',
+    ],
     // Whole reads of actionProperties, which a request may leave out altogether.
     ['dir-no-props', 'user', ['archive'], 'record', 'size(actionProperties) == 0 && principal.active == true'],
-    ['dir-soft-key', 'user', ['archive', 'purge'], 'record', '"soft" in actionProperties || !("hard" in actionProperties) && resource.flag == true'],
+    [
+      'dir-soft-key',
+      'user',
+      ['archive', 'purge'],
+      'record',
+      '"soft" in actionProperties || !("hard" in actionProperties) && resource.flag == true',
+    ],
     ['dir-null-false', 'user', ['audit'], 'record', 'principal.flag == false || resource.nothing == null || !principal.flag'],
     // Builtins (net.cidr_contains, time.*) on values the directory supplies: never an error in OPA.
-    ['dir-network-time', 'service', ['connect'], 'record', 'cidr("10.0.0.0/8").containsIP(principal.ip) && timestamp(resource.created).getHours() >= 9'],
+    [
+      'dir-network-time',
+      'service',
+      ['connect'],
+      'record',
+      'cidr("10.0.0.0/8").containsIP(principal.ip) && timestamp(resource.created).getHours() >= 9',
+    ],
     // Keys JavaScript objects inherit: they are properties like any other, or absent.
-    ['dir-proto', 'user', ['inspect'], 'record', 'principal["constructor"] == "c" || "toString" in resource || principal["__proto__"] == 1'],
+    [
+      'dir-proto',
+      'user',
+      ['inspect'],
+      'record',
+      'principal["constructor"] == "c" || "toString" in resource || principal["__proto__"] == 1',
+    ],
   ];
-  return rules.map(([name, subjectType, actions, resourceType, condition]) => ({ ...ruleModelFor(name, { subjectType, actions, resourceType, condition }), namespace: 'corpus' }));
+  return rules.map(([name, subjectType, actions, resourceType, condition]) => ({
+    ...ruleModelFor(name, { subjectType, actions, resourceType, condition }),
+    namespace: 'corpus',
+  }));
 }
 
 /** Ids a directory lists: ASCII, unicode (combining marks, astral, private use), JSON escapes, look-alikes. */
 const DIRECTORY_IDS: readonly string[] = [
-  'u-1', 'alice', 'bob', 'g-1', 'svc-1', 'doc-1', 'doc-2', 'é', 'e\u0301', '𝒜', '中文', '\uFFFD', '\uE000', '"q"', 'a b', 'x-y', '\\',
-  '0', 'true', 'null', 'ünïcödé-😀', 'bom\uFEFF', 'tab\tnl\n', '\u2028', '\u0000', '\u007f',
+  'u-1',
+  'alice',
+  'bob',
+  'g-1',
+  'svc-1',
+  'doc-1',
+  'doc-2',
+  'é',
+  'e\u0301',
+  '𝒜',
+  '中文',
+  '\uFFFD',
+  '\uE000',
+  '"q"',
+  'a b',
+  'x-y',
+  '\\',
+  '0',
+  'true',
+  'null',
+  'ünïcödé-😀',
+  'bom\uFEFF',
+  'tab\tnl\n',
+  '\u2028',
+  '\u0000',
+  '\u007f',
 ];
 
 /** Values that make the directory rules' comparisons come out true now and then. */
 const PROPERTY_VALUES: readonly Json[] = [
-  'u-1', 'g-1', 'svc-1', 'alice', 'bob', 'v', 'a', 'c', 'gold', 1, 2, 3, true, false, null,
-  ['admin'], ['reader', 'admin'], ['a'], [], ['u-1', 'alice'], { a: 1 }, { a: [1, null] },
+  'u-1',
+  'g-1',
+  'svc-1',
+  'alice',
+  'bob',
+  'v',
+  'a',
+  'c',
+  'gold',
+  1,
+  2,
+  3,
+  true,
+  false,
+  null,
+  ['admin'],
+  ['reader', 'admin'],
+  ['a'],
+  [],
+  ['u-1', 'alice'],
+  { a: 1 },
+  { a: [1, null] },
 ];
 
 /** Values the directory rules look for, by the last key of the path they read. */
@@ -230,20 +369,42 @@ const HINTS: { readonly [key: string]: readonly Json[] } = {
 
 /** The hints for a key (own entries only: `constructor` is a key here, not Object). */
 function hintsFor(key: string | number | undefined): readonly Json[] {
-  return typeof key === 'string' && Object.hasOwn(HINTS, key) ? HINTS[key] as readonly Json[] : [];
+  return typeof key === 'string' && Object.hasOwn(HINTS, key) ? (HINTS[key] as readonly Json[]) : [];
 }
 
 /** Property keys no rule reads (they must not reach the Rego unless a rule reads a whole entity). */
-const NOISE_KEYS: readonly string[] = ['email', 'x-y', 'not', 'é', 'dept', 'banned', 'constructor', 'toString', '__proto__', 'meta', 'type', 'id', '\uFEFF', 'a"b', ''];
+const NOISE_KEYS: readonly string[] = [
+  'email',
+  'x-y',
+  'not',
+  'é',
+  'dept',
+  'banned',
+  'constructor',
+  'toString',
+  '__proto__',
+  'meta',
+  'type',
+  'id',
+  '\uFEFF',
+  'a"b',
+  '',
+];
 
 /** The first key of every path each type's entities are read at (a subject type's principal.*, a resource type's resource.*). */
 function readKeys(rules: readonly RuleModel[]): Map<string, { keys: Set<string>; paths: (readonly (string | number)[])[] }> {
   const out = new Map<string, { keys: Set<string>; paths: (readonly (string | number)[])[] }>();
   const add = (type: string, keys: readonly (string | number)[]): void => {
     let e = out.get(type);
-    if (!e) { e = { keys: new Set(), paths: [] }; out.set(type, e); }
+    if (!e) {
+      e = { keys: new Set(), paths: [] };
+      out.set(type, e);
+    }
     // type and id always come from the request (a directory has them only as noise).
-    if (typeof keys[0] === 'string' && keys[0] !== 'type' && keys[0] !== 'id') { e.keys.add(keys[0]); e.paths.push(keys); }
+    if (typeof keys[0] === 'string' && keys[0] !== 'type' && keys[0] !== 'id') {
+      e.keys.add(keys[0]);
+      e.paths.push(keys);
+    }
   };
   for (const rule of rules) {
     add(rule.subjectType, []);
@@ -305,6 +466,9 @@ export function directoryValues(entities: readonly DirectoryEntity[]): Json[] {
     if (Array.isArray(v)) v.forEach(walk);
     else if (v !== null && typeof v === 'object') Object.values(v).forEach(walk);
   };
-  for (const e of entities) { out.push(e.id); Object.values(e.properties).forEach(walk); }
+  for (const e of entities) {
+    out.push(e.id);
+    Object.values(e.properties).forEach(walk);
+  }
   return out;
 }

@@ -59,7 +59,12 @@ export function send(to: Target, c: HttpCase): Promise<Reply | { readonly error:
   }
   return new Promise((resolve) => {
     let settled = false;
-    const done = (v: Reply | { readonly error: string }): void => { if (!settled) { settled = true; resolve(v); } };
+    const done = (v: Reply | { readonly error: string }): void => {
+      if (!settled) {
+        settled = true;
+        resolve(v);
+      }
+    };
     const req = request({ host: to.host, port: to.port, method: c.method, path: c.path, headers, agent: to.agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -69,7 +74,10 @@ export function send(to: Target, c: HttpCase): Promise<Reply | { readonly error:
     req.setTimeout(ANSWER_WITHIN_MS, () => req.destroy(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)));
     // The server may answer (401, 413) and close before the whole body is written; that answer counts.
     req.on('error', (err) => done({ error: `request: ${err.message}` }));
-    if (c.body === undefined) { req.end(); return; }
+    if (c.body === undefined) {
+      req.end();
+      return;
+    }
     if (c.chunked) {
       // Several chunks, so that a limit is crossed while reading, not only by a declared length.
       const step = Math.max(1, Math.ceil(c.body.length / 4));
@@ -87,7 +95,8 @@ export function judge(c: HttpCase, outcome: Reply | { readonly error: string }):
   if (c.requestId !== undefined) {
     const id = headers['x-request-id'];
     // A printable, short id is echoed; anything else (or none) is never echoed nor invented.
-    if (c.requestId === true && id !== undefined) return `X-Request-ID ${JSON.stringify(id)} answered to a request that sent none or an unprintable one`;
+    if (c.requestId === true && id !== undefined)
+      return `X-Request-ID ${JSON.stringify(id)} answered to a request that sent none or an unprintable one`;
     if (c.requestId !== true && id !== c.requestId) return `X-Request-ID ${JSON.stringify(id)} is not the one sent`;
   }
   if (status >= 400 && !c.bare) {
@@ -104,7 +113,11 @@ export function judge(c: HttpCase, outcome: Reply | { readonly error: string }):
 export function errorBodyProblem(status: number, headers: IncomingHttpHeaders, body: Buffer): string | undefined {
   if (!/^application\/json\b/.test(headers['content-type'] ?? '')) return `a ${status} with Content-Type ${headers['content-type']}`;
   let parsed: unknown;
-  try { parsed = JSON.parse(body.toString('utf8')); } catch { return `a ${status} whose body is not JSON: ${body.toString('utf8', 0, 200)}`; }
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return `a ${status} whose body is not JSON: ${body.toString('utf8', 0, 200)}`;
+  }
   const error = (parsed as { error?: { status?: unknown; message?: unknown } } | null)?.error;
   if (error?.status !== status || typeof error.message !== 'string' || error.message === '') {
     return `a ${status} whose body is not {"error":{"status":${status},"message":"…"}}: ${body.toString('utf8', 0, 200)}`;
@@ -153,7 +166,9 @@ export function sendRaw(to: Target, c: RawCase): Promise<{ statuses: number[]; t
     let error: string | undefined;
     socket.setTimeout(ANSWER_WITHIN_MS, () => socket.destroy(new Error(`not closed within ${ANSWER_WITHIN_MS} ms`)));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (err) => { error = err.message; });
+    socket.on('error', (err) => {
+      error = err.message;
+    });
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1');
       // A status line cannot hide in our bodies: they are JSON (no raw CR LF) or a tar.gz never asked for here.
@@ -169,10 +184,12 @@ export async function rawBarrage(to: Target, cases: readonly RawCase[], limit: n
   return cases.flatMap((c, i) => {
     const { statuses, text, error } = outcomes[i] as { statuses: number[]; text: string; error?: string };
     const wrong = ((): string | undefined => {
-      if (statuses.length === 0) return c.mayCloseSilently && error === undefined ? undefined : `closed without an answer${error ? ` (${error})` : ''}`;
+      if (statuses.length === 0)
+        return c.mayCloseSilently && error === undefined ? undefined : `closed without an answer${error ? ` (${error})` : ''}`;
       for (const [n, status] of statuses.entries()) {
         const allowed = c.expect[Math.min(n, c.expect.length - 1)] ?? [];
-        if (!allowed.includes(status)) return `answer ${n + 1} is ${status}, expected ${allowed.join('|')}: ${JSON.stringify(text.slice(0, 300))}`;
+        if (!allowed.includes(status))
+          return `answer ${n + 1} is ${status}, expected ${allowed.join('|')}: ${JSON.stringify(text.slice(0, 300))}`;
       }
       return undefined;
     })();
@@ -257,7 +274,10 @@ export function setAt(doc: Json, path: readonly string[], value: Json | undefine
 }
 
 /** A path segment as sent, and what it decodes to (undefined: malformed percent-encoding). */
-export interface Segment { readonly raw: string; readonly decoded: string | undefined }
+export interface Segment {
+  readonly raw: string;
+  readonly decoded: string | undefined;
+}
 export const plain = (decoded: string): Segment => ({ raw: encodeURIComponent(decoded), decoded });
 export const sent = (raw: string, decoded: string | undefined): Segment => ({ raw, decoded });
 /** Every byte percent-encoded, upper or lower case: still the same name. */

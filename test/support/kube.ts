@@ -7,7 +7,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiextensionsV1Api, KubeConfig, KubernetesObjectApi, RbacAuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
 import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/client.ts';
@@ -31,7 +37,11 @@ export function adminClients(): KubeClients {
 }
 
 /** Polls `probe` until it returns a value other than undefined/false; fails with `what` at the deadline. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -41,13 +51,16 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 export function yamlObjects(text: string): KubernetesObject[] {
-  return parseAllDocuments(text).map((d) => d.toJS() as KubernetesObject).filter((o) => o !== null && o !== undefined);
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as KubernetesObject)
+    .filter((o) => o !== null && o !== undefined);
 }
 
 /** Creates or replaces each object (the way `kubectl apply` ends up, without the merge). */
@@ -61,13 +74,19 @@ export async function apply(kc: KubeConfig, objects: readonly KubernetesObject[]
       try {
         let current: KubernetesObject | undefined;
         try {
-          current = await api.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace } } as KubernetesObject & { metadata: { name: string } });
+          current = await api.read({
+            apiVersion: o.apiVersion,
+            kind: o.kind,
+            metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace },
+          } as KubernetesObject & { metadata: { name: string } });
         } catch (err) {
           if (statusOf(err) !== 404) throw err;
         }
-        out.push(current
-          ? await api.replace({ ...o, metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion } })
-          : await api.create(o));
+        out.push(
+          current
+            ? await api.replace({ ...o, metadata: { ...o.metadata, resourceVersion: current.metadata?.resourceVersion } })
+            : await api.create(o),
+        );
         break;
       } catch (err) {
         if (statusOf(err) !== 409 || attempt >= 10) throw err;
@@ -83,7 +102,9 @@ export function ensureCrds(): Promise<void> {
   crdsReady ??= (async () => {
     const kc = loadConfig();
     const dir = join(ROOT, 'crds');
-    const crds = readdirSync(dir).filter((f) => f.endsWith('.yaml')).flatMap((f) => yamlObjects(readFileSync(join(dir, f), 'utf8')));
+    const crds = readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .flatMap((f) => yamlObjects(readFileSync(join(dir, f), 'utf8')));
     await apply(kc, crds);
     const ext = kc.makeApiClient(ApiextensionsV1Api);
     for (const crd of crds) {
@@ -104,7 +125,11 @@ export async function createNamespace(prefix: string): Promise<{ name: string; d
   return {
     name,
     async drop() {
-      try { await clients.core.deleteNamespace({ name }); } catch (err) { if (statusOf(err) !== 404) throw err; }
+      try {
+        await clients.core.deleteNamespace({ name });
+      } catch (err) {
+        if (statusOf(err) !== 404) throw err;
+      }
     },
   };
 }
@@ -128,7 +153,7 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
     kube: { ...base.kube, operatorNamespace: o.operatorNamespace ?? o.namespace },
   };
   return startOperator(config, {
-    log: o.log ?? createLogger(process.env['E2E_LOG_LEVEL'] as Config['logLevel'] | undefined ?? 'silent'),
+    log: o.log ?? createLogger((process.env['E2E_LOG_LEVEL'] as Config['logLevel'] | undefined) ?? 'silent'),
     clients: clientsFor(o.kubeConfig ?? loadConfig()),
     leaseSeconds: o.leaseSeconds ?? 3,
     renewMs: o.renewMs ?? 500,
@@ -157,9 +182,13 @@ export async function tableOf(path: string): Promise<Record<string, unknown>[]> 
     request(new URL(path, server), options, (res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
+      res.on('data', (c: string) => {
+        text += c;
+      });
       res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`GET ${path}: ${res.statusCode} ${text}`))));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
   const table = JSON.parse(body) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
   return table.rows.map((r) => Object.fromEntries(table.columnDefinitions.map((c, i) => [c.name, r.cells[i]])));
@@ -170,23 +199,39 @@ export function customApi(namespace: string) {
   const { custom } = adminClients();
   const plural = (kind: CustomKind): string => PLURALS[kind];
   return {
-    async get(kind: CustomKind, name: string): Promise<Record<string, unknown> & { metadata: { resourceVersion: string; generation: number; uid: string }; status?: Record<string, unknown> }> {
-      return await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name }) as never;
+    async get(
+      kind: CustomKind,
+      name: string,
+    ): Promise<
+      Record<string, unknown> & { metadata: { resourceVersion: string; generation: number; uid: string }; status?: Record<string, unknown> }
+    > {
+      return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name })) as never;
     },
     async status(kind: CustomKind, name: string): Promise<Record<string, unknown>> {
       try {
-        return ((await this.get(kind, name)).status ?? {});
+        return (await this.get(kind, name)).status ?? {};
       } catch (err) {
         if (statusOf(err) === 404) return {};
         throw err;
       }
     },
     /** Read-modify-replace, again on 409 (the operator writes status meanwhile), like kubectl edit. */
-    async update(kind: CustomKind, name: string, change: (o: Record<string, unknown> & { metadata: Record<string, unknown> }) => Record<string, unknown>): Promise<void> {
+    async update(
+      kind: CustomKind,
+      name: string,
+      change: (o: Record<string, unknown> & { metadata: Record<string, unknown> }) => Record<string, unknown>,
+    ): Promise<void> {
       for (let attempt = 1; ; attempt++) {
         const current = await this.get(kind, name);
         try {
-          await custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name, body: change(current) });
+          await custom.replaceNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural: plural(kind),
+            name,
+            body: change(current),
+          });
           return;
         } catch (err) {
           if (statusOf(err) !== 409 || attempt >= 10) throw err;
@@ -197,7 +242,13 @@ export function customApi(namespace: string) {
       await this.update(kind, name, (o) => ({ ...o, spec: { ...(o['spec'] as Record<string, unknown>), ...spec } }));
     },
     async annotate(kind: 'Rule' | 'Connector' | 'Bundle', name: string, annotations: Record<string, string>): Promise<void> {
-      await this.update(kind, name, (o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...((o.metadata['annotations'] as Record<string, string> | undefined) ?? {}), ...annotations } } }));
+      await this.update(kind, name, (o) => ({
+        ...o,
+        metadata: {
+          ...o.metadata,
+          annotations: { ...((o.metadata['annotations'] as Record<string, string> | undefined) ?? {}), ...annotations },
+        },
+      }));
     },
     async remove(kind: 'Rule' | 'Connector' | 'Bundle', name: string): Promise<void> {
       await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: plural(kind), name });
@@ -231,14 +282,32 @@ export function directoryYaml(ns: string, name: string, spec: Record<string, unk
   return { apiVersion: `${GROUP}/${VERSION}`, kind: 'Directory', metadata: { name, namespace: ns }, spec } as KubernetesObject;
 }
 export function apiKeySecret(ns: string, key: string): KubernetesObject {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-key', namespace: ns, labels: { 'acl.policyagent.dev/api-key': 'true' } }, data: { token: Buffer.from(key).toString('base64') } } as KubernetesObject;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'api-key', namespace: ns, labels: { 'acl.policyagent.dev/api-key': 'true' } },
+    data: { token: Buffer.from(key).toString('base64') },
+  } as KubernetesObject;
 }
 
 /** A rule that allows users to read documents of their team. */
-export const TEAM_RULE = { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document', condition: 'principal.team == resource.team' };
+export const TEAM_RULE = {
+  state: 'Enforced',
+  subjectType: 'user',
+  actions: ['read'],
+  resourceType: 'document',
+  condition: 'principal.team == resource.team',
+};
 
 /** GET of a bundle with a connector token. */
-export async function fetchBundle(op: Operator, ns: string, connector: string, bundle: string, token: string | undefined, etag?: string): Promise<{ status: number; etag: string | null; bytes: Buffer }> {
+export async function fetchBundle(
+  op: Operator,
+  ns: string,
+  connector: string,
+  bundle: string,
+  token: string | undefined,
+  etag?: string,
+): Promise<{ status: number; etag: string | null; bytes: Buffer }> {
   const res = await fetch(`${op.apiUrl}/${ns}/connectors/policyagent/${connector}/bundles/${bundle}`, {
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(etag ? { 'if-none-match': etag } : {}) },
   });
@@ -266,29 +335,58 @@ export async function startApiProxy(): Promise<ApiProxy> {
   let state: 'open' | 'cut' | 'frozen' = 'open';
   const server: Server = createServer((client) => {
     client.on('error', () => undefined);
-    if (state === 'cut') { client.destroy(); return; }
+    if (state === 'cut') {
+      client.destroy();
+      return;
+    }
     sockets.add(client);
     if (state === 'frozen') return;
     const upstream = connect(Number(target.port || 443), target.hostname);
     sockets.add(upstream);
-    const drop = (): void => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-    upstream.on('error', drop); client.on('close', drop); upstream.on('close', drop);
-    client.on('data', (d: Buffer) => { if (state === 'open') upstream.write(d); });
-    upstream.on('data', (d: Buffer) => { if (state === 'open') client.write(d); });
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    upstream.on('error', drop);
+    client.on('close', drop);
+    upstream.on('close', drop);
+    client.on('data', (d: Buffer) => {
+      if (state === 'open') upstream.write(d);
+    });
+    upstream.on('data', (d: Buffer) => {
+      if (state === 'open') client.write(d);
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   const proxied = new KubeConfig();
   proxied.loadFromOptions({
     clusters: kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: `${target.protocol}//127.0.0.1:${port}` } : c)),
-    users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext,
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
   });
   return {
     kubeConfig: proxied,
-    cut() { state = 'cut'; for (const s of sockets) s.destroy(); sockets.clear(); },
-    freeze() { state = 'frozen'; },
-    restore() { state = 'open'; },
-    close: () => new Promise<void>((r) => { state = 'cut'; for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    cut() {
+      state = 'cut';
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    freeze() {
+      state = 'frozen';
+    },
+    restore() {
+      state = 'open';
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        state = 'cut';
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -38,7 +38,10 @@ export const OUTPUT_LINES = 150;
 
 export async function runOpa(bin: string, configFile: string, cwd: string): Promise<RunningOpa> {
   const port = await freePort();
-  const child = spawn(bin, ['run', '--server', '--addr', `127.0.0.1:${port}`, '--config-file', configFile, '--log-level', 'debug'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, ['run', '--server', '--addr', `127.0.0.1:${port}`, '--config-file', configFile, '--log-level', 'debug'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const keeper = (): ((chunk: Buffer) => void) => {
     let partial = '';
@@ -53,15 +56,24 @@ export async function runOpa(bin: string, configFile: string, cwd: string): Prom
   child.stderr.on('data', keeper());
   let ended: string | undefined;
   const exited = new Promise<void>((resolve) => {
-    child.on('error', (err) => { ended ??= `did not start: ${err.message}`; resolve(); });
-    child.on('exit', (code, signal) => { ended ??= `exited (code ${code}, signal ${signal})`; resolve(); });
+    child.on('error', (err) => {
+      ended ??= `did not start: ${err.message}`;
+      resolve();
+    });
+    child.on('exit', (code, signal) => {
+      ended ??= `exited (code ${code}, signal ${signal})`;
+      resolve();
+    });
   });
   return {
     url: `http://127.0.0.1:${port}`,
     output: () => lines.join('\n'),
     ended: () => ended,
     async stop() {
-      if (ended === undefined) { ended = 'was stopped by the test'; child.kill('SIGTERM'); }
+      if (ended === undefined) {
+        ended = 'was stopped by the test';
+        child.kill('SIGTERM');
+      }
       const force = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(force);
@@ -69,10 +81,12 @@ export async function runOpa(bin: string, configFile: string, cwd: string): Prom
   };
 }
 
-
 /** GET (or POST `body` as JSON) to OPA's REST API; the parsed JSON answer. */
 export async function opaJson(opa: RunningOpa, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${opa.url}${path}`, body === undefined ? {} : { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(
+    `${opa.url}${path}`,
+    body === undefined ? {} : { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) },
+  );
   const text = await res.text();
   return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }
@@ -81,7 +95,13 @@ export async function opaJson(opa: RunningOpa, path: string, body?: unknown): Pr
  * Polls `probe` until it returns a value; fails with OPA's output (and `more`, when given) if the
  * deadline passes or OPA ends. A deadline guards against a hang: nothing waits for a fixed time.
  */
-export async function waitForOpa<T>(opa: RunningOpa, what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, more?: () => string): Promise<T> {
+export async function waitForOpa<T>(
+  opa: RunningOpa,
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+  more?: () => string,
+): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -95,7 +115,9 @@ export async function waitForOpa<T>(opa: RunningOpa, what: string, timeoutMs: nu
       lastError = err;
     }
     if (performance.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}\n${more?.() ?? ''}\nOPA at ${opa.url}:\n${opa.output()}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}\n${more?.() ?? ''}\nOPA at ${opa.url}:\n${opa.output()}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

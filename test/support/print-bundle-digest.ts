@@ -3,11 +3,13 @@
 import { buildBundle, selectRules } from '../../src/bundle/index.ts';
 import { ruleModelFor } from './rules.ts';
 
-
 const rules = [
   ruleModelFor('groups-datasets', { subjectType: 'group', resourceType: 'dataset' }),
   ruleModelFor('records-read', { resourceType: 'record' }),
   ruleModelFor('team-documents', { condition: 'principal.team == resource.team' }),
 ];
-const built = await buildBundle({ tenant: 'acme', name: 'gateway-policies', connector: 'gateways', regoVersion: 0, rules: selectRules('acme', rules, {}) }, 3);
+const built = await buildBundle(
+  { tenant: 'acme', name: 'gateway-policies', connector: 'gateways', regoVersion: 0, rules: selectRules('acme', rules, {}) },
+  3,
+);
 console.log(built.digest);

@@ -28,7 +28,9 @@ export class RegoSet {
   }
 }
 
-export interface ValueObject { readonly [key: string]: Value }
+export interface ValueObject {
+  readonly [key: string]: Value;
+}
 
 /** A Rego value. Numbers are JS numbers, except the exact int64 nanoseconds of the time builtins (bigint). */
 export type Value = null | boolean | number | bigint | string | readonly Value[] | RegoSet | ValueObject;
@@ -79,16 +81,21 @@ export function compareValues(a: Value, b: Value): number {
   const rb = typeRank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
   switch (ra) {
-    case 0: return 0;
-    case 1: return a === b ? 0 : a === false ? -1 : 1;
+    case 0:
+      return 0;
+    case 1:
+      return a === b ? 0 : a === false ? -1 : 1;
     case 2: {
       const x = a as number | bigint;
       const y = b as number | bigint;
       return x < y ? -1 : x > y ? 1 : 0;
     }
-    case 3: return compareStrings(a as string, b as string);
-    case 6: return compareSlices(a as readonly Value[], b as readonly Value[]);
-    case 8: return compareSlices((a as RegoSet).items, (b as RegoSet).items);
+    case 3:
+      return compareStrings(a as string, b as string);
+    case 6:
+      return compareSlices(a as readonly Value[], b as readonly Value[]);
+    case 8:
+      return compareSlices((a as RegoSet).items, (b as RegoSet).items);
     default: {
       const oa = a as ValueObject;
       const ob = b as ValueObject;
@@ -128,13 +135,18 @@ function jsonValue(v: unknown, path: string): Value {
 
 function checkJson(v: unknown, path: string): Value {
   switch (typeof v) {
-    case 'string': case 'boolean': return v;
+    case 'string':
+    case 'boolean':
+      return v;
     case 'number':
       if (!Number.isFinite(v)) throw new RegoModelError(`input ${path} is not a finite number`);
       return v;
     case 'object': {
       if (v === null) return null;
-      if (Array.isArray(v)) { v.forEach((x: unknown, i) => checkJson(x, `${path}[${i}]`)); return v as readonly Value[]; }
+      if (Array.isArray(v)) {
+        v.forEach((x: unknown, i) => checkJson(x, `${path}[${i}]`));
+        return v as readonly Value[];
+      }
       for (const [k, x] of Object.entries(v)) checkJson(x, `${path}.${k}`);
       return v as ValueObject;
     }
@@ -167,15 +179,31 @@ function tokenize(text: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
   let line = 1;
-  const fail = (msg: string): never => { throw new RegoModelError(`line ${line}: ${msg}`); };
+  const fail = (msg: string): never => {
+    throw new RegoModelError(`line ${line}: ${msg}`);
+  };
   // OPA's scanner refuses a byte-order mark anywhere but at the very start, even in strings and comments.
   const bom = text.indexOf('\uFEFF', 1);
-  if (bom >= 0) { line = text.slice(0, bom).split('\n').length; fail('illegal byte-order mark'); }
+  if (bom >= 0) {
+    line = text.slice(0, bom).split('\n').length;
+    fail('illegal byte-order mark');
+  }
   while (i < text.length) {
     const c = text[i] as string;
-    if (c === '\n') { out.push({ k: 'nl', v: '\n', line, start: i, end: i + 1 }); i++; line++; continue; }
-    if (c === ' ' || c === '\t') { i++; continue; }
-    if (c === '#') { while (i < text.length && text[i] !== '\n') i++; continue; }
+    if (c === '\n') {
+      out.push({ k: 'nl', v: '\n', line, start: i, end: i + 1 });
+      i++;
+      line++;
+      continue;
+    }
+    if (c === ' ' || c === '\t') {
+      i++;
+      continue;
+    }
+    if (c === '#') {
+      while (i < text.length && text[i] !== '\n') i++;
+      continue;
+    }
     if (c === '"') {
       let j = i + 1;
       while (j < text.length && text[j] !== '"') {
@@ -185,7 +213,11 @@ function tokenize(text: string): Tok[] {
       if (j >= text.length) fail('unterminated string literal');
       const src = text.slice(i, j + 1);
       let value: unknown;
-      try { value = JSON.parse(src); } catch { fail(`invalid string literal ${src}`); }
+      try {
+        value = JSON.parse(src);
+      } catch {
+        fail(`invalid string literal ${src}`);
+      }
       out.push({ k: 'str', v: src, value: value as string, line, start: i, end: j + 1 });
       i = j + 1;
       continue;
@@ -207,7 +239,8 @@ function tokenize(text: string): Tok[] {
       if (/[A-Za-z0-9_.]/.test(text[i + src.length] ?? '')) fail(`bad number literal near ${text.slice(i, i + src.length + 1)}`);
       const value = Number(src);
       if (!Number.isFinite(value)) fail(`number ${src} is out of the modelled range`);
-      if (/^-?[0-9]+$/.test(src) && !Number.isSafeInteger(value)) fail(`integer ${src} is beyond 2^53: OPA keeps it exact, this model cannot`);
+      if (/^-?[0-9]+$/.test(src) && !Number.isSafeInteger(value))
+        fail(`integer ${src} is beyond 2^53: OPA keeps it exact, this model cannot`);
       out.push({ k: 'num', v: src, value, line, start: i, end: i + src.length });
       i += src.length;
       continue;
@@ -220,8 +253,16 @@ function tokenize(text: string): Tok[] {
       continue;
     }
     const two = text.slice(i, i + 2);
-    if (TWO_CHAR_OPS.includes(two)) { out.push({ k: 'op', v: two, line, start: i, end: i + 2 }); i += 2; continue; }
-    if (ONE_CHAR_OPS.includes(c)) { out.push({ k: 'op', v: c, line, start: i, end: i + 1 }); i++; continue; }
+    if (TWO_CHAR_OPS.includes(two)) {
+      out.push({ k: 'op', v: two, line, start: i, end: i + 2 });
+      i += 2;
+      continue;
+    }
+    if (ONE_CHAR_OPS.includes(c)) {
+      out.push({ k: 'op', v: c, line, start: i, end: i + 1 });
+      i++;
+      continue;
+    }
     fail(`unexpected character ${JSON.stringify(c)}`);
   }
   out.push({ k: 'eof', v: '', line, start: text.length, end: text.length });
@@ -275,7 +316,23 @@ const CMP_OPS: readonly string[] = ['==', '!=', '<', '<=', '>', '>='];
 /** Words that can never be a variable or rule name in the subset (both versions). */
 const RESERVED = new Set(['not', 'some', 'every', 'with', 'else', 'as', 'default', 'package', 'import', 'data']);
 /** Keywords that cannot follow a dot in a reference (src/policy/rego.ts brackets these). */
-const DOT_KEYWORDS = new Set(['as', 'default', 'else', 'false', 'import', 'package', 'not', 'null', 'some', 'true', 'with', 'every', 'in', 'contains', 'if']);
+const DOT_KEYWORDS = new Set([
+  'as',
+  'default',
+  'else',
+  'false',
+  'import',
+  'package',
+  'not',
+  'null',
+  'some',
+  'true',
+  'with',
+  'every',
+  'in',
+  'contains',
+  'if',
+]);
 
 class Parser {
   private pos = 0;
@@ -344,14 +401,20 @@ class Parser {
     if (!this.isId('package')) this.fail('a module starts with `package`');
     this.next();
     const parts = [this.identifier()];
-    while (this.isOp('.') && this.adjacent(this.peek())) { this.next(); parts.push(this.identifier()); }
+    while (this.isOp('.') && this.adjacent(this.peek())) {
+      this.next();
+      parts.push(this.identifier());
+    }
     this.packagePath = parts.join('.');
     this.endOfLine();
     this.skipNewlines();
     while (this.isId('import')) {
       this.next();
       const ip = [this.identifier()];
-      while (this.isOp('.')) { this.next(); ip.push(this.identifier()); }
+      while (this.isOp('.')) {
+        this.next();
+        ip.push(this.identifier());
+      }
       const path = ip.join('.');
       if (path !== 'rego.v1') this.fail(`import ${path} is not modelled (only rego.v1)`);
       if (this.version === 1) this.fail('duplicate import rego.v1');
@@ -375,7 +438,8 @@ class Parser {
   private ruleName(): string {
     const t = this.peek();
     const name = this.identifier();
-    if (RESERVED.has(name) || ['true', 'false', 'null', 'input', '_'].includes(name) || this.isKeyword(name)) this.fail(`${name} cannot name a rule`, t);
+    if (RESERVED.has(name) || ['true', 'false', 'null', 'input', '_'].includes(name) || this.isKeyword(name))
+      this.fail(`${name} cannot name a rule`, t);
     return name;
   }
 
@@ -403,10 +467,14 @@ class Parser {
         for (;;) {
           const t = this.peek();
           const a = this.identifier();
-          if (RESERVED.has(a) || a === '_' || a === 'input' || ['true', 'false', 'null'].includes(a) || this.isKeyword(a)) this.fail(`${a} is not modelled as a function argument`, t);
+          if (RESERVED.has(a) || a === '_' || a === 'input' || ['true', 'false', 'null'].includes(a) || this.isKeyword(a))
+            this.fail(`${a} is not modelled as a function argument`, t);
           if (args.includes(a)) this.fail(`duplicate argument ${a}`, t);
           args.push(a);
-          if (this.isOp(',')) { this.next(); continue; }
+          if (this.isOp(',')) {
+            this.next();
+            continue;
+          }
           break;
         }
       }
@@ -424,7 +492,8 @@ class Parser {
       this.nest--;
       this.expectOp(']');
       if (this.isOp('[') && this.adjacent(this.peek())) this.fail('nested rule head references are not modelled');
-      if (!this.isOp('=') && !this.isOp(':=')) this.fail('partial set rules (`name[x] { ... }`) are not modelled; a partial object rule needs `= value`');
+      if (!this.isOp('=') && !this.isOp(':='))
+        this.fail('partial set rules (`name[x] { ... }`) are not modelled; a partial object rule needs `= value`');
     }
     let value: Term | undefined;
     if (this.isOp('=') || this.isOp(':=')) {
@@ -456,7 +525,10 @@ class Parser {
     const out: Stmt[] = [];
     for (;;) {
       this.skipNewlines();
-      if (this.isOp('}')) { this.next(); break; }
+      if (this.isOp('}')) {
+        this.next();
+        break;
+      }
       out.push(this.parseStatement());
       const t = this.peekRaw();
       if (t.k !== 'nl' && !this.isOp('}', t)) this.fail('expected the end of the statement');
@@ -509,8 +581,14 @@ class Parser {
 
   private parseTerm(): Term {
     const t = this.peek();
-    if (t.k === 'str') { this.next(); return this.postfix({ t: 'scalar', v: t.value as string }, false); }
-    if (t.k === 'num') { this.next(); return { t: 'scalar', v: t.value as number }; }
+    if (t.k === 'str') {
+      this.next();
+      return this.postfix({ t: 'scalar', v: t.value as string }, false);
+    }
+    if (t.k === 'num') {
+      this.next();
+      return { t: 'scalar', v: t.value as number };
+    }
     if (this.isOp('[')) {
       this.next();
       this.nest++;
@@ -543,7 +621,10 @@ class Parser {
           out = { t: 'object', entries };
         } else {
           const items = [first];
-          while (this.isOp(',')) { this.next(); items.push(this.parseTerm()); }
+          while (this.isOp(',')) {
+            this.next();
+            items.push(this.parseTerm());
+          }
           out = { t: 'set', items };
         }
       }
@@ -556,7 +637,8 @@ class Parser {
       if (t.v === 'true' || t.v === 'false') return { t: 'scalar', v: t.v === 'true' };
       if (t.v === 'null') return { t: 'scalar', v: null };
       if (t.v === '_') return { t: 'wildcard' };
-      if (RESERVED.has(t.v) || (this.isKeyword(t.v) && !(t.v === 'contains' && this.isOp('(')))) this.fail(`keyword ${t.v} is not modelled here`, t);
+      if (RESERVED.has(t.v) || (this.isKeyword(t.v) && !(t.v === 'contains' && this.isOp('('))))
+        this.fail(`keyword ${t.v} is not modelled here`, t);
       return this.postfix({ t: 'var', name: t.v }, true);
     }
     return this.fail('expected a term');
@@ -608,7 +690,8 @@ class Parser {
         this.nest--;
         this.expectOp(')');
         const after = this.peekRaw();
-        if (this.adjacent(after) && (this.isOp('.', after) || this.isOp('[', after) || this.isOp('(', after))) this.fail('refs into call results are not modelled');
+        if (this.adjacent(after) && (this.isOp('.', after) || this.isOp('[', after) || this.isOp('(', after)))
+          this.fail('refs into call results are not modelled');
         return { t: 'call', fn: names.join('.'), args };
       }
       break;
@@ -631,34 +714,66 @@ function hoistedTerms(inner: Stmt): Term[] {
   const out: Term[] = [];
   const nestedCalls = (t: Term): void => {
     switch (t.t) {
-      case 'call': t.args.forEach(nestedCalls); out.push(t); return;
-      case 'ref': nestedCalls(t.head); t.path.forEach(nestedCalls); return;
-      case 'array': case 'set': t.items.forEach(nestedCalls); return;
-      case 'object': t.entries.forEach(([, v]) => nestedCalls(v)); return;
-      default: return;
+      case 'call':
+        t.args.forEach(nestedCalls);
+        out.push(t);
+        return;
+      case 'ref':
+        nestedCalls(t.head);
+        t.path.forEach(nestedCalls);
+        return;
+      case 'array':
+      case 'set':
+        t.items.forEach(nestedCalls);
+        return;
+      case 'object':
+        t.entries.forEach(([, v]) => nestedCalls(v));
+        return;
+      default:
+        return;
     }
   };
   const dynamic = (t: Term): void => {
     switch (t.t) {
       // A var is a local (always defined: hoisting changes nothing), input, or a rule (a ref to data).
-      case 'var': out.push(t); return;
-      case 'ref': if (t.head.t === 'var') t.path.forEach(dynamic); out.push(t); return;
-      case 'array': case 'set': t.items.forEach(dynamic); return;
-      case 'object': t.entries.forEach(([, v]) => dynamic(v)); return;
-      case 'call': nestedCalls(t); return;
-      default: return;
+      case 'var':
+        out.push(t);
+        return;
+      case 'ref':
+        if (t.head.t === 'var') t.path.forEach(dynamic);
+        out.push(t);
+        return;
+      case 'array':
+      case 'set':
+        t.items.forEach(dynamic);
+        return;
+      case 'object':
+        t.entries.forEach(([, v]) => dynamic(v));
+        return;
+      case 'call':
+        nestedCalls(t);
+        return;
+      default:
+        return;
     }
   };
   switch (inner.s) {
     case 'term': {
       const t = inner.term;
-      if (t.t === 'call') { t.args.forEach(dynamic); }
-      else if (t.t === 'ref') { nestedCalls(t.head); t.path.forEach((p) => (p.t === 'ref' || p.t === 'call' ? dynamic(p) : nestedCalls(p))); }
-      else nestedCalls(t);
+      if (t.t === 'call') {
+        t.args.forEach(dynamic);
+      } else if (t.t === 'ref') {
+        nestedCalls(t.head);
+        t.path.forEach((p) => (p.t === 'ref' || p.t === 'call' ? dynamic(p) : nestedCalls(p)));
+      } else nestedCalls(t);
       break;
     }
-    case 'cmp': nestedCalls(inner.l); nestedCalls(inner.r); break;
-    default: throw new RegoModelError(`line ${inner.line}: negation of this statement is not modelled`);
+    case 'cmp':
+      nestedCalls(inner.l);
+      nestedCalls(inner.r);
+      break;
+    default:
+      throw new RegoModelError(`line ${inner.line}: negation of this statement is not modelled`);
   }
   return out;
 }
@@ -679,58 +794,79 @@ const BUILTINS: ReadonlyMap<string, { arity: number; fn: Builtin }> = new Map<st
   ['is_boolean', { arity: 1, fn: ([x]) => typeof x === 'boolean' }],
   ['is_array', { arity: 1, fn: ([x]) => isArray(x as Value) }],
   ['is_object', { arity: 1, fn: ([x]) => isObject(x as Value) }],
-  ['count', {
-    arity: 1,
-    fn: ([x]) => {
-      const v = x as Value;
-      if (typeof v === 'string') return Array.from(v).length; // runes
-      if (isArray(v)) return v.length;
-      if (v instanceof RegoSet) return v.items.length;
-      if (isObject(v)) return Object.keys(v).length;
-      return undefined;
+  [
+    'count',
+    {
+      arity: 1,
+      fn: ([x]) => {
+        const v = x as Value;
+        if (typeof v === 'string') return Array.from(v).length; // runes
+        if (isArray(v)) return v.length;
+        if (v instanceof RegoSet) return v.items.length;
+        if (isObject(v)) return Object.keys(v).length;
+        return undefined;
+      },
     },
-  }],
-  ['startswith', { arity: 2, fn: ([s, p]) => (typeof s === 'string' && typeof p === 'string' ? utf8(s).subarray(0, utf8(p).length).equals(utf8(p)) : undefined) }],
-  ['endswith', {
-    arity: 2,
-    fn: ([s, p]) => {
-      if (typeof s !== 'string' || typeof p !== 'string') return undefined;
-      const b = utf8(s);
-      const q = utf8(p);
-      return q.length <= b.length && b.subarray(b.length - q.length).equals(q);
+  ],
+  [
+    'startswith',
+    {
+      arity: 2,
+      fn: ([s, p]) => (typeof s === 'string' && typeof p === 'string' ? utf8(s).subarray(0, utf8(p).length).equals(utf8(p)) : undefined),
     },
-  }],
+  ],
+  [
+    'endswith',
+    {
+      arity: 2,
+      fn: ([s, p]) => {
+        if (typeof s !== 'string' || typeof p !== 'string') return undefined;
+        const b = utf8(s);
+        const q = utf8(p);
+        return q.length <= b.length && b.subarray(b.length - q.length).equals(q);
+      },
+    },
+  ],
   ['contains', { arity: 2, fn: ([s, p]) => (typeof s === 'string' && typeof p === 'string' ? utf8(s).includes(utf8(p)) : undefined) }],
   ['regex.match', { arity: 2, fn: ([p, s]) => (typeof p === 'string' && typeof s === 'string' ? re2Subset(p).test(s) : undefined) }],
   ['net.cidr_contains', { arity: 2, fn: ([c, x]) => (typeof c === 'string' && typeof x === 'string' ? cidrContains(c, x) : undefined) }],
-  ['object.get', {
-    arity: 3,
-    fn: ([o, k, d]) => {
-      if (!isObject(o as Value)) return undefined;
-      const found = lookup(o as Value, k as Value);
-      return found === undefined ? (d as Value) : found;
+  [
+    'object.get',
+    {
+      arity: 3,
+      fn: ([o, k, d]) => {
+        if (!isObject(o as Value)) return undefined;
+        const found = lookup(o as Value, k as Value);
+        return found === undefined ? (d as Value) : found;
+      },
     },
-  }],
+  ],
   ['time.parse_rfc3339_ns', { arity: 1, fn: ([s]) => (typeof s === 'string' ? parseRfc3339Ns(s) : undefined) }],
-  ['time.clock', {
-    arity: 1,
-    fn: ([n]) => {
-      const ns = exactNs(n as Value);
-      if (ns === undefined) return undefined;
-      const secOfDay = Number(floorMod(floorDiv(ns, 1_000_000_000n), 86_400n));
-      return [Math.floor(secOfDay / 3600), Math.floor(secOfDay / 60) % 60, secOfDay % 60];
+  [
+    'time.clock',
+    {
+      arity: 1,
+      fn: ([n]) => {
+        const ns = exactNs(n as Value);
+        if (ns === undefined) return undefined;
+        const secOfDay = Number(floorMod(floorDiv(ns, 1_000_000_000n), 86_400n));
+        return [Math.floor(secOfDay / 3600), Math.floor(secOfDay / 60) % 60, secOfDay % 60];
+      },
     },
-  }],
-  ['time.weekday', {
-    arity: 1,
-    fn: ([n]) => {
-      const ns = exactNs(n as Value);
-      if (ns === undefined) return undefined;
-      const days = floorDiv(floorDiv(ns, 1_000_000_000n), 86_400n);
-      // 1970-01-01 was a Thursday.
-      return ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'][Number(floorMod(days + 4n, 7n))] as string;
+  ],
+  [
+    'time.weekday',
+    {
+      arity: 1,
+      fn: ([n]) => {
+        const ns = exactNs(n as Value);
+        if (ns === undefined) return undefined;
+        const days = floorDiv(floorDiv(ns, 1_000_000_000n), 86_400n);
+        // 1970-01-01 was a Thursday.
+        return ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'][Number(floorMod(days + 4n, 7n))] as string;
+      },
     },
-  }],
+  ],
 ]);
 
 const regexCache = new Map<string, RegExp>();
@@ -765,7 +901,9 @@ function parseAddr(s: string): { bytes: Uint8Array; is4: boolean; zone: string }
       const b = parseIpv4Fields(s);
       if (!b) return undefined;
       const out = new Uint8Array(16);
-      out[10] = 0xff; out[11] = 0xff; out.set(b, 12);
+      out[10] = 0xff;
+      out[11] = 0xff;
+      out.set(b, 12);
       return { bytes: out, is4: true, zone: '' };
     }
     if (ch === ':') return parseIpv6(s);
@@ -880,7 +1018,10 @@ function to4(ip: Uint8Array): Uint8Array | undefined {
   return undefined;
 }
 
-interface IPNet { readonly ip: Uint8Array; readonly mask: Uint8Array }
+interface IPNet {
+  readonly ip: Uint8Array;
+  readonly mask: Uint8Array;
+}
 
 /** net.ParseCIDR (Go 1.22+: netip.ParseAddr, then a decimal prefix length that may have leading zeros). */
 function parseCIDR(s: string): IPNet | undefined {
@@ -949,7 +1090,7 @@ const MAX_INT64 = 2n ** 63n - 1n;
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 function floorMod(a: bigint, b: bigint): bigint {
@@ -1029,9 +1170,16 @@ interface Analysis {
 
 function constantValue(t: Term): Value | undefined {
   switch (t.t) {
-    case 'scalar': return t.v;
-    case 'array': { const xs = t.items.map(constantValue); return xs.every((x) => x !== undefined) ? xs as Value[] : undefined; }
-    case 'set': { const xs = t.items.map(constantValue); return xs.every((x) => x !== undefined) ? new RegoSet(xs as Value[]) : undefined; }
+    case 'scalar':
+      return t.v;
+    case 'array': {
+      const xs = t.items.map(constantValue);
+      return xs.every((x) => x !== undefined) ? (xs as Value[]) : undefined;
+    }
+    case 'set': {
+      const xs = t.items.map(constantValue);
+      return xs.every((x) => x !== undefined) ? new RegoSet(xs as Value[]) : undefined;
+    }
     case 'object': {
       const o: { [k: string]: Value } = {};
       for (const [k, v] of t.entries) {
@@ -1041,7 +1189,8 @@ function constantValue(t: Term): Value | undefined {
       }
       return o;
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -1055,15 +1204,20 @@ function analyze(parser: Parser): Analysis {
       groups.set(def.name, { kind, defs: [def], arity: def.args?.length ?? 0, defaultValue: undefined });
     } else {
       // OPA: "conflicting rules found" (a complete rule and a partial one, or a rule and a function).
-      if (g.kind !== kind) throw new RegoModelError(`line ${def.line}: ${def.name} is defined as two kinds of rule (${g.kind} and ${kind})`);
-      if (kind === 'function' && g.arity !== def.args?.length) throw new RegoModelError(`line ${def.line}: function ${def.name} is defined with different arities`);
+      if (g.kind !== kind)
+        throw new RegoModelError(`line ${def.line}: ${def.name} is defined as two kinds of rule (${g.kind} and ${kind})`);
+      if (kind === 'function' && g.arity !== def.args?.length)
+        throw new RegoModelError(`line ${def.line}: function ${def.name} is defined with different arities`);
       g.defs.push(def);
     }
     if (BUILTINS.has(def.name) || def.name === 'input') throw new RegoModelError(`line ${def.line}: ${def.name} shadows a builtin`);
   }
   for (const d of parser.defaults) {
     const g = groups.get(d.name);
-    if (!g || g.kind !== 'complete') throw new RegoModelError(`line ${d.line}: default for ${d.name}, which is not a complete rule (defaults of functions and partial rules are not modelled)`);
+    if (!g || g.kind !== 'complete')
+      throw new RegoModelError(
+        `line ${d.line}: default for ${d.name}, which is not a complete rule (defaults of functions and partial rules are not modelled)`,
+      );
     if (g.defaultValue !== undefined) throw new RegoModelError(`line ${d.line}: multiple defaults for ${d.name}`);
     const v = constantValue(d.value);
     if (v === undefined) throw new RegoModelError(`line ${d.line}: the default of ${d.name} must be a constant`);
@@ -1078,15 +1232,25 @@ function analyze(parser: Parser): Analysis {
       const where = (line: number): string => `line ${line} (${name})`;
       const checkTerm = (t: Term, line: number): void => {
         switch (t.t) {
-          case 'scalar': return;
-          case 'wildcard': throw new RegoModelError(`${where(line)}: \`_\` is only modelled as a reference key or in \`_ = x\``);
-          case 'array': case 'set': t.items.forEach((x) => checkTerm(x, line)); return;
-          case 'object': t.entries.forEach(([, v]) => checkTerm(v, line)); return;
+          case 'scalar':
+            return;
+          case 'wildcard':
+            throw new RegoModelError(`${where(line)}: \`_\` is only modelled as a reference key or in \`_ = x\``);
+          case 'array':
+          case 'set':
+            t.items.forEach((x) => checkTerm(x, line));
+            return;
+          case 'object':
+            t.entries.forEach(([, v]) => checkTerm(v, line));
+            return;
           case 'var': {
             if (bound.has(t.name) || t.name === 'input') return;
             const target = groups.get(t.name);
             // A partial object rule used whole (or as the head of a reference) is its full extent.
-            if (target?.kind === 'complete' || target?.kind === 'partialObject') { uses.add(t.name); return; }
+            if (target?.kind === 'complete' || target?.kind === 'partialObject') {
+              uses.add(t.name);
+              return;
+            }
             if (target?.kind === 'function') throw new RegoModelError(`${where(line)}: function ${t.name} used without arguments`);
             throw new RegoModelError(`${where(line)}: unknown or unsafe variable ${t.name}`);
           }
@@ -1113,10 +1277,20 @@ function analyze(parser: Parser): Analysis {
       };
       const checkStmt = (st: Stmt): void => {
         switch (st.s) {
-          case 'term': checkTerm(st.term, st.line); return;
-          case 'cmp': case 'in': checkTerm(st.l, st.line); checkTerm(st.r, st.line); return;
-          case 'defined': checkTerm(st.value, st.line); return;
-          case 'not': checkStmt(st.inner); return;
+          case 'term':
+            checkTerm(st.term, st.line);
+            return;
+          case 'cmp':
+          case 'in':
+            checkTerm(st.l, st.line);
+            checkTerm(st.r, st.line);
+            return;
+          case 'defined':
+            checkTerm(st.value, st.line);
+            return;
+          case 'not':
+            checkStmt(st.inner);
+            return;
           case 'assign': {
             // `x := a[k]` with k not yet bound: the reference enumerates k (OPA's ref iteration). Only
             // this form binds a variable inside a reference here; anywhere else an unbound var is unsafe.
@@ -1127,7 +1301,8 @@ function analyze(parser: Parser): Analysis {
               for (const p of ref.path) {
                 if (p.t === 'wildcard') continue;
                 if (p.t === 'var' && !bound.has(p.name) && p.name !== 'input' && !groups.has(p.name) && !BUILTINS.has(p.name)) {
-                  if (binds.has(p.name)) throw new RegoModelError(`${where(st.line)}: var ${p.name} appears twice in one reference (a join is not modelled)`);
+                  if (binds.has(p.name))
+                    throw new RegoModelError(`${where(st.line)}: var ${p.name} appears twice in one reference (a join is not modelled)`);
                   binds.add(p.name);
                   continue;
                 }
@@ -1150,7 +1325,9 @@ function analyze(parser: Parser): Analysis {
       // OPA's safety check of rule heads: every variable of the head must be bound by the body.
       if (def.key) {
         if (def.key.t !== 'var' || !bound.has(def.key.name) || (def.args ?? []).includes(def.key.name)) {
-          throw new RegoModelError(`line ${def.line} (${name}): the key of a partial object rule must be a variable its body binds (var is unsafe)`);
+          throw new RegoModelError(
+            `line ${def.line} (${name}): the key of a partial object rule must be a variable its body binds (var is unsafe)`,
+          );
         }
       }
       if (def.value) checkTerm(def.value, def.line);
@@ -1215,11 +1392,14 @@ class Evaluator {
     for (const def of g.defs) {
       for (const e of this.body(q, def.body ?? [], 0, new Map())) {
         for (const k of this.term(q, def.key as Term, e, undefined)) {
-          if (typeof k !== 'string') throw new RegoModelError(`partial object rule ${name} produced a key that is not a string (not modelled)`);
+          if (typeof k !== 'string')
+            throw new RegoModelError(`partial object rule ${name} produced a key that is not a string (not modelled)`);
           for (const v of this.term(q, def.value as Term, e, undefined)) {
             if (Object.hasOwn(out, k)) {
               if (compareValues(out[k] as Value, v) !== 0) {
-                throw new RegoModelError(`partial object rule ${name}: two values for key ${JSON.stringify(k)} (an OPA eval_conflict_error: object keys must be unique)`);
+                throw new RegoModelError(
+                  `partial object rule ${name}: two values for key ${JSON.stringify(k)} (an OPA eval_conflict_error: object keys must be unique)`,
+                );
               }
               continue;
             }
@@ -1243,11 +1423,20 @@ class Evaluator {
     // A constant (one body-less definition with a constant value, like acl_directory) is the same
     // for every query: built once.
     const constant = this.constants.get(name);
-    if (constant !== undefined) { q.memo.set(name, constant); return constant; }
+    if (constant !== undefined) {
+      q.memo.set(name, constant);
+      return constant;
+    }
     const outputs: Value[] = [];
     for (const def of g.defs) this.outputs(q, def, new Map(), outputs);
     const v = this.single(outputs, `complete rule ${name}`) ?? g.defaultValue;
-    if (g.defs.length === 1 && g.defs[0]?.body === undefined && g.defs[0]?.value !== undefined && constantValue(g.defs[0].value) !== undefined && v !== undefined) {
+    if (
+      g.defs.length === 1 &&
+      g.defs[0]?.body === undefined &&
+      g.defs[0]?.value !== undefined &&
+      constantValue(g.defs[0].value) !== undefined &&
+      v !== undefined
+    ) {
       this.constants.set(name, v);
     }
     q.memo.set(name, v);
@@ -1261,7 +1450,10 @@ class Evaluator {
     if (builtin) {
       const result = builtin.fn(args);
       // With --strict-builtin-errors, OPA fails the whole query instead of making the call undefined.
-      if (result === undefined && this.strict) throw new StrictBuiltinError(`${name}(${args.map((a) => JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).join(', ')}) raised an error`);
+      if (result === undefined && this.strict)
+        throw new StrictBuiltinError(
+          `${name}(${args.map((a) => JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).join(', ')}) raised an error`,
+        );
       return result;
     }
     const g = this.groups.get(name);
@@ -1277,14 +1469,18 @@ class Evaluator {
 
   private single(outputs: readonly Value[], what: string): Value | undefined {
     for (const o of outputs) {
-      if (compareValues(o, outputs[0] as Value) !== 0) throw new RegoModelError(`${what} produced conflicting outputs (an OPA eval_conflict_error)`);
+      if (compareValues(o, outputs[0] as Value) !== 0)
+        throw new RegoModelError(`${what} produced conflicting outputs (an OPA eval_conflict_error)`);
     }
     return outputs[0];
   }
 
   private outputs(q: Query, def: RuleDef, env: Env, out: Value[]): void {
     for (const e of this.body(q, def.body ?? [], 0, env)) {
-      if (def.value === undefined) { out.push(true); continue; }
+      if (def.value === undefined) {
+        out.push(true);
+        continue;
+      }
       out.push(...this.term(q, def.value, e, undefined));
     }
   }
@@ -1346,13 +1542,19 @@ class Evaluator {
         if (key.t === 'wildcard') {
           for (const v of children(c)) next.push([v, e]);
         } else if (key.t === 'var' && binds.has(key.name)) {
-          const entries: [Value, Value][] = isArray(c) ? c.map((v, i) => [i, v])
-            : c instanceof RegoSet ? c.items.map((v) => [v, v])
-            : isObject(c) ? Object.keys(c).map((k) => [k, c[k] as Value])
-            : [];
+          const entries: [Value, Value][] = isArray(c)
+            ? c.map((v, i) => [i, v])
+            : c instanceof RegoSet
+              ? c.items.map((v) => [v, v])
+              : isObject(c)
+                ? Object.keys(c).map((k) => [k, c[k] as Value])
+                : [];
           for (const [k, v] of entries) next.push([v, new Map(e).set(key.name, k)]);
         } else {
-          for (const k of this.term(q, key, e, undefined)) { const v = lookup(c, k); if (v !== undefined) next.push([v, e]); }
+          for (const k of this.term(q, key, e, undefined)) {
+            const v = lookup(c, k);
+            if (v !== undefined) next.push([v, e]);
+          }
         }
       }
       cur = next;
@@ -1366,12 +1568,21 @@ class Evaluator {
     const fixed = subst?.get(t);
     if (fixed !== undefined) return [fixed];
     switch (t.t) {
-      case 'scalar': return [t.v];
-      case 'wildcard': throw new RegoModelError('`_` has no value');
-      case 'array': return this.product(q, t.items, env, subst);
-      case 'set': return this.product(q, t.items, env, subst).map((xs) => new RegoSet(xs));
+      case 'scalar':
+        return [t.v];
+      case 'wildcard':
+        throw new RegoModelError('`_` has no value');
+      case 'array':
+        return this.product(q, t.items, env, subst);
+      case 'set':
+        return this.product(q, t.items, env, subst).map((xs) => new RegoSet(xs));
       case 'object':
-        return this.product(q, t.entries.map(([, v]) => v), env, subst).map((vals) => {
+        return this.product(
+          q,
+          t.entries.map(([, v]) => v),
+          env,
+          subst,
+        ).map((vals) => {
           const o: { [k: string]: Value } = {};
           t.entries.forEach(([k], i) => Object.defineProperty(o, k, { value: vals[i] as Value, enumerable: true }));
           return o;
@@ -1391,7 +1602,11 @@ class Evaluator {
             for (const c of cur) next.push(...children(c));
           } else {
             const keys = this.term(q, key, env, subst);
-            for (const c of cur) for (const k of keys) { const v = lookup(c, k); if (v !== undefined) next.push(v); }
+            for (const c of cur)
+              for (const k of keys) {
+                const v = lookup(c, k);
+                if (v !== undefined) next.push(v);
+              }
           }
           cur = next;
           if (cur.length === 0) break;
@@ -1424,12 +1639,18 @@ class Evaluator {
 
 function holds(op: CompareOp, c: number): boolean {
   switch (op) {
-    case '==': return c === 0;
-    case '!=': return c !== 0;
-    case '<': return c < 0;
-    case '<=': return c <= 0;
-    case '>': return c > 0;
-    case '>=': return c >= 0;
+    case '==':
+      return c === 0;
+    case '!=':
+      return c !== 0;
+    case '<':
+      return c < 0;
+    case '<=':
+      return c <= 0;
+    case '>':
+      return c > 0;
+    case '>=':
+      return c >= 0;
   }
 }
 

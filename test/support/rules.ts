@@ -8,7 +8,15 @@ export function ruleModelFor(name: string, over: RuleOverrides = {}): RuleModel 
   if (compiled && !compiled.ok) throw new Error(compiled.error.message);
   const { condition, ...rest } = over;
   return {
-    namespace: 'acme', name, state: 'Enforced', description: undefined, subjectType: 'user', actions: ['read'], resourceType: 'document',
-    ...rest, conditionText: condition, condition: compiled?.cond,
+    namespace: 'acme',
+    name,
+    state: 'Enforced',
+    description: undefined,
+    subjectType: 'user',
+    actions: ['read'],
+    resourceType: 'document',
+    ...rest,
+    conditionText: condition,
+    condition: compiled?.cond,
   };
 }

@@ -48,9 +48,22 @@ export const GLOBEX_KEY = 'globex-api-key-fedcba9876543210';
  * contract sees it: `tenant/bundle` → its connector, `tenant/connector` → Active, API key → tenant.
  */
 export const FIXTURE = {
-  owner: new Map([['acme/docs', 'gateways'], ['acme/internal', 'backends'], ['acme/quiet', 'dormant'], ['globex/docs', 'gateways']]),
-  active: new Map([['acme/gateways', true], ['acme/backends', true], ['acme/dormant', false], ['globex/gateways', true]]),
-  keys: new Map([[API_KEY, 'acme'], [GLOBEX_KEY, 'globex']]),
+  owner: new Map([
+    ['acme/docs', 'gateways'],
+    ['acme/internal', 'backends'],
+    ['acme/quiet', 'dormant'],
+    ['globex/docs', 'gateways'],
+  ]),
+  active: new Map([
+    ['acme/gateways', true],
+    ['acme/backends', true],
+    ['acme/dormant', false],
+    ['globex/gateways', true],
+  ]),
+  keys: new Map([
+    [API_KEY, 'acme'],
+    [GLOBEX_KEY, 'globex'],
+  ]),
 } as const;
 
 export const BASE_MANIFESTS: Record<string, string> = {
@@ -136,37 +149,57 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     for (const [file, text] of Object.entries(options.manifests ?? BASE_MANIFESTS)) await writeFile(join(manifests, file), text);
   }
   const config: Config = {
-    manifests, stateDir,
+    manifests,
+    stateDir,
     listen: { host: '127.0.0.1', port: 0 },
     opsListen: { host: '127.0.0.1', port: 0 },
     tls: options.tls ?? { mode: 'insecure' },
     publicUrl: options.publicUrl,
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
     maxLongPollSeconds: options.maxLongPollSeconds ?? 30,
-    logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
+    logLevel: 'silent',
+    ...DEFAULT_FLEET,
+    kube: DEFAULT_KUBE,
     ...options.config,
   };
   // Deletions and edits apply at once here (confirmDeleteMs 0, settleMs 0) unless a test asks for the delays.
-  const service = await startService(config, { log: silent, activityFlushMs: 3_600_000, debounceMs: 3_600_000, confirmDeleteMs: 0, settleMs: 0, ...options.serviceOptions });
+  const service = await startService(config, {
+    log: silent,
+    activityFlushMs: 3_600_000,
+    debounceMs: 3_600_000,
+    confirmDeleteMs: 0,
+    settleMs: 0,
+    ...options.serviceOptions,
+  });
   const url = service.apiUrl.replace('localhost', '127.0.0.1');
-  const settle = async (): Promise<void> => { await service.source.rescan(); await service.controller.idle(); };
+  const settle = async (): Promise<void> => {
+    await service.source.rescan();
+    await service.controller.idle();
+  };
   const t: TestService = {
-    manifests, stateDir, service, url,
+    manifests,
+    stateDir,
+    service,
+    url,
     api: (path, init) => fetch(`${url}${path}`, init),
     ops: (path) => fetch(`${service.opsUrl.replace('localhost', '127.0.0.1')}${path}`),
     token: async (tenant, connector) => (await readFile(service.state.tokenFile(tenant, connector), 'utf8')).trim(),
     async bundle(tenant, connector, bundle, headers = {}) {
       return fetch(`${url}/${tenant}/connectors/policyagent/${connector}/bundles/${bundle}`, { headers });
     },
-    decide: (body, headers = {}) => fetch(`${url}/authorization`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}`, ...headers },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    }),
+    decide: (body, headers = {}) =>
+      fetch(`${url}/authorization`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${API_KEY}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
     async write(file, text) {
       const path = join(manifests, file);
       if (text === undefined) await rm(path, { force: true });
-      else { await mkdir(dirname(path), { recursive: true }); await writeFile(path, text); }
+      else {
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, text);
+      }
       await settle();
     },
     settle,

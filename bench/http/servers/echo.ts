@@ -7,7 +7,9 @@ import { serveCommands } from '../ipc.ts';
 import { startProfile, stopProfile } from './profiler.ts';
 import { collectGarbage, processStats, type ServerCommands } from './stats.ts';
 
-export interface EchoReady { readonly port: number }
+export interface EchoReady {
+  readonly port: number;
+}
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -22,9 +24,21 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 65_000;
 server.listen(0, '127.0.0.1', () => {
   const ready: EchoReady = { port: (server.address() as AddressInfo).port };
-  serveCommands<ServerCommands>({
-    stats: () => processStats(),
-    gcStats: () => { collectGarbage(); return processStats(); },
-    startProfile, stopProfile,
-  }, ready, () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  serveCommands<ServerCommands>(
+    {
+      stats: () => processStats(),
+      gcStats: () => {
+        collectGarbage();
+        return processStats();
+      },
+      startProfile,
+      stopProfile,
+    },
+    ready,
+    () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
 });

@@ -31,7 +31,8 @@ const server = createServer((req, res) => {
       const json: unknown = JSON.parse((req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString('utf8'));
       if (logs && Array.isArray(json)) accepted = json.length;
     }
-    if (logs) uploads++; else reports++;
+    if (logs) uploads++;
+    else reports++;
     const payload = logs ? `{"accepted":${accepted}}` : '{"agent":"floor","bundles":[],"ignored":[]}';
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload) });
     res.end(payload);
@@ -44,18 +45,41 @@ const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
 
 server.listen(0, '127.0.0.1', () => {
-  const ready: FleetServiceReady = { port: (server.address() as AddressInfo).port, token: 'unused', revision: '1', decisionLog: undefined, serviceLog: undefined };
-  serveCommands<FleetServiceCommands>({
-    stats: () => processStats(),
-    gcStats: () => { collectGarbage(); return processStats(); },
-    startProfile, stopProfile,
-    counters: (): FleetCounters => ({
-      reportsAccepted: reports, uploadsAccepted: uploads, refused: {}, decisionLogLines: 0, decisionLogDropped: 0, agents: { current: 0, behind: 0, failing: 0 },
-    }),
-    loopDelay: () => {
-      const figures = { p99Ms: delay.percentile(99) / 1e6, maxMs: delay.max / 1e6 };
-      delay.reset();
-      return figures;
+  const ready: FleetServiceReady = {
+    port: (server.address() as AddressInfo).port,
+    token: 'unused',
+    revision: '1',
+    decisionLog: undefined,
+    serviceLog: undefined,
+  };
+  serveCommands<FleetServiceCommands>(
+    {
+      stats: () => processStats(),
+      gcStats: () => {
+        collectGarbage();
+        return processStats();
+      },
+      startProfile,
+      stopProfile,
+      counters: (): FleetCounters => ({
+        reportsAccepted: reports,
+        uploadsAccepted: uploads,
+        refused: {},
+        decisionLogLines: 0,
+        decisionLogDropped: 0,
+        agents: { current: 0, behind: 0, failing: 0 },
+      }),
+      loopDelay: () => {
+        const figures = { p99Ms: delay.percentile(99) / 1e6, maxMs: delay.max / 1e6 };
+        delay.reset();
+        return figures;
+      },
     },
-  }, ready, () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+    ready,
+    () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
 });

@@ -80,12 +80,21 @@ const decisionLog = logTo === 'file' ? join(root, 'decisions.log') : logTo === '
 const serviceLog = logLevel === 'info' ? join(root, 'service.log') : undefined;
 
 const config: Config = {
-  manifests, stateDir: join(root, 'state'),
-  listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel,
-  ...DEFAULT_FLEET, decisionLog: decisionLog === undefined ? { kind: 'off' } : { kind: 'file', path: decisionLog }, kube: DEFAULT_KUBE,
+  manifests,
+  stateDir: join(root, 'state'),
+  listen: { host: '127.0.0.1', port: 0 },
+  opsListen: { host: '127.0.0.1', port: 0 },
+  tls: { mode: 'insecure' },
+  publicUrl: undefined,
+  maxBodyBytes: 1024 * 1024,
+  maxLongPollSeconds: 120,
+  logLevel,
+  ...DEFAULT_FLEET,
+  decisionLog: decisionLog === undefined ? { kind: 'off' } : { kind: 'file', path: decisionLog },
+  kube: DEFAULT_KUBE,
 };
-const log = serviceLog === undefined ? pino({ level: 'silent' }) : pino({ level: 'info' }, pino.destination({ dest: serviceLog, sync: false }));
+const log =
+  serviceLog === undefined ? pino({ level: 'silent' }) : pino({ level: 'info' }, pino.destination({ dest: serviceLog, sync: false }));
 const quiet: ServiceOptions = timers === 'off' ? { activityFlushMs: 3_600_000, debounceMs: 3_600_000 } : {};
 const service = await startService(config, { log, ...quiet });
 
@@ -95,7 +104,8 @@ const ready: FleetServiceReady = {
   port: Number(new URL(service.apiUrl).port),
   token: (await readFile(service.state.tokenFile(TENANT, CONNECTOR), 'utf8')).trim(),
   revision: String(bundle.built.revision),
-  decisionLog, serviceLog,
+  decisionLog,
+  serviceLog,
 };
 
 interface MetricValues {
@@ -111,7 +121,10 @@ async function sumOf(metric: { get(): Promise<MetricValues> }, where: Readonly<R
 async function counters(): Promise<FleetCounters> {
   const m = service.metrics;
   const refused: Record<string, number> = {};
-  for (const [name, metric] of [['report', m.agentReports], ['upload', m.decisionLogUploads]] as const) {
+  for (const [name, metric] of [
+    ['report', m.agentReports],
+    ['upload', m.decisionLogUploads],
+  ] as const) {
     for (const v of (await metric.get()).values) {
       if (v.labels.outcome !== 'accepted' && v.value > 0) refused[`${name} ${String(v.labels.outcome)}`] = v.value;
     }
@@ -135,14 +148,27 @@ async function loopDelay(): Promise<LoopDelay> {
   const registry = service.metrics.registry;
   await registry.getSingleMetric('acl_nodejs_eventloop_lag_seconds')?.get();
   const seconds = async (name: string): Promise<number> => (await registry.getSingleMetric(name)?.get())?.values[0]?.value ?? NaN;
-  return { p99Ms: 1000 * await seconds('acl_nodejs_eventloop_lag_p99_seconds'), maxMs: 1000 * await seconds('acl_nodejs_eventloop_lag_max_seconds') };
+  return {
+    p99Ms: 1000 * (await seconds('acl_nodejs_eventloop_lag_p99_seconds')),
+    maxMs: 1000 * (await seconds('acl_nodejs_eventloop_lag_max_seconds')),
+  };
 }
 
-serveCommands<FleetServiceCommands>({
-  stats: () => processStats(service.longPolls.size()),
-  gcStats: () => { collectGarbage(); return processStats(service.longPolls.size()); },
-  startProfile, stopProfile, counters, loopDelay,
-}, ready, async () => {
-  await service.stop();
-  await rm(root, { recursive: true, force: true });
-});
+serveCommands<FleetServiceCommands>(
+  {
+    stats: () => processStats(service.longPolls.size()),
+    gcStats: () => {
+      collectGarbage();
+      return processStats(service.longPolls.size());
+    },
+    startProfile,
+    stopProfile,
+    counters,
+    loopDelay,
+  },
+  ready,
+  async () => {
+    await service.stop();
+    await rm(root, { recursive: true, force: true });
+  },
+);

@@ -7,7 +7,10 @@ const session = new Session();
 let connected = false;
 
 export async function startProfile(): Promise<null> {
-  if (!connected) { session.connect(); connected = true; }
+  if (!connected) {
+    session.connect();
+    connected = true;
+  }
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   await session.post('Profiler.start');

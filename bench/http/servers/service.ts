@@ -39,9 +39,17 @@ await mkdir(manifests, { recursive: true });
 for (const [file, text] of Object.entries(manifestFiles(rules))) await writeFile(join(manifests, file), text);
 
 const config: Config = {
-  manifests, stateDir: join(root, 'state'),
-  listen: { host: '127.0.0.1', port: 0 }, opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' }, publicUrl: undefined, maxBodyBytes: 1024 * 1024, maxLongPollSeconds: 120, logLevel: 'silent', ...DEFAULT_FLEET, kube: DEFAULT_KUBE,
+  manifests,
+  stateDir: join(root, 'state'),
+  listen: { host: '127.0.0.1', port: 0 },
+  opsListen: { host: '127.0.0.1', port: 0 },
+  tls: { mode: 'insecure' },
+  publicUrl: undefined,
+  maxBodyBytes: 1024 * 1024,
+  maxLongPollSeconds: 120,
+  logLevel: 'silent',
+  ...DEFAULT_FLEET,
+  kube: DEFAULT_KUBE,
 };
 const started = performance.now();
 // The folder is re-read only on `change`, so the measured runs see no background rescans or flushes.
@@ -49,7 +57,9 @@ const service = await startService(config, { log: pino({ level: 'silent' }), act
 const startMs = performance.now() - started;
 
 let publishedMs = 0;
-service.store.onBundleChange(() => { publishedMs = epochMs(); });
+service.store.onBundleChange(() => {
+  publishedMs = epochMs();
+});
 let changes = 0;
 
 const ready: ServiceReady = {
@@ -59,19 +69,27 @@ const ready: ServiceReady = {
   startMs,
 };
 
-serveCommands<ServiceCommands>({
-  stats: () => processStats(service.longPolls.size()),
-  gcStats: () => { collectGarbage(); return processStats(service.longPolls.size()); },
-  startProfile, stopProfile,
-  async change() {
-    const receivedMs = epochMs();
-    const extra = generateRules(1, 1_000_000 + changes)[0]!;
-    await writeFile(join(manifests, 'change.yaml'), ruleManifest({ ...extra, name: `changed-${changes++}` }));
-    await service.source.rescan();
-    await service.controller.idle();
-    return { receivedMs, publishedMs };
+serveCommands<ServiceCommands>(
+  {
+    stats: () => processStats(service.longPolls.size()),
+    gcStats: () => {
+      collectGarbage();
+      return processStats(service.longPolls.size());
+    },
+    startProfile,
+    stopProfile,
+    async change() {
+      const receivedMs = epochMs();
+      const extra = generateRules(1, 1_000_000 + changes)[0]!;
+      await writeFile(join(manifests, 'change.yaml'), ruleManifest({ ...extra, name: `changed-${changes++}` }));
+      await service.source.rescan();
+      await service.controller.idle();
+      return { receivedMs, publishedMs };
+    },
   },
-}, ready, async () => {
-  await service.stop();
-  await rm(root, { recursive: true, force: true });
-});
+  ready,
+  async () => {
+    await service.stop();
+    await rm(root, { recursive: true, force: true });
+  },
+);

@@ -28,7 +28,10 @@ export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('start the server with --expose-gc');
   let before = Infinity;
-  for (let i = 0; i < 5 && process.memoryUsage().heapUsed < before; i++) { before = process.memoryUsage().heapUsed; gc(); }
+  for (let i = 0; i < 5 && process.memoryUsage().heapUsed < before; i++) {
+    before = process.memoryUsage().heapUsed;
+    gc();
+  }
 }
 
 /** The commands every server child answers. */
