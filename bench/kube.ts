@@ -292,7 +292,7 @@ async function propagation(): Promise<{ spaced: Change[]; backToBack: Change[]; 
       etags[k] = etag;
       return at;
     });
-    answers.forEach((a) => a.catch(() => undefined));
+    for (const a of answers) a.catch(() => undefined);
     await waitFor(
       'both long polls held',
       async () => (await Promise.all(ops.map(async (op) => (await op.metrics.longPolls.get()).values[0]?.value ?? 0))).every((v) => v >= 1),

@@ -120,12 +120,14 @@ interface Setup {
  * the median of the per-round ratios of the last setup to the first.
  */
 function interleaved(setups: readonly Setup[], rounds: number): { ns: number[]; ratio: number } {
-  setups.forEach((s) => passNs(s.index, s.requests));
+  for (const s of setups) passNs(s.index, s.requests);
   const samples = setups.map(() => [] as number[]);
   const ratios: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const round = setups.map((s) => passNs(s.index, s.requests));
-    round.forEach((ns, i) => samples[i]!.push(ns));
+    round.forEach((ns, i) => {
+      samples[i]!.push(ns);
+    });
     ratios.push(round[round.length - 1]! / round[0]!);
   }
   return { ns: samples.map(median), ratio: median(ratios) };

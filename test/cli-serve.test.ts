@@ -167,7 +167,7 @@ describe('acl-operator serve refuses bad setups', () => {
   });
 
   it('says where it is not a state folder', () => {
-    const r = spawnSync(process.execPath, [CLI, 'status', '--state-dir', tmp + '/nothing'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, 'status', '--state-dir', `${tmp}/nothing`], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/is not the state folder/);
   });

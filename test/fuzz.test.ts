@@ -265,6 +265,7 @@ function decisionCases(): HttpCase[] {
       '<script>',
       '%00',
       '../../etc/passwd',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell probe, sent as plain text on purpose.
       '${jndi:ldap://x}',
       "'; DROP TABLE x; --",
       LONG(257),
@@ -2147,7 +2148,7 @@ function rawCases(): RawCase[] {
     c('a chunk shorter than its size, then the client hangs up', post('Transfer-Encoding: chunked\r\n', `ffff\r\n${valid}`), [BAD], true),
     c(
       '70 KB in 1 KB chunks',
-      post('Transfer-Encoding: chunked\r\n', chunks(valid.slice(0, -1) + `,"context":{"s":"${LONG(70_000)}"}}`, 1024)),
+      post('Transfer-Encoding: chunked\r\n', chunks(`${valid.slice(0, -1)},"context":{"s":"${LONG(70_000)}"}}`, 1024)),
       [[413]],
     ),
     c('a NUL in a header value', post(`Content-Length: ${length}\r\nX-Note: a\u0000b\r\n`, valid), [BAD]),
@@ -2192,12 +2193,7 @@ function rawCases(): RawCase[] {
       `POST /authorization HTTP/1.0\r\nAuthorization: Bearer ${API_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${valid}`,
       [[200]],
     ),
-    c(
-      'a TLS ClientHello on the plain port',
-      Buffer.from('16030100a5010000a10303' + '00'.repeat(32) + '000002c02f01000076', 'hex'),
-      [BAD],
-      true,
-    ),
+    c('a TLS ClientHello on the plain port', Buffer.from(`16030100a5010000a10303${'00'.repeat(32)}000002c02f01000076`, 'hex'), [BAD], true),
     c('random binary', Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 7919 + 13) % 256)), [BAD], true),
     c('nothing at all', Buffer.alloc(0), [[]], true),
     c('UTF-8 in the bundle path', get(bytes('/acme/connectors/policyagent/gateways/bundles/d', [0xc3, 0xb3], 'cs')), [[400, 404]]),

@@ -37,7 +37,8 @@ export function serveCommands<M extends Commands>(
 ): void {
   let stopping: Promise<void> | undefined;
   const shutdown = (): void => {
-    stopping ??= onStop().finally(() => process.exit(0));
+    if (stopping) return;
+    stopping = onStop().finally(() => process.exit(0));
   };
   process.on('message', (raw: Call | { stop: true }) => {
     if ('stop' in raw) {

@@ -185,7 +185,7 @@ describe('reconcileDirectory', () => {
       entityCount: 1,
       conditions: [{ type: 'Ready', status: 'False', reason: 'DuplicateEntities' }],
     });
-    const message = (zeta?.['conditions'] as { message: string }[])[0]?.message;
+    const message = (zeta?.['conditions'] as { message: string }[] | undefined)?.[0]?.message;
     expect(message).toContain('user "bob" (Directory alpha)');
     expect(message).toMatch(/^1 of 2 entities/);
     expect(message).not.toContain('dave');
@@ -211,7 +211,7 @@ describe('reconcileDirectory', () => {
   it('names at most five conflicting entities and counts the rest', async () => {
     const many = Array.from({ length: 7 }, (_, i) => ({ type: 'user', id: `u${i}`, properties: { role: 'member' } }));
     const h = await harness([directoryObj('a', many), directoryObj('b', [...many, { type: 'user', id: 'extra', properties: {} }])]);
-    const message = (h.status('Directory', 'b')?.['conditions'] as { message: string }[])[0]?.message;
+    const message = (h.status('Directory', 'b')?.['conditions'] as { message: string }[] | undefined)?.[0]?.message;
     expect(h.status('Directory', 'b')).toMatchObject({ phase: 'Conflict', entityCount: 1 });
     expect(message).toMatch(/^7 of 8 entities/);
     for (const id of ['u0', 'u1', 'u2', 'u3', 'u4']) expect(message).toContain(`user "${id}" (Directory a)`);
@@ -284,7 +284,7 @@ describe('reconcileDirectory', () => {
       entityCount: 0,
       conditions: [{ type: 'Ready', status: 'False', reason: 'InvalidSpec' }],
     });
-    const message = (status?.['conditions'] as { message: string }[])[0]?.message ?? '';
+    const message = (status?.['conditions'] as { message: string }[] | undefined)?.[0]?.message ?? '';
     expect(message).toMatch(reason);
     expect(message).toMatch(/none of its entities are in effect$/);
     // Not even the valid entity of it.

@@ -18,7 +18,7 @@ export function secretToken(raw: Readonly<Record<string, unknown>>): string | un
 
 export function reconcileSecret(key: ObjectKey, deps: ReconcileDeps): Outcome {
   const obj = deps.objects.get('Secret', key.namespace, key.name);
-  if (!obj || obj.metadata.labels?.[LABEL_API_KEY] !== 'true') {
+  if (obj?.metadata.labels?.[LABEL_API_KEY] !== 'true') {
     deps.draft.setApiKey(key.namespace, key.name, undefined);
     return {};
   }

@@ -244,7 +244,7 @@ function startAfter(sorted: readonly string[], after: string | undefined): numbe
 export function actionsFor(index: RuleIndex, subjectType: unknown, resourceType: unknown): string[] {
   const names = new Set<string>();
   for (const r of index.rules) {
-    if (r.model.subjectType === subjectType && r.model.resourceType === resourceType) r.model.actions.forEach((a) => names.add(a));
+    if (r.model.subjectType === subjectType && r.model.resourceType === resourceType) for (const a of r.model.actions) names.add(a);
   }
   return [...names].sort(codePointCompare);
 }

@@ -65,7 +65,10 @@ export async function encodeAgents(
   for (let keep = 0.5; zipped.length > maxBytes && keep > 0.001; keep /= 2) {
     kept = Math.floor(all.length * keep);
     const bundles: Record<string, Agent[]> = {};
-    for (const [k, a] of all.slice(0, kept)) (bundles[k] ??= []).push(a);
+    for (const [k, a] of all.slice(0, kept)) {
+      bundles[k] ??= [];
+      bundles[k].push(a);
+    }
     zipped = await encode(bundles);
   }
   return { zipped, total: all.length, kept };

@@ -143,7 +143,7 @@ export function compileCondition(text: string): CompileResult {
           return { kind: 'size', arg: value(arg) };
         }
         if (fn in TIME_PARTS) {
-          if (!target || target.exprKind.case !== 'callExpr' || target.exprKind.value.function !== 'timestamp') {
+          if (target?.exprKind.case !== 'callExpr' || target.exprKind.value.function !== 'timestamp') {
             return reject(e, `${fn}() applies to timestamp(...), for example timestamp(context.timeOfDay).${fn}()`);
           }
           if (args.length > 0) return reject(e, `${fn}() takes no time zone here: hours, minutes and weekdays are read in UTC`);

@@ -134,7 +134,7 @@ export function* buildIndexSteps(tenant: string, rules: readonly CompiledRule[])
   };
   for (const r of sorted) {
     number(subjects, r.model.subjectType);
-    r.model.actions.forEach((a) => number(actions, a));
+    for (const a of r.model.actions) number(actions, a);
     number(resources, r.model.resourceType);
   }
   const na = actions.size;

@@ -233,6 +233,7 @@ function regoRef(root: string, keys: readonly (string | number)[], merged = fals
 
 /** Removes anything that could end a comment line early, or that OPA's scanner refuses (a byte-order mark). */
 function commentText(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what a Rego comment must not hold.
   return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\uFEFF]/g, ' ').trimEnd();
 }
 
@@ -581,7 +582,7 @@ export function* translatePartsSteps(rules: readonly RuleModel[], options: Trans
   const groups: string[] = [];
   for (const r of sorted) {
     const t = translateCached(r, v, directory.length > 0);
-    t.prelude.forEach((n) => used.add(n));
+    for (const n of t.prelude) used.add(n);
     clauses.push(t.text);
     if (clauses.length === 256) {
       groups.push(`${clauses.join('\n\n')}\n\n`);

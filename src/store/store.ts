@@ -357,7 +357,7 @@ export function createStore(options: { activityCapacity?: number } = {}): Store 
   async function prepare(run: Run): Promise<void> {
     for (const name of [...dirty]) {
       const d = tenants.get(name);
-      if (!d || !d.rulesChanged || d.prepared?.version === d.rulesVersion) continue;
+      if (!d?.rulesChanged || d.prepared?.version === d.rulesVersion) continue;
       const version = d.rulesVersion;
       const index = updated(d, current.tenants.get(name)) ?? (await run(buildIndexSteps(name, [...d.rules.values()])));
       if (d.rulesVersion === version) d.prepared = { version, index };

@@ -220,7 +220,7 @@ describe('bundle and connector status', () => {
     await t.write('rules.yaml', RULES.replace('namespace: acme }', 'namespace: acme, annotations: { note: hello } }'));
     const saved = t.service.state.object('Rule', 'acme', 'team-documents');
     expect(saved?.generation).toBe(1);
-    expect((saved?.raw['metadata'] as { annotations?: Record<string, string> }).annotations?.['note']).toBe('hello');
+    expect((saved?.raw['metadata'] as { annotations?: Record<string, string> } | undefined)?.annotations?.['note']).toBe('hello');
   });
 });
 

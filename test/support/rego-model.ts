@@ -144,7 +144,9 @@ function checkJson(v: unknown, path: string): Value {
     case 'object': {
       if (v === null) return null;
       if (Array.isArray(v)) {
-        v.forEach((x: unknown, i) => checkJson(x, `${path}[${i}]`));
+        v.forEach((x: unknown, i) => {
+          checkJson(x, `${path}[${i}]`);
+        });
         return v as readonly Value[];
       }
       for (const [k, x] of Object.entries(v)) checkJson(x, `${path}.${k}`);
@@ -727,7 +729,9 @@ function hoistedTerms(inner: Stmt): Term[] {
         t.items.forEach(nestedCalls);
         return;
       case 'object':
-        t.entries.forEach(([, v]) => nestedCalls(v));
+        t.entries.forEach(([, v]) => {
+          nestedCalls(v);
+        });
         return;
       default:
         return;
@@ -748,7 +752,9 @@ function hoistedTerms(inner: Stmt): Term[] {
         t.items.forEach(dynamic);
         return;
       case 'object':
-        t.entries.forEach(([, v]) => dynamic(v));
+        t.entries.forEach(([, v]) => {
+          dynamic(v);
+        });
         return;
       case 'call':
         nestedCalls(t);
@@ -764,7 +770,9 @@ function hoistedTerms(inner: Stmt): Term[] {
         t.args.forEach(dynamic);
       } else if (t.t === 'ref') {
         nestedCalls(t.head);
-        t.path.forEach((p) => (p.t === 'ref' || p.t === 'call' ? dynamic(p) : nestedCalls(p)));
+        t.path.forEach((p) => {
+          p.t === 'ref' || p.t === 'call' ? dynamic(p) : nestedCalls(p);
+        });
       } else nestedCalls(t);
       break;
     }
@@ -1028,7 +1036,7 @@ function parseCIDR(s: string): IPNet | undefined {
   const slash = s.indexOf('/');
   if (slash < 0) return undefined;
   const addr = parseAddr(s.slice(0, slash));
-  if (!addr || addr.zone !== '') return undefined;
+  if (addr?.zone !== '') return undefined;
   const maskText = s.slice(slash + 1);
   if (!/^[0-9]+$/.test(maskText) || maskText.length > 8) return undefined;
   const n = Number(maskText);
@@ -1214,7 +1222,7 @@ function analyze(parser: Parser): Analysis {
   }
   for (const d of parser.defaults) {
     const g = groups.get(d.name);
-    if (!g || g.kind !== 'complete')
+    if (g?.kind !== 'complete')
       throw new RegoModelError(
         `line ${d.line}: default for ${d.name}, which is not a complete rule (defaults of functions and partial rules are not modelled)`,
       );
@@ -1238,10 +1246,14 @@ function analyze(parser: Parser): Analysis {
             throw new RegoModelError(`${where(line)}: \`_\` is only modelled as a reference key or in \`_ = x\``);
           case 'array':
           case 'set':
-            t.items.forEach((x) => checkTerm(x, line));
+            t.items.forEach((x) => {
+              checkTerm(x, line);
+            });
             return;
           case 'object':
-            t.entries.forEach(([, v]) => checkTerm(v, line));
+            t.entries.forEach(([, v]) => {
+              checkTerm(v, line);
+            });
             return;
           case 'var': {
             if (bound.has(t.name) || t.name === 'input') return;
@@ -1270,7 +1282,9 @@ function analyze(parser: Parser): Analysis {
             } else {
               throw new RegoModelError(`${where(line)}: unknown function ${t.fn} (not a modelled builtin)`);
             }
-            t.args.forEach((a) => checkTerm(a, line));
+            t.args.forEach((a) => {
+              checkTerm(a, line);
+            });
             return;
           }
         }
@@ -1315,7 +1329,9 @@ function analyze(parser: Parser): Analysis {
             if (bound.has(st.name) || binds.has(st.name) || groups.has(st.name) || st.name === 'input' || BUILTINS.has(st.name)) {
               throw new RegoModelError(`${where(st.line)}: var ${st.name} assigned above or shadows a rule`);
             }
-            binds.forEach((b) => bound.add(b));
+            binds.forEach((b) => {
+              bound.add(b);
+            });
             bound.add(st.name);
             return;
           }
@@ -1383,7 +1399,7 @@ class Evaluator {
    */
   private partialObject(q: Query, name: string): Value {
     const g = this.groups.get(name);
-    if (!g || g.kind !== 'partialObject') throw new RegoModelError(`no partial object rule named ${name}`);
+    if (g?.kind !== 'partialObject') throw new RegoModelError(`no partial object rule named ${name}`);
     const memo = q.memo.get(name);
     if (memo === PENDING) throw new RegoModelError(`rule ${name} is recursive`);
     if (memo !== undefined) return memo;
@@ -1415,7 +1431,7 @@ class Evaluator {
   /** The value of a complete rule (or its default), undefined when no body holds and there is no default. */
   rule(q: Query, name: string): Value | undefined {
     const g = this.groups.get(name);
-    if (!g || g.kind !== 'complete') throw new RegoModelError(`no rule named ${name}`);
+    if (g?.kind !== 'complete') throw new RegoModelError(`no rule named ${name}`);
     const memo = q.memo.get(name);
     if (memo === PENDING) throw new RegoModelError(`rule ${name} is recursive`);
     if (q.memo.has(name)) return memo;
@@ -1457,11 +1473,13 @@ class Evaluator {
       return result;
     }
     const g = this.groups.get(name);
-    if (!g || g.kind !== 'function') throw new RegoModelError(`no function named ${name}`);
+    if (g?.kind !== 'function') throw new RegoModelError(`no function named ${name}`);
     const outputs: Value[] = [];
     for (const def of g.defs) {
       const env = new Map<string, Value>();
-      (def.args as readonly string[]).forEach((a, i) => env.set(a, args[i] as Value));
+      (def.args as readonly string[]).forEach((a, i) => {
+        env.set(a, args[i] as Value);
+      });
       this.outputs(q, def, env, outputs);
     }
     return this.single(outputs, `function ${name}`);
@@ -1584,7 +1602,9 @@ class Evaluator {
           subst,
         ).map((vals) => {
           const o: { [k: string]: Value } = {};
-          t.entries.forEach(([k], i) => Object.defineProperty(o, k, { value: vals[i] as Value, enumerable: true }));
+          t.entries.forEach(([k], i) => {
+            Object.defineProperty(o, k, { value: vals[i] as Value, enumerable: true });
+          });
           return o;
         });
       case 'var': {
