@@ -13,7 +13,8 @@ import { createSlicer, type Slicer } from '../work/slice.ts';
 import type { DocumentProblem, ReadObject } from './objects.ts';
 import { fingerprintOf, type ManifestRead, type ParsedObject } from './parse.ts';
 import type { ManifestReader } from './reader.ts';
-import { stripInternal, type ObjectState, type StateFolder } from './state.ts';
+import { stripInternal } from './state-objects.ts';
+import type { ObjectState, StateFolder } from './state.ts';
 import { walkManifests } from './walk.ts';
 
 /** An object as the source holds it, with the generation the API server would have given it. */
