@@ -1,0 +1,110 @@
+// What the folder source holds between scans, as one explicit object the scan, settle and apply
+// modules share: the objects in force with the generations the API server would have given them,
+// what is known of each file, and the settings (and the injected clock) every scan reads.
+import type { Logger } from 'pino';
+import { keyText, type ObjectKey, type SourceObject } from '../controller/index.ts';
+import type { Slicer } from '../work/slice.ts';
+import type { DocumentProblem, ReadObject } from './objects.ts';
+import { fingerprintOf, type ManifestRead, type ParsedObject } from './parse.ts';
+import type { ManifestReader } from './reader.ts';
+import { stripInternal } from './state-objects.ts';
+import type { ObjectState, StateFolder } from './state.ts';
+
+/** An object as the source holds it, with the generation the API server would have given it. */
+export interface Held {
+  /** keyText of the object. */
+  readonly key: string;
+  readonly object: ReadObject;
+  readonly fingerprint: string;
+  readonly generation: number;
+  readonly specDigest: string;
+}
+
+/** What the source knows of one file. */
+export interface FileState {
+  /** The last read, reused while the file's stat stays the same and old enough. */
+  last: { stamp: string; read: ManifestRead; objects: ParsedObject[] } | undefined;
+  /** The hash of the content in force (undefined: none of this run yet). */
+  applied: string | undefined;
+  /** Content seen but not yet in force, and when it was first seen. */
+  pending: { hash: string; sinceMs: number } | undefined;
+}
+
+/** What a scan reads and never changes. */
+export interface ScanSettings {
+  readonly dir: string;
+  readonly state: StateFolder;
+  readonly log: Logger;
+  readonly enqueue: (key: ObjectKey) => void;
+  readonly reader: ManifestReader;
+  /** Milliseconds since the epoch: the only time the folder source reads. */
+  readonly clock: () => number;
+  readonly settleMs: number;
+  readonly confirmDeleteMs: number;
+  readonly racyWindowMs: number;
+  readonly slicer: Slicer;
+  /** A rescan `delayMs` from now (the earliest asked for wins). */
+  readonly scheduleRescan: (delayMs: number) => void;
+}
+
+/** The folder source's state between scans. */
+export interface SourceView extends ScanSettings {
+  /** The objects in force, by keyText. */
+  held: Map<string, Held>;
+  /** When a scan first missed an object still held (confirm-delete). */
+  readonly missingSince: Map<string, number>;
+  readonly fileStates: Map<string, FileState>;
+  /** What each object read was held as, so an unchanged document costs no new objects. */
+  readonly heldOf: WeakMap<ParsedObject, Held>;
+  problems: DocumentProblem[];
+  /** Files whose newest content waits to hold still. */
+  settlingFiles: string[];
+  firstScan: boolean;
+}
+
+/** A view holding nothing yet, with `settings`. */
+export function emptyView(settings: ScanSettings): SourceView {
+  return {
+    ...settings,
+    held: new Map(),
+    missingSince: new Map(),
+    fileStates: new Map(),
+    heldOf: new WeakMap(),
+    problems: [],
+    settlingFiles: [],
+    firstScan: true,
+  };
+}
+
+/** The Held an object of the state folder stands for (as the manifests folder had it). */
+export function heldFromState(s: ObjectState): Held {
+  const metadata = stripInternal(s.raw['metadata']);
+  const object: ReadObject = { kind: s.kind, metadata, raw: { ...s.raw, metadata }, source: s.source, document: 0 };
+  return {
+    key: keyText({ kind: s.kind, namespace: metadata.namespace, name: metadata.name }),
+    object,
+    fingerprint: fingerprintOf(object),
+    generation: s.generation,
+    specDigest: s.specDigest,
+  };
+}
+
+/** What the state folder remembers of `o` (never of a Secret), as a Held. */
+export function stateHeld(state: StateFolder, o: ReadObject): Held | undefined {
+  const s = o.kind === 'Secret' ? undefined : state.object(o.kind, o.metadata.namespace, o.metadata.name);
+  return s ? heldFromState(s) : undefined;
+}
+
+/** The key the controllers are given for `h`. */
+export function keyOf(h: Held): ObjectKey {
+  return { kind: h.object.kind, namespace: h.object.metadata.namespace, name: h.object.metadata.name };
+}
+
+/** `h` as the controllers read it: with its generation, a uid, and the status the state folder keeps. */
+export function toSource(state: StateFolder, h: Held): SourceObject {
+  const { kind } = h.object;
+  const { namespace, name } = h.object.metadata;
+  const known = kind === 'Secret' ? undefined : state.object(kind, namespace, name);
+  const metadata = { ...h.object.metadata, generation: h.generation, uid: `standalone:${kind}/${namespace}/${name}` };
+  return { kind, metadata, raw: { ...h.object.raw, metadata, ...(known?.status ? { status: known.status } : {}) } };
+}
