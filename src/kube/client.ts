@@ -1,5 +1,5 @@
 // The one place that builds @kubernetes/client-node clients, and the few helpers every kube module
-// needs: which resource a kind is, and what an API error was.
+// needs: which resource a kind is, what an API error was, and the label on what the operator writes.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
@@ -93,6 +93,10 @@ export function clientsFor(config: KubeConfig): KubeClients {
     coordination: config.makeApiClient(CoordinationV1Api),
   };
 }
+
+/** The label every Secret the operator writes carries, next to the connector label. */
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'acl-operator';
 
 export type CustomKind = Exclude<Kind, 'Secret'>;
 

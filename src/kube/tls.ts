@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { selfSignedCertificate } from '../server.ts';
-import { describeError, statusOf } from './client.ts';
-import { LABEL_MANAGED_BY, MANAGED_BY } from './source.ts';
+import { describeError, LABEL_MANAGED_BY, MANAGED_BY, statusOf } from './client.ts';
 
 export interface TlsMaterial {
   readonly cert: string;
