@@ -32,6 +32,8 @@ export interface TlsSecretOptions {
   readonly refreshMs?: number;
   /** The CA changed (after the first read). */
   onCaChange?(ca: string): void;
+  /** The clock, in ms since the epoch (default Date.now): a new certificate's start, an old one's time left. */
+  readonly now?: () => number;
 }
 
 export interface TlsSecret {
@@ -48,6 +50,11 @@ function decode(secret: V1Secret): TlsMaterial | string {
   if (!cert?.includes('BEGIN CERTIFICATE') || !key?.includes('PRIVATE KEY')) return 'it has no PEM tls.crt and tls.key';
   const ca = get('ca.crt');
   return { cert, key, ca: ca?.includes('BEGIN CERTIFICATE') ? ca : cert };
+}
+
+/** The injected clock, else the real one (operator.ts does not pass one yet). */
+function nowMs(o: TlsSecretOptions): number {
+  return (o.now ?? Date.now)();
 }
 
 /** A self-signed certificate made by the operator is replaced this long before it expires. */
@@ -69,7 +76,7 @@ async function generated(
     organization: 'acl-operator',
     dnsNames,
     ips: ['127.0.0.1'],
-    now: new Date(),
+    now: new Date(nowMs(o)),
   });
   const b64 = (t: string): string => Buffer.from(t, 'utf8').toString('base64');
   return {
@@ -93,7 +100,7 @@ async function readOrCreate(o: TlsSecretOptions): Promise<TlsMaterial> {
       if (typeof found === 'string') throw new Error(`TLS Secret ${namespace}/${name} cannot be used: ${found}`);
       // Ours (self-signed) and close to expiry: replaced. Anyone else's (cert-manager) is only read.
       const ours = existing.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY;
-      if (!ours || new Date(new X509Certificate(found.cert).validTo).getTime() - Date.now() > RENEW_BEFORE_MS) return found;
+      if (!ours || new Date(new X509Certificate(found.cert).validTo).getTime() - nowMs(o) > RENEW_BEFORE_MS) return found;
       const next = await generated(o, namespace);
       try {
         await core.replaceNamespacedSecret({ name, namespace, body: { ...existing, data: next.data } });
@@ -136,6 +143,7 @@ async function writeAtomically(file: string, text: string, mode: number): Promis
   await rename(tmp, file);
 }
 
+/** Reads (or creates) the TLS Secret, writes its PEM files into `dir`, and re-reads it every refreshMs. */
 export async function openTlsSecret(o: TlsSecretOptions): Promise<TlsSecret> {
   await mkdir(o.dir, { recursive: true });
   const files = { cert: join(o.dir, 'tls.crt'), key: join(o.dir, 'tls.key') };
