@@ -32,141 +32,178 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
-export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
-  const { api, namespace, name, identity, log } = options;
-  const now = options.now ?? (() => Date.now());
+/** One candidate's settings and what it knows of the Lease, shared by the functions below. */
+interface Election {
+  readonly options: LeaderElectionOptions;
+  readonly lease: string;
+  readonly now: () => number;
+  readonly leaseSeconds: number;
+  readonly renewMs: number;
+  readonly renewDeadlineMs: number;
+  /** No Lease call may outlast the renew deadline (undici alone would wait up to 5 minutes). */
+  readonly callTimeoutMs: number;
+  readonly retryMs: number;
+  leading: boolean;
+  lastRenew: number;
+  /** The record last seen and when (our clock): the basis of expiry. */
+  observed: { resourceVersion: string | undefined; holder: string; at: number } | undefined;
+  timer: NodeJS.Timeout | undefined;
+  stopped: boolean;
+  running: Promise<void> | undefined;
+}
+
+function createElection(options: LeaderElectionOptions): Election {
   const leaseSeconds = options.leaseSeconds ?? 15;
-  const renewMs = options.renewMs ?? 5000;
   // Must end before the Lease does, or another replica could lead while this one still writes.
   const renewDeadlineMs = Math.min(options.renewDeadlineMs ?? 10_000, (leaseSeconds * 1000 * 2) / 3);
-  /** No Lease call may outlast the renew deadline (undici alone would wait up to 5 minutes). */
-  const callTimeoutMs = Math.max(100, Math.floor(renewDeadlineMs / 2));
-  const retryMs = options.retryMs ?? 2000;
-  let leading = false;
-  let lastRenew = 0;
-  /** The record last seen and when (our clock): the basis of expiry. */
-  let observed: { resourceVersion: string | undefined; holder: string; at: number } | undefined;
+  return {
+    options,
+    lease: `${options.namespace}/${options.name}`,
+    now: options.now ?? (() => Date.now()),
+    leaseSeconds,
+    renewMs: options.renewMs ?? 5000,
+    renewDeadlineMs,
+    callTimeoutMs: Math.max(100, Math.floor(renewDeadlineMs / 2)),
+    retryMs: options.retryMs ?? 2000,
+    leading: false,
+    lastRenew: 0,
+    observed: undefined,
+    timer: undefined,
+    stopped: false,
+    running: undefined,
+  };
+}
+
+function setLeading(e: Election, next: boolean): void {
+  if (next === e.leading) return;
+  e.leading = next;
+  e.options.log.info({ lease: e.lease, identity: e.options.identity }, next ? 'Became the leader' : 'Stopped leading');
+  e.options.onChange(next);
+}
+
+function leaseSpec(e: Election, previous: V1Lease['spec'] | undefined, acquiring: boolean): NonNullable<V1Lease['spec']> {
+  const t = new V1MicroTime(e.now());
+  return {
+    holderIdentity: e.options.identity,
+    leaseDurationSeconds: e.leaseSeconds,
+    renewTime: t,
+    acquireTime: acquiring ? t : (previous?.acquireTime ?? t),
+    leaseTransitions: (previous?.leaseTransitions ?? 0) + (acquiring && previous ? 1 : 0),
+  };
+}
+
+/** Reads the Lease; creates it, renews it, or takes it over once it expired; leads unless the attempt timed out meanwhile. */
+async function attempt(e: Election, current: { expired: boolean }): Promise<void> {
+  const { api, namespace, name, identity, log } = e.options;
+  let lease: V1Lease | undefined;
+  try {
+    lease = await api.readNamespacedLease({ name, namespace });
+  } catch (err) {
+    if (statusOf(err) !== 404) throw err;
+  }
+  if (!lease) {
+    await api.createNamespacedLease({
+      namespace,
+      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: leaseSpec(e, undefined, true) },
+    });
+    e.lastRenew = e.now();
+    if (!current.expired) setLeading(e, true);
+    return;
+  }
+  const holder = lease.spec?.holderIdentity ?? '';
+  const rv = lease.metadata?.resourceVersion;
+  if (!e.observed || e.observed.resourceVersion !== rv) e.observed = { resourceVersion: rv, holder, at: e.now() };
+  const duration = (lease.spec?.leaseDurationSeconds ?? e.leaseSeconds) * 1000;
+  const mine = holder === identity;
+  if (!mine && holder !== '' && e.observed.at + duration > e.now()) {
+    setLeading(e, false);
+    return;
+  }
+  const acquiring = !mine;
+  const res = await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: leaseSpec(e, lease.spec, acquiring) } });
+  e.observed = { resourceVersion: res.metadata?.resourceVersion, holder: identity, at: e.now() };
+  e.lastRenew = e.now();
+  if (acquiring) log.info({ lease: e.lease, previous: holder || undefined }, 'Took over the Lease');
+  if (!current.expired) setLeading(e, true);
+}
+
+/** One attempt, failed when it takes longer than callTimeoutMs. */
+async function attemptInTime(e: Election): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running: Promise<void> | undefined;
-
-  function set(next: boolean): void {
-    if (next === leading) return;
-    leading = next;
-    log.info({ lease: `${namespace}/${name}`, identity }, next ? 'Became the leader' : 'Stopped leading');
-    options.onChange(next);
+  // A late answer of an attempt that timed out is ignored: the next attempt reads the Lease again.
+  const current = { expired: false };
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      current.expired = true;
+      reject(new Error(`Lease request took longer than ${e.callTimeoutMs} ms`));
+    }, e.callTimeoutMs);
+  });
+  try {
+    await Promise.race([attempt(e, current), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
+}
 
-  function spec(previous: V1Lease['spec'] | undefined, acquiring: boolean): NonNullable<V1Lease['spec']> {
-    const t = new V1MicroTime(now());
-    return {
-      holderIdentity: identity,
-      leaseDurationSeconds: leaseSeconds,
-      renewTime: t,
-      acquireTime: acquiring ? t : (previous?.acquireTime ?? t),
-      leaseTransitions: (previous?.leaseTransitions ?? 0) + (acquiring && previous ? 1 : 0),
-    };
+/** One attempt, then the next one scheduled: renewMs while leading, retryMs otherwise. */
+async function tick(e: Election): Promise<void> {
+  try {
+    await attemptInTime(e);
+  } catch (err) {
+    const status = statusOf(err);
+    // 409: another candidate wrote first. Anything else: the API server is unreachable or refuses.
+    if (status !== 409) e.options.log.warn({ lease: e.lease, err: describeError(err) }, 'Leader election attempt failed');
+    if (e.leading && e.now() - e.lastRenew > e.renewDeadlineMs) setLeading(e, false);
+    else if (status === 409 && e.leading) setLeading(e, false);
   }
+  if (!e.stopped) {
+    e.timer = setTimeout(
+      () => {
+        e.running = tick(e);
+      },
+      e.leading ? e.renewMs : e.retryMs,
+    );
+  }
+}
 
-  async function attempt(current: { expired: boolean }): Promise<void> {
-    let lease: V1Lease | undefined;
-    try {
-      lease = await api.readNamespacedLease({ name, namespace });
-    } catch (err) {
-      if (statusOf(err) !== 404) throw err;
-    }
-    if (!lease) {
-      await api.createNamespacedLease({
+/** Released the way client-go does: no holder, so a candidate takes it without waiting. */
+async function release(e: Election): Promise<void> {
+  const { api, namespace, name, identity, log } = e.options;
+  try {
+    const lease = await api.readNamespacedLease({ name, namespace });
+    if (lease.spec?.holderIdentity === identity) {
+      await api.replaceNamespacedLease({
+        name,
         namespace,
-        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: spec(undefined, true) },
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(e.now()) } },
       });
-      lastRenew = now();
-      if (!current.expired) set(true);
-      return;
     }
-    const holder = lease.spec?.holderIdentity ?? '';
-    const rv = lease.metadata?.resourceVersion;
-    if (!observed || observed.resourceVersion !== rv) observed = { resourceVersion: rv, holder, at: now() };
-    const duration = (lease.spec?.leaseDurationSeconds ?? leaseSeconds) * 1000;
-    const mine = holder === identity;
-    if (!mine && holder !== '' && observed.at + duration > now()) {
-      set(false);
-      return;
-    }
-    const acquiring = !mine;
-    const res = await api.replaceNamespacedLease({ name, namespace, body: { ...lease, spec: spec(lease.spec, acquiring) } });
-    observed = { resourceVersion: res.metadata?.resourceVersion, holder: identity, at: now() };
-    lastRenew = now();
-    if (acquiring) log.info({ lease: `${namespace}/${name}`, previous: holder || undefined }, 'Took over the Lease');
-    if (!current.expired) set(true);
+  } catch (err) {
+    log.warn({ lease: e.lease, err: describeError(err) }, 'Could not release the Lease; another replica takes over when it expires');
   }
+}
 
-  async function tick(): Promise<void> {
-    try {
-      let timer: NodeJS.Timeout | undefined;
-      // A late answer of an attempt that timed out is ignored: the next attempt reads the Lease again.
-      const current = { expired: false };
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          current.expired = true;
-          reject(new Error(`Lease request took longer than ${callTimeoutMs} ms`));
-        }, callTimeoutMs);
-      });
-      try {
-        await Promise.race([attempt(current), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    } catch (err) {
-      const status = statusOf(err);
-      // 409: another candidate wrote first. Anything else: the API server is unreachable or refuses.
-      if (status !== 409) log.warn({ lease: `${namespace}/${name}`, err: describeError(err) }, 'Leader election attempt failed');
-      if (leading && now() - lastRenew > renewDeadlineMs) set(false);
-      else if (status === 409 && leading) set(false);
-    }
-    if (!stopped) {
-      timer = setTimeout(
-        () => {
-          running = tick();
-        },
-        leading ? renewMs : retryMs,
-      );
-    }
-  }
-
+/** A candidate for the Lease `namespace/name`: nothing happens before start(). */
+export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
+  const e = createElection(options);
   return {
     // A renewal that hangs must not leave two leaders: past the deadline this replica stops writing
     // even before the failed attempt returns.
     isLeader: () => {
-      if (leading && now() - lastRenew > renewDeadlineMs) set(false);
-      return leading;
+      if (e.leading && e.now() - e.lastRenew > e.renewDeadlineMs) setLeading(e, false);
+      return e.leading;
     },
     async start() {
-      running = tick();
-      await running;
+      e.running = tick(e);
+      await e.running;
     },
     async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-      if (!leading) return;
-      try {
-        const lease = await api.readNamespacedLease({ name, namespace });
-        if (lease.spec?.holderIdentity === identity) {
-          // Released the way client-go does: no holder, so a candidate takes it without waiting.
-          await api.replaceNamespacedLease({
-            name,
-            namespace,
-            body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime(now()) } },
-          });
-        }
-      } catch (err) {
-        log.warn(
-          { lease: `${namespace}/${name}`, err: describeError(err) },
-          'Could not release the Lease; another replica takes over when it expires',
-        );
-      }
-      set(false);
+      e.stopped = true;
+      if (e.timer) clearTimeout(e.timer);
+      await e.running;
+      if (!e.leading) return;
+      await release(e);
+      setLeading(e, false);
     },
   };
 }
