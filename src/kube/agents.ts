@@ -104,216 +104,256 @@ export interface AgentSharing {
   stop(): Promise<void>;
 }
 
-export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
-  const { clients, namespace, identity, registry, log } = o;
-  const name = agentsConfigMapName(identity);
-  const intervalMs = o.publishIntervalMs ?? PUBLISH_INTERVAL_MS;
-  const heartbeatMs = o.heartbeatMs ?? Math.min(30_000, registry.windowMs / 3);
-  let resourceVersion: string | undefined;
-  let lastPublishMs = -Infinity;
-  let publishedSomething = false;
-  let timer: NodeJS.Timeout | undefined;
-  let heartbeat: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  let warnedSize = false;
-  let warnedWrite = false;
-  let informer: (Informer<V1ConfigMap> & ObjectCache<V1ConfigMap>) | undefined;
+/** One replica's sharing: its settings, its ConfigMap as last written, and its timers and watch. */
+interface Sharing {
+  readonly o: AgentSharingOptions;
+  /** This replica's ConfigMap. */
+  readonly name: string;
+  readonly intervalMs: number;
+  readonly heartbeatMs: number;
+  resourceVersion: string | undefined;
+  lastPublishMs: number;
+  publishedSomething: boolean;
+  timer: NodeJS.Timeout | undefined;
+  heartbeat: NodeJS.Timeout | undefined;
+  running: Promise<void>;
+  stopped: boolean;
+  warnedSize: boolean;
+  warnedWrite: boolean;
+  informer: (Informer<V1ConfigMap> & ObjectCache<V1ConfigMap>) | undefined;
+  unsubscribe: () => void;
+}
 
-  async function body(): Promise<{ cm: V1ConfigMap; empty: boolean }> {
-    const nowMs = o.now();
-    const local = registry.exportLocal(nowMs);
-    const empty = Object.keys(local).length === 0;
-    const { zipped, total, kept } = await encodeAgents(local, identity, nowMs, MAX_PUBLISHED_BYTES);
-    if (kept < total && !warnedSize) {
-      warnedSize = true;
-      log.warn({ configMap: name, agents: total, kept }, 'Shared only the most recently heard agents: too many for one ConfigMap');
-    }
-    const cm: V1ConfigMap = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name,
-        namespace,
-        labels: { [LABEL_AGENTS]: 'true', 'app.kubernetes.io/managed-by': 'acl-operator' },
-        annotations: { [ANNOTATION_REPLICA]: identity, [ANNOTATION_UPDATED]: new Date(nowMs).toISOString() },
-        ...(o.pod ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: o.pod.name, uid: o.pod.uid }] } : {}),
-        ...(resourceVersion === undefined ? {} : { resourceVersion }),
-      },
-      binaryData: { [KEY]: zipped.toString('base64') },
-    };
-    return { cm, empty };
+const RBAC_HINT = "the operator's Role needs configmaps in its namespace (deploy/20-rbac.yaml)";
+
+/** This replica's ConfigMap as it should be now, and whether it names no agent at all. */
+async function body(s: Sharing): Promise<{ cm: V1ConfigMap; empty: boolean }> {
+  const { o, name } = s;
+  const nowMs = o.now();
+  const local = o.registry.exportLocal(nowMs);
+  const empty = Object.keys(local).length === 0;
+  const { zipped, total, kept } = await encodeAgents(local, o.identity, nowMs, MAX_PUBLISHED_BYTES);
+  if (kept < total && !s.warnedSize) {
+    s.warnedSize = true;
+    o.log.warn({ configMap: name, agents: total, kept }, 'Shared only the most recently heard agents: too many for one ConfigMap');
   }
-
-  async function write(): Promise<void> {
-    const { cm, empty } = await body();
-    // Nothing heard, and nothing told before: no ConfigMap at all (a replica nobody reports to).
-    if (empty && !publishedSomething) return;
-    try {
-      const res =
-        resourceVersion === undefined
-          ? await clients.core.createNamespacedConfigMap({ namespace, body: cm })
-          : await clients.core.replaceNamespacedConfigMap({ name, namespace, body: cm });
-      resourceVersion = res.metadata?.resourceVersion;
-      publishedSomething = !empty;
-      warnedWrite = false;
-    } catch (err) {
-      const status = statusOf(err);
-      if (status === 409 || status === 404) {
-        // Someone else wrote it (an earlier run of this replica), or it was deleted: read it, and again next time.
-        try {
-          resourceVersion = (await clients.core.readNamespacedConfigMap({ name, namespace })).metadata?.resourceVersion;
-        } catch (readErr) {
-          if (statusOf(readErr) !== 404) throw readErr;
-          resourceVersion = undefined;
-        }
-        schedule();
-        return;
-      }
-      if (!warnedWrite) {
-        warnedWrite = true;
-        log.warn(
-          {
-            configMap: `${namespace}/${name}`,
-            err: describeError(err),
-            ...(status === 403 ? { hint: "the operator's Role needs configmaps in its namespace (deploy/20-rbac.yaml)" } : {}),
-          },
-          "Could not share this replica's agents: RolledOut counts only the agents the leader hears",
-        );
-      }
-    }
-  }
-
-  function publish(): Promise<void> {
-    running = running
-      .then(
-        () => (stopped ? undefined : write()),
-        () => (stopped ? undefined : write()),
-      )
-      .catch((err: unknown) => {
-        log.warn({ err: describeError(err) }, "Could not share this replica's agents");
-      });
-    return running;
-  }
-
-  function schedule(): void {
-    if (timer !== undefined || stopped) return;
-    const waitMs = Math.max(0, lastPublishMs + intervalMs - o.now());
-    timer = setTimeout(() => {
-      timer = undefined;
-      lastPublishMs = o.now();
-      void publish();
-    }, waitMs);
-    timer.unref();
-  }
-
-  async function decode(cm: V1ConfigMap): Promise<void> {
-    const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
-    if (replica === undefined || replica === identity) return;
-    const data = cm.binaryData?.[KEY];
-    if (data === undefined) {
-      registry.setPeer(replica, undefined, o.now());
-      return;
-    }
-    try {
-      const parsed = PeerData.safeParse(
-        JSON.parse((await gunzipAsync(Buffer.from(data, 'base64'), { maxOutputLength: 64 * 1024 * 1024 })).toString('utf8')),
-      );
-      if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'not agent data');
-      const bundles: Record<string, Agent[]> = {};
-      for (const [key, agents] of Object.entries(parsed.data.bundles)) {
-        bundles[key] = agents.map((a) => ({
-          id: a.id,
-          version: a.version,
-          clientIp: a.clientIp,
-          lastReportMs: a.lastReportMs,
-          activeRevision: a.activeRevision,
-          lastActivation: a.lastActivation,
-          lastDownload: a.lastDownload,
-          error: a.error,
-          httpCode: a.httpCode,
-          alsoLoads: a.alsoLoads,
-        }));
-      }
-      registry.setPeer(replica, bundles, o.now());
-    } catch (err) {
-      log.warn(
-        { configMap: cm.metadata?.name, replica, err: err instanceof Error ? err.message : String(err) },
-        'Ignored the agents of a peer replica: its ConfigMap does not read',
-      );
-    }
-  }
-
-  /** The leader deletes the ConfigMap of a replica that stopped writing long ago (no Pod owned it). */
-  async function sweep(): Promise<void> {
-    if (!o.leading() || !informer) return;
-    const limitMs = Math.max(registry.windowMs * 2, 600_000);
-    for (const cm of informer.list()) {
-      const updated = Date.parse(cm.metadata?.annotations?.[ANNOTATION_UPDATED] ?? '');
-      if (cm.metadata?.name === name || !Number.isFinite(updated) || o.now() - updated < limitMs) continue;
-      await clients.core.deleteNamespacedConfigMap({ name: cm.metadata?.name ?? '', namespace }).catch((err: unknown) => {
-        if (statusOf(err) !== 404)
-          log.warn({ configMap: cm.metadata?.name, err: describeError(err) }, 'Could not delete the agents of a replica long gone');
-      });
-    }
-  }
-
-  const unsubscribe = registry.onLocalChange(schedule);
-
-  return {
-    async start() {
-      const selector = `${LABEL_AGENTS}=true`;
-      const path = `/api/v1/namespaces/${namespace}/configmaps`;
-      informer = makeInformer<V1ConfigMap>(
-        clients.config,
-        path,
-        async () =>
-          (await clients.core.listNamespacedConfigMap({ namespace, labelSelector: selector })) as KubernetesListObject<V1ConfigMap>,
-        selector,
-      );
-      informer.on('add', (cm) => {
-        void decode(cm);
-      });
-      informer.on('update', (cm) => {
-        void decode(cm);
-      });
-      informer.on('delete', (cm) => {
-        const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
-        if (replica !== undefined && replica !== identity) registry.setPeer(replica, undefined, o.now());
-      });
-      informer.on('error', (err: unknown) => {
-        if (stopped) return;
-        log.warn(
-          {
-            err: describeError(err),
-            ...(statusOf(err) === 403 ? { hint: "the operator's Role needs configmaps in its namespace (deploy/20-rbac.yaml)" } : {}),
-          },
-          "The watch of peer replicas' agents stopped; restarting it",
-        );
-        setTimeout(() => {
-          if (!stopped) informer?.start().catch(() => undefined);
-        }, 5000).unref();
-      });
-      await informer.start().catch((err: unknown) => log.warn({ err: describeError(err) }, 'Could not watch the agents of peer replicas'));
-      heartbeat = setInterval(() => {
-        if (publishedSomething || Object.keys(registry.exportLocal(o.now())).length > 0) void publish();
-        void sweep();
-      }, heartbeatMs);
-      heartbeat.unref();
+  const cm: V1ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name,
+      namespace: o.namespace,
+      labels: { [LABEL_AGENTS]: 'true', 'app.kubernetes.io/managed-by': 'acl-operator' },
+      annotations: { [ANNOTATION_REPLICA]: o.identity, [ANNOTATION_UPDATED]: new Date(nowMs).toISOString() },
+      ...(o.pod ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: o.pod.name, uid: o.pod.uid }] } : {}),
+      ...(s.resourceVersion === undefined ? {} : { resourceVersion: s.resourceVersion }),
     },
-    publish,
-    async stop() {
-      stopped = true;
-      unsubscribe();
-      if (timer) clearTimeout(timer);
-      if (heartbeat) clearInterval(heartbeat);
-      await running;
-      await informer?.stop();
-      // Our agents are no longer heard by anyone through us: the peers stop counting them at once.
-      await clients.core.deleteNamespacedConfigMap({ name, namespace }).catch((err: unknown) => {
-        if (statusOf(err) !== 404)
-          log.warn({ configMap: `${namespace}/${name}`, err: describeError(err) }, "Could not delete this replica's agents ConfigMap");
-      });
-    },
+    binaryData: { [KEY]: zipped.toString('base64') },
   };
+  return { cm, empty };
+}
+
+/** Someone else wrote the ConfigMap (an earlier run of this replica), or it was deleted: read it, and again next time. */
+async function reread(s: Sharing): Promise<void> {
+  const { namespace } = s.o;
+  try {
+    s.resourceVersion = (await s.o.clients.core.readNamespacedConfigMap({ name: s.name, namespace })).metadata?.resourceVersion;
+  } catch (readErr) {
+    if (statusOf(readErr) !== 404) throw readErr;
+    s.resourceVersion = undefined;
+  }
+  schedule(s);
+}
+
+async function write(s: Sharing): Promise<void> {
+  const { clients, namespace, log } = s.o;
+  const { cm, empty } = await body(s);
+  // Nothing heard, and nothing told before: no ConfigMap at all (a replica nobody reports to).
+  if (empty && !s.publishedSomething) return;
+  try {
+    const res =
+      s.resourceVersion === undefined
+        ? await clients.core.createNamespacedConfigMap({ namespace, body: cm })
+        : await clients.core.replaceNamespacedConfigMap({ name: s.name, namespace, body: cm });
+    s.resourceVersion = res.metadata?.resourceVersion;
+    s.publishedSomething = !empty;
+    s.warnedWrite = false;
+  } catch (err) {
+    const status = statusOf(err);
+    if (status === 409 || status === 404) return reread(s);
+    if (!s.warnedWrite) {
+      s.warnedWrite = true;
+      log.warn(
+        { configMap: `${namespace}/${s.name}`, err: describeError(err), ...(status === 403 ? { hint: RBAC_HINT } : {}) },
+        "Could not share this replica's agents: RolledOut counts only the agents the leader hears",
+      );
+    }
+  }
+}
+
+/** Writes this replica's ConfigMap after any write still running; resolves when it is done (never rejects). */
+function publish(s: Sharing): Promise<void> {
+  s.running = s.running
+    .then(
+      () => (s.stopped ? undefined : write(s)),
+      () => (s.stopped ? undefined : write(s)),
+    )
+    .catch((err: unknown) => {
+      s.o.log.warn({ err: describeError(err) }, "Could not share this replica's agents");
+    });
+  return s.running;
+}
+
+/** A publication at most every intervalMs: the local agents changed. */
+function schedule(s: Sharing): void {
+  if (s.timer !== undefined || s.stopped) return;
+  const waitMs = Math.max(0, s.lastPublishMs + s.intervalMs - s.o.now());
+  s.timer = setTimeout(() => {
+    s.timer = undefined;
+    s.lastPublishMs = s.o.now();
+    void publish(s);
+  }, waitMs);
+  s.timer.unref();
+}
+
+/** The agents a peer's ConfigMap carries (base64 gzip JSON); throws when they do not read. */
+async function peerAgents(data: string): Promise<Record<string, Agent[]>> {
+  const parsed = PeerData.safeParse(
+    JSON.parse((await gunzipAsync(Buffer.from(data, 'base64'), { maxOutputLength: 64 * 1024 * 1024 })).toString('utf8')),
+  );
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'not agent data');
+  const bundles: Record<string, Agent[]> = {};
+  for (const [key, agents] of Object.entries(parsed.data.bundles)) {
+    bundles[key] = agents.map((a) => ({
+      id: a.id,
+      version: a.version,
+      clientIp: a.clientIp,
+      lastReportMs: a.lastReportMs,
+      activeRevision: a.activeRevision,
+      lastActivation: a.lastActivation,
+      lastDownload: a.lastDownload,
+      error: a.error,
+      httpCode: a.httpCode,
+      alsoLoads: a.alsoLoads,
+    }));
+  }
+  return bundles;
+}
+
+/** A peer's ConfigMap into the registry; one that does not read is logged and ignored. */
+async function decode(s: Sharing, cm: V1ConfigMap): Promise<void> {
+  const { registry, identity, log } = s.o;
+  const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
+  if (replica === undefined || replica === identity) return;
+  const data = cm.binaryData?.[KEY];
+  if (data === undefined) {
+    registry.setPeer(replica, undefined, s.o.now());
+    return;
+  }
+  try {
+    const bundles = await peerAgents(data);
+    registry.setPeer(replica, bundles, s.o.now());
+  } catch (err) {
+    log.warn(
+      { configMap: cm.metadata?.name, replica, err: err instanceof Error ? err.message : String(err) },
+      'Ignored the agents of a peer replica: its ConfigMap does not read',
+    );
+  }
+}
+
+/** The leader deletes the ConfigMap of a replica that stopped writing long ago (no Pod owned it). */
+async function sweep(s: Sharing): Promise<void> {
+  const { o, informer } = s;
+  if (!o.leading() || !informer) return;
+  const limitMs = Math.max(o.registry.windowMs * 2, 600_000);
+  for (const cm of informer.list()) {
+    const updated = Date.parse(cm.metadata?.annotations?.[ANNOTATION_UPDATED] ?? '');
+    if (cm.metadata?.name === s.name || !Number.isFinite(updated) || o.now() - updated < limitMs) continue;
+    await o.clients.core.deleteNamespacedConfigMap({ name: cm.metadata?.name ?? '', namespace: o.namespace }).catch((err: unknown) => {
+      if (statusOf(err) !== 404)
+        o.log.warn({ configMap: cm.metadata?.name, err: describeError(err) }, 'Could not delete the agents of a replica long gone');
+    });
+  }
+}
+
+/** An informer on every replica's agents ConfigMap in the operator namespace, feeding the registry. */
+function watchPeers(s: Sharing): Informer<V1ConfigMap> & ObjectCache<V1ConfigMap> {
+  const { clients, namespace, registry, identity, log } = s.o;
+  const selector = `${LABEL_AGENTS}=true`;
+  const informer = makeInformer<V1ConfigMap>(
+    clients.config,
+    `/api/v1/namespaces/${namespace}/configmaps`,
+    async () => (await clients.core.listNamespacedConfigMap({ namespace, labelSelector: selector })) as KubernetesListObject<V1ConfigMap>,
+    selector,
+  );
+  informer.on('add', (cm) => {
+    void decode(s, cm);
+  });
+  informer.on('update', (cm) => {
+    void decode(s, cm);
+  });
+  informer.on('delete', (cm) => {
+    const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
+    if (replica !== undefined && replica !== identity) registry.setPeer(replica, undefined, s.o.now());
+  });
+  informer.on('error', (err: unknown) => {
+    if (s.stopped) return;
+    log.warn(
+      { err: describeError(err), ...(statusOf(err) === 403 ? { hint: RBAC_HINT } : {}) },
+      "The watch of peer replicas' agents stopped; restarting it",
+    );
+    setTimeout(() => {
+      if (!s.stopped) s.informer?.start().catch(() => undefined);
+    }, 5000).unref();
+  });
+  return informer;
+}
+
+async function start(s: Sharing): Promise<void> {
+  const informer = watchPeers(s);
+  s.informer = informer;
+  await informer.start().catch((err: unknown) => s.o.log.warn({ err: describeError(err) }, 'Could not watch the agents of peer replicas'));
+  s.heartbeat = setInterval(() => {
+    if (s.publishedSomething || Object.keys(s.o.registry.exportLocal(s.o.now())).length > 0) void publish(s);
+    void sweep(s);
+  }, s.heartbeatMs);
+  s.heartbeat.unref();
+}
+
+async function stop(s: Sharing): Promise<void> {
+  const { clients, namespace, log } = s.o;
+  s.stopped = true;
+  s.unsubscribe();
+  if (s.timer) clearTimeout(s.timer);
+  if (s.heartbeat) clearInterval(s.heartbeat);
+  await s.running;
+  await s.informer?.stop();
+  // Our agents are no longer heard by anyone through us: the peers stop counting them at once.
+  await clients.core.deleteNamespacedConfigMap({ name: s.name, namespace }).catch((err: unknown) => {
+    if (statusOf(err) !== 404)
+      log.warn({ configMap: `${namespace}/${s.name}`, err: describeError(err) }, "Could not delete this replica's agents ConfigMap");
+  });
+}
+
+/** This replica's side of agent sharing: it publishes on every local change (rate-limited) once created, and watches peers from start(). */
+export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
+  const s: Sharing = {
+    o,
+    name: agentsConfigMapName(o.identity),
+    intervalMs: o.publishIntervalMs ?? PUBLISH_INTERVAL_MS,
+    heartbeatMs: o.heartbeatMs ?? Math.min(30_000, o.registry.windowMs / 3),
+    resourceVersion: undefined,
+    lastPublishMs: -Infinity,
+    publishedSomething: false,
+    timer: undefined,
+    heartbeat: undefined,
+    running: Promise.resolve(),
+    stopped: false,
+    warnedSize: false,
+    warnedWrite: false,
+    informer: undefined,
+    unsubscribe: () => undefined,
+  };
+  s.unsubscribe = o.registry.onLocalChange(() => schedule(s));
+  return { start: () => start(s), publish: () => publish(s), stop: () => stop(s) };
 }
