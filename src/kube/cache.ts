@@ -141,7 +141,7 @@ export function applyTokenChange(cache: KubeCache, type: ChangeType, obj: Kubern
   return { kind: 'Connector', namespace, name: connector };
 }
 
-/** Applies an informer event on a watched object; returns its key unless the cache already held as new a version. */
+/** Applies an informer event on a watched object; returns its key unless nothing changed (unreadable, or no newer than held). */
 export function applyObjectChange(
   cache: KubeCache,
   kind: Kind,

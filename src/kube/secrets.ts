@@ -13,7 +13,7 @@ import {
   type SourceObject,
   type TokenSecret,
 } from '../controller/index.ts';
-import { currentToken, slot, tokenRecord, type KubeCache } from './cache.ts';
+import { currentToken, getObject, slot, tokenRecord, type KubeCache } from './cache.ts';
 import { describeError, LABEL_MANAGED_BY, MANAGED_BY, statusOf, type KubeClients } from './client.ts';
 
 /** Key of the CA certificate in token Secrets: OPA's `ca_cert` reads it from the same volume. */
@@ -31,7 +31,7 @@ export function readTokenSecret(cache: KubeCache, namespace: string, connector: 
   const record = currentToken(cache, namespace, connector);
   if (!record) return undefined;
   // A Secret left by an earlier Connector of the same name (not yet collected) is not this one's.
-  const uid = cache.objects.get('Connector')?.get(slot(namespace, connector))?.metadata.uid;
+  const uid = getObject(cache, 'Connector', namespace, connector)?.metadata.uid;
   if (uid !== undefined && record.ownerUids.length > 0 && !record.ownerUids.includes(uid)) return undefined;
   const encoded = record.data['token'];
   const token = encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8').trim() || undefined;
