@@ -2,7 +2,7 @@
 // intermediate form (model.ts), accepting only the documented subset (docs/rules.md) and naming the
 // position and the construct of anything else.
 import { parse } from '@bufbuild/cel';
-import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
+import type { Expr, Expr_Call } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import type { CompareOp, Cond, Literal, Root, StringFn, TimePart, Value } from './model.ts';
 import { ROOTS } from './model.ts';
 import { parseCidr } from './values.ts';
@@ -43,6 +43,9 @@ const OPERATOR_NAMES: Record<string, string> = {
 /** Integers beyond 2^53 cannot be compared exactly with JSON numbers, so they are rejected. */
 const MAX_EXACT = 2n ** 53n;
 
+/** Where each expression of the parsed condition starts: a code point offset by expression id. */
+type Positions = Readonly<Record<string, number>>;
+
 /** Compiles a CEL condition into the intermediate form, or says where and why it is outside the subset. */
 export function compileCondition(text: string): CompileResult {
   let parsed: ReturnType<typeof parse>;
@@ -51,175 +54,196 @@ export function compileCondition(text: string): CompileResult {
   } catch (err) {
     return { ok: false, error: syntaxError(err instanceof Error ? err.message : String(err)) };
   }
-  const positions = parsed.sourceInfo?.positions ?? {};
-  const offsetOf = (e: Expr): number => positions[String(e.id)] ?? 0;
-  const reject = (e: Expr, message: string): never => {
-    throw new Reject(offsetOf(e), message);
-  };
-
-  const literalOf = (e: Expr): Literal | undefined => {
-    const k = e.exprKind;
-    if (k.case === 'constExpr') {
-      const c = k.value.constantKind;
-      switch (c.case) {
-        case 'stringValue':
-          return c.value.isWellFormed() ? c.value : c.value.toWellFormed();
-        case 'boolValue':
-          return c.value;
-        case 'nullValue':
-          return null;
-        case 'doubleValue':
-          if (!Number.isFinite(c.value)) return reject(e, 'numbers must be finite');
-          return c.value;
-        case 'int64Value':
-        case 'uint64Value': {
-          const big = BigInt(c.value);
-          if (big > MAX_EXACT || big < -MAX_EXACT)
-            return reject(e, `integer ${big} is too large: conditions compare numbers as JSON does, exactly only up to 2^53`);
-          return Number(big);
-        }
-        case 'bytesValue':
-          return reject(e, 'bytes literals are not supported');
-        default:
-          return reject(e, `literal of kind ${String(c.case)} is not supported`);
-      }
-    }
-    if (k.case === 'listExpr') {
-      return k.value.elements.map((el) => {
-        const lit = literalOf(el);
-        if (lit === undefined) return reject(el, 'list literals may hold only literal values (strings, numbers, booleans, null, lists)');
-        return lit;
-      });
-    }
-    return undefined;
-  };
-
-  const value = (e: Expr): Value => {
-    const lit = literalOf(e);
-    if (lit !== undefined) return { kind: 'literal', value: lit };
-    const k = e.exprKind;
-    switch (k.case) {
-      case 'identExpr': {
-        const name = k.value.name;
-        if ((ROOTS as readonly string[]).includes(name)) return { kind: 'path', root: name as Root, keys: [] };
-        return reject(e, `unknown name "${name}": conditions read principal.*, resource.*, context.*, action and actionProperties.*`);
-      }
-      case 'selectExpr': {
-        if (k.value.testOnly)
-          return reject(e, 'has() is not supported; use "key" in principal (or resource, context, any map) to test presence');
-        const operand = k.value.operand;
-        if (!operand) return reject(e, 'selection without an operand');
-        const base = value(operand);
-        if (base.kind !== 'path') return reject(e, `field selection ".${k.value.field}" applies only to attributes`);
-        return { kind: 'path', root: base.root, keys: [...base.keys, k.value.field] };
-      }
-      case 'structExpr':
-        return reject(e, 'map literals are not supported');
-      case 'comprehensionExpr':
-        return reject(e, 'macros (all, exists, exists_one, map, filter) are not supported');
-      case 'callExpr': {
-        const { function: fn, args, target } = k.value;
-        if (fn === '_[_]') {
-          const [operand, index] = args;
-          if (!operand || !index) return reject(e, 'malformed index');
-          const base = value(operand);
-          if (base.kind !== 'path') return reject(e, 'indexing applies only to attributes');
-          const key = literalOf(index);
-          if (typeof key === 'string') return { kind: 'path', root: base.root, keys: [...base.keys, key] };
-          if (
-            typeof key === 'number' &&
-            Number.isInteger(key) &&
-            key >= 0 &&
-            index.exprKind.case === 'constExpr' &&
-            index.exprKind.value.constantKind.case !== 'doubleValue'
-          ) {
-            return { kind: 'path', root: base.root, keys: [...base.keys, key] };
-          }
-          return reject(index, 'an index must be a string literal (map key) or a non-negative integer literal (list position)');
-        }
-        if (fn === 'size') {
-          const arg = target ?? args[0];
-          if (!arg || args.length !== (target ? 0 : 1)) return reject(e, 'size takes exactly one argument');
-          return { kind: 'size', arg: value(arg) };
-        }
-        if (fn in TIME_PARTS) {
-          if (target?.exprKind.case !== 'callExpr' || target.exprKind.value.function !== 'timestamp') {
-            return reject(e, `${fn}() applies to timestamp(...), for example timestamp(context.timeOfDay).${fn}()`);
-          }
-          if (args.length > 0) return reject(e, `${fn}() takes no time zone here: hours, minutes and weekdays are read in UTC`);
-          const tsArgs = target.exprKind.value.args;
-          if (tsArgs.length !== 1 || target.exprKind.value.target) return reject(target, 'timestamp takes exactly one argument');
-          return { kind: 'time', part: TIME_PARTS[fn] as TimePart, arg: value(tsArgs[0] as Expr) };
-        }
-        if (fn === 'timestamp') return reject(e, 'timestamp(...) can only be read through getHours(), getMinutes() or getDayOfWeek()');
-        if (fn in COMPARE || fn === '_&&_' || fn === '_||_' || fn === '!_' || fn === '@in' || STRING_FNS.has(fn) || fn === 'containsIP') {
-          return reject(e, `a condition (${describe(fn)}) cannot be used as a value here`);
-        }
-        return reject(e, unsupportedCall(fn));
-      }
-      default:
-        return reject(e, `expression of kind ${String(k.case)} is not supported`);
-    }
-  };
-
-  const cond = (e: Expr): Cond => {
-    const k = e.exprKind;
-    if (k.case === 'constExpr' || k.case === 'listExpr') {
-      const lit = literalOf(e);
-      if (typeof lit === 'boolean') return { kind: 'const', value: lit };
-      return reject(e, 'a condition must be true or false, not a literal of another type');
-    }
-    if (k.case === 'callExpr') {
-      const { function: fn, args, target } = k.value;
-      if (fn === '_&&_' || fn === '_||_') {
-        if (args.length < 2) return reject(e, `malformed ${fn}`);
-        const kind = fn === '_&&_' ? 'and' : 'or';
-        return args.map(cond).reduce((left, right) => ({ kind, left, right }));
-      }
-      if (fn === '!_') return { kind: 'not', operand: cond(args[0] as Expr) };
-      const op = COMPARE[fn];
-      if (op) return { kind: 'compare', op, left: value(args[0] as Expr), right: value(args[1] as Expr) };
-      if (fn === '@in') return { kind: 'in', element: value(args[0] as Expr), collection: value(args[1] as Expr) };
-      if (STRING_FNS.has(fn)) {
-        if (!target || args.length !== 1) return reject(e, `${fn} is a method with one argument, for example resource.path.${fn}("x")`);
-        return { kind: 'string', fn: fn as StringFn, target: value(target), arg: value(args[0] as Expr) };
-      }
-      if (fn === 'containsIP') {
-        if (!target || args.length !== 1 || target.exprKind.case !== 'callExpr' || target.exprKind.value.function !== 'cidr') {
-          return reject(e, 'containsIP applies to cidr("<block>"), for example cidr("10.0.0.0/8").containsIP(context.ipAddress)');
-        }
-        const blockArgs = target.exprKind.value.args;
-        const block = blockArgs.length === 1 ? literalOf(blockArgs[0] as Expr) : undefined;
-        if (typeof block !== 'string') return reject(target, 'cidr(...) takes one string literal, such as "10.0.0.0/8"');
-        const parsedCidr = parseCidr(block);
-        if (!parsedCidr) return reject(target, `"${block}" is not a CIDR block such as "10.0.0.0/8" or "2001:db8::/32"`);
-        let address = args[0] as Expr;
-        // ip(x) is accepted as in Kubernetes CEL; it means the same as x here.
-        if (
-          address.exprKind.case === 'callExpr' &&
-          address.exprKind.value.function === 'ip' &&
-          !address.exprKind.value.target &&
-          address.exprKind.value.args.length === 1
-        ) {
-          address = address.exprKind.value.args[0] as Expr;
-        }
-        return { kind: 'cidr', cidr: parsedCidr, address: value(address) };
-      }
-    }
-    const v = value(e);
-    if (v.kind === 'path') return { kind: 'bool', value: v };
-    return reject(
-      e,
-      `${v.kind === 'size' ? 'size(...)' : 'a timestamp part'} is a number, not a condition; compare it, for example size(x) > 0`,
-    );
-  };
-
+  const at: Positions = parsed.sourceInfo?.positions ?? {};
   try {
-    return { ok: true, cond: cond(parsed.expr) };
+    return { ok: true, cond: asCond(at, parsed.expr) };
   } catch (err) {
     if (err instanceof Reject) return { ok: false, error: positioned(text, err.offset, err.message) };
     throw err;
   }
+}
+
+function reject(at: Positions, e: Expr, message: string): never {
+  throw new Reject(at[String(e.id)] ?? 0, message);
+}
+
+/** The literal `e` spells (a constant, or a list of literals); undefined when it is not a literal. */
+function literalOf(at: Positions, e: Expr): Literal | undefined {
+  const k = e.exprKind;
+  if (k.case === 'constExpr') {
+    const c = k.value.constantKind;
+    switch (c.case) {
+      case 'stringValue':
+        return c.value.isWellFormed() ? c.value : c.value.toWellFormed();
+      case 'boolValue':
+        return c.value;
+      case 'nullValue':
+        return null;
+      case 'doubleValue':
+        if (!Number.isFinite(c.value)) return reject(at, e, 'numbers must be finite');
+        return c.value;
+      case 'int64Value':
+      case 'uint64Value': {
+        const big = BigInt(c.value);
+        if (big > MAX_EXACT || big < -MAX_EXACT)
+          return reject(at, e, `integer ${big} is too large: conditions compare numbers as JSON does, exactly only up to 2^53`);
+        return Number(big);
+      }
+      case 'bytesValue':
+        return reject(at, e, 'bytes literals are not supported');
+      default:
+        return reject(at, e, `literal of kind ${String(c.case)} is not supported`);
+    }
+  }
+  if (k.case === 'listExpr') {
+    return k.value.elements.map((el) => {
+      const lit = literalOf(at, el);
+      if (lit === undefined) return reject(at, el, 'list literals may hold only literal values (strings, numbers, booleans, null, lists)');
+      return lit;
+    });
+  }
+  return undefined;
+}
+
+/** `e` as a value: a literal, an attribute path, size() or a timestamp part. */
+function asValue(at: Positions, e: Expr): Value {
+  const lit = literalOf(at, e);
+  if (lit !== undefined) return { kind: 'literal', value: lit };
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'identExpr': {
+      const name = k.value.name;
+      if ((ROOTS as readonly string[]).includes(name)) return { kind: 'path', root: name as Root, keys: [] };
+      return reject(at, e, `unknown name "${name}": conditions read principal.*, resource.*, context.*, action and actionProperties.*`);
+    }
+    case 'selectExpr': {
+      if (k.value.testOnly)
+        return reject(at, e, 'has() is not supported; use "key" in principal (or resource, context, any map) to test presence');
+      const operand = k.value.operand;
+      if (!operand) return reject(at, e, 'selection without an operand');
+      const base = asValue(at, operand);
+      if (base.kind !== 'path') return reject(at, e, `field selection ".${k.value.field}" applies only to attributes`);
+      return { kind: 'path', root: base.root, keys: [...base.keys, k.value.field] };
+    }
+    case 'structExpr':
+      return reject(at, e, 'map literals are not supported');
+    case 'comprehensionExpr':
+      return reject(at, e, 'macros (all, exists, exists_one, map, filter) are not supported');
+    case 'callExpr':
+      return callValue(at, e, k.value);
+    default:
+      return reject(at, e, `expression of kind ${String(k.case)} is not supported`);
+  }
+}
+
+/** A call used as a value: indexing, size() or a timestamp part; any other call is rejected here. */
+function callValue(at: Positions, e: Expr, call: Expr_Call): Value {
+  const { function: fn, args, target } = call;
+  if (fn === '_[_]') return indexValue(at, e, args);
+  if (fn === 'size') {
+    const arg = target ?? args[0];
+    if (!arg || args.length !== (target ? 0 : 1)) return reject(at, e, 'size takes exactly one argument');
+    return { kind: 'size', arg: asValue(at, arg) };
+  }
+  if (fn in TIME_PARTS) {
+    if (target?.exprKind.case !== 'callExpr' || target.exprKind.value.function !== 'timestamp') {
+      return reject(at, e, `${fn}() applies to timestamp(...), for example timestamp(context.timeOfDay).${fn}()`);
+    }
+    if (args.length > 0) return reject(at, e, `${fn}() takes no time zone here: hours, minutes and weekdays are read in UTC`);
+    const tsArgs = target.exprKind.value.args;
+    if (tsArgs.length !== 1 || target.exprKind.value.target) return reject(at, target, 'timestamp takes exactly one argument');
+    return { kind: 'time', part: TIME_PARTS[fn] as TimePart, arg: asValue(at, tsArgs[0] as Expr) };
+  }
+  if (fn === 'timestamp') return reject(at, e, 'timestamp(...) can only be read through getHours(), getMinutes() or getDayOfWeek()');
+  if (fn in COMPARE || fn === '_&&_' || fn === '_||_' || fn === '!_' || fn === '@in' || STRING_FNS.has(fn) || fn === 'containsIP') {
+    return reject(at, e, `a condition (${describe(fn)}) cannot be used as a value here`);
+  }
+  return reject(at, e, unsupportedCall(fn));
+}
+
+/** `operand[index]`: a map key (string literal) or a list position (non-negative integer literal) of an attribute. */
+function indexValue(at: Positions, e: Expr, args: readonly Expr[]): Value {
+  const [operand, index] = args;
+  if (!operand || !index) return reject(at, e, 'malformed index');
+  const base = asValue(at, operand);
+  if (base.kind !== 'path') return reject(at, e, 'indexing applies only to attributes');
+  const key = literalOf(at, index);
+  if (typeof key === 'string') return { kind: 'path', root: base.root, keys: [...base.keys, key] };
+  if (
+    typeof key === 'number' &&
+    Number.isInteger(key) &&
+    key >= 0 &&
+    index.exprKind.case === 'constExpr' &&
+    index.exprKind.value.constantKind.case !== 'doubleValue'
+  ) {
+    return { kind: 'path', root: base.root, keys: [...base.keys, key] };
+  }
+  return reject(at, index, 'an index must be a string literal (map key) or a non-negative integer literal (list position)');
+}
+
+/** `e` as a condition: a boolean literal, a logical or comparison call, or a boolean attribute. */
+function asCond(at: Positions, e: Expr): Cond {
+  const k = e.exprKind;
+  if (k.case === 'constExpr' || k.case === 'listExpr') {
+    const lit = literalOf(at, e);
+    if (typeof lit === 'boolean') return { kind: 'const', value: lit };
+    return reject(at, e, 'a condition must be true or false, not a literal of another type');
+  }
+  if (k.case === 'callExpr') {
+    const c = callCond(at, e, k.value);
+    if (c) return c;
+  }
+  const v = asValue(at, e);
+  if (v.kind === 'path') return { kind: 'bool', value: v };
+  return reject(
+    at,
+    e,
+    `${v.kind === 'size' ? 'size(...)' : 'a timestamp part'} is a number, not a condition; compare it, for example size(x) > 0`,
+  );
+}
+
+/** A call as a condition (undefined: not a condition call, so it is read as a value). */
+function callCond(at: Positions, e: Expr, call: Expr_Call): Cond | undefined {
+  const { function: fn, args, target } = call;
+  if (fn === '_&&_' || fn === '_||_') {
+    if (args.length < 2) return reject(at, e, `malformed ${fn}`);
+    const kind = fn === '_&&_' ? 'and' : 'or';
+    return args.map((a) => asCond(at, a)).reduce((left, right) => ({ kind, left, right }));
+  }
+  if (fn === '!_') return { kind: 'not', operand: asCond(at, args[0] as Expr) };
+  const op = COMPARE[fn];
+  if (op) return { kind: 'compare', op, left: asValue(at, args[0] as Expr), right: asValue(at, args[1] as Expr) };
+  if (fn === '@in') return { kind: 'in', element: asValue(at, args[0] as Expr), collection: asValue(at, args[1] as Expr) };
+  if (STRING_FNS.has(fn)) {
+    if (!target || args.length !== 1) return reject(at, e, `${fn} is a method with one argument, for example resource.path.${fn}("x")`);
+    return { kind: 'string', fn: fn as StringFn, target: asValue(at, target), arg: asValue(at, args[0] as Expr) };
+  }
+  if (fn === 'containsIP') return cidrCond(at, e, call);
+  return undefined;
+}
+
+/** `cidr("<block>").containsIP(x)`, the block checked now. */
+function cidrCond(at: Positions, e: Expr, call: Expr_Call): Cond {
+  const { args, target } = call;
+  if (!target || args.length !== 1 || target.exprKind.case !== 'callExpr' || target.exprKind.value.function !== 'cidr') {
+    return reject(at, e, 'containsIP applies to cidr("<block>"), for example cidr("10.0.0.0/8").containsIP(context.ipAddress)');
+  }
+  const blockArgs = target.exprKind.value.args;
+  const block = blockArgs.length === 1 ? literalOf(at, blockArgs[0] as Expr) : undefined;
+  if (typeof block !== 'string') return reject(at, target, 'cidr(...) takes one string literal, such as "10.0.0.0/8"');
+  const parsedCidr = parseCidr(block);
+  if (!parsedCidr) return reject(at, target, `"${block}" is not a CIDR block such as "10.0.0.0/8" or "2001:db8::/32"`);
+  let address = args[0] as Expr;
+  // ip(x) is accepted as in Kubernetes CEL; it means the same as x here.
+  if (
+    address.exprKind.case === 'callExpr' &&
+    address.exprKind.value.function === 'ip' &&
+    !address.exprKind.value.target &&
+    address.exprKind.value.args.length === 1
+  ) {
+    address = address.exprKind.value.args[0] as Expr;
+  }
+  return { kind: 'cidr', cidr: parsedCidr, address: asValue(at, address) };
 }
 
 function describe(fn: string): string {
