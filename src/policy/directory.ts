@@ -1,7 +1,7 @@
 // The entity directory (a policy information point): properties of known subjects and resources,
 // looked up by type and id. A decision merges an entity's directory properties under the request's
 // own attributes (the request wins, key by key, no deep merge); the Rego translator embeds the part
-// of the directory a bundle's rules read (rego.ts), so OPA merges the same way.
+// of the directory a bundle's rules read (regodirectory.ts), so OPA merges the same way.
 import { runSteps } from './steps.ts';
 import type { DecisionInput } from './closures.ts';
 import type { RuleModel } from './model.ts';

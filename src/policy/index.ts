@@ -21,15 +21,9 @@ export {
   type RuleIndex,
   type Truth,
 } from './evaluate.ts';
-export {
-  translate,
-  translatePartsSteps,
-  translateRule,
-  regoString,
-  type RegoVersion,
-  type RuleRego,
-  type TranslateOptions,
-} from './rego.ts';
+export { translate, translatePartsSteps, type TranslateOptions } from './rego.ts';
+export { translateRule, type RuleRego } from './regorule.ts';
+export { regoString, type RegoVersion } from './regotext.ts';
 export { ruleModel, type RuleModelResult } from './rule.ts';
 export { toDecisionInput } from './input.ts';
 export {
