@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAgentRegistry, type Sighting } from './agents.ts';
+import type { Sighting } from './agents.ts';
+import { createAgentRegistry } from './registry.ts';
 import type { BundleReport } from './report.ts';
 
 const T0 = Date.parse('2026-11-24T10:00:00Z');

@@ -1,12 +1,11 @@
+export { createAgentRegistry, type AgentRegistry } from './registry.ts';
 export {
-  createAgentRegistry,
   EMPTY_SUMMARY,
   PROBLEMS_NAMED,
   stateOf,
   summarize,
   type Agent,
   type AgentError,
-  type AgentRegistry,
   type AgentState,
   type AgentSummary,
   type ProblemAgent,

@@ -1,6 +1,7 @@
 // What a Bundle's status says about its agents: the counts (and the AGENTS column, "current/reporting")
 // and the RolledOut condition a pipeline waits on (kubectl wait --for=condition=RolledOut).
-import { stateOf, type AgentRegistry, type AgentState, type AgentSummary, type ProblemAgent } from './agents.ts';
+import { stateOf, type AgentState, type AgentSummary, type ProblemAgent } from './agents.ts';
+import type { AgentRegistry } from './registry.ts';
 
 export interface RolloutCondition {
   readonly status: 'True' | 'False' | 'Unknown';
