@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ObjectState, StateFolder } from '../standalone/index.ts';
-import { formatStatus } from './status.ts';
-
-type Parts = Pick<StateFolder, 'dir' | 'objects' | 'activity' | 'agents' | 'decisions' | 'problems'>;
+import type { ObjectState } from '../standalone/index.ts';
+import { formatStatus, type StatusSource } from './status.ts';
 
 function object(kind: ObjectState['kind'], name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): ObjectState {
   return { kind, namespace: 'acme', name, generation: 2, specDigest: 'd', source: 'm.yaml', raw: { spec }, status };
@@ -61,8 +59,8 @@ const OBJECTS: ObjectState[] = [
 
 const LONG_INPUT = { subject: { id: 'alice', roles: ['a'.repeat(60), 'b'.repeat(60)] } };
 
-function fakeState(parts: Partial<Parts> = {}): StateFolder {
-  const base: Parts = {
+function fakeState(parts: Partial<StatusSource> = {}): StatusSource {
+  const base: StatusSource = {
     dir: '/state',
     objects: () => OBJECTS,
     activity: async () => [
@@ -124,8 +122,7 @@ function fakeState(parts: Partial<Parts> = {}): StateFolder {
     ],
     problems: async () => [{ source: 'bad.yaml', document: 2, name: undefined, message: 'not YAML' }],
   };
-  // Only what formatStatus reads: the rest of a StateFolder is never called.
-  return { ...base, ...parts } as StateFolder;
+  return { ...base, ...parts };
 }
 
 describe('formatStatus', () => {

@@ -1,9 +1,13 @@
 // `acl-operator status --state-dir <dir>`: the state folder as tables that read like `kubectl get`
 // (spec 3.4, the connector and bundle views, sync activity), for people without a cluster.
 import { join } from 'node:path';
+import type { RecentDecision } from '../fleet/index.ts';
 import type { ObjectState, StateFolder } from '../standalone/index.ts';
 
 type Row = readonly string[];
+
+/** What `status` reads of a state folder (never writes). */
+export type StatusSource = Pick<StateFolder, 'dir' | 'objects' | 'activity' | 'agents' | 'decisions' | 'problems'>;
 
 /** Columns padded like kubectl: three spaces between, no trailing spaces. */
 export function table(header: Row, rows: readonly Row[]): string {
@@ -20,9 +24,10 @@ function rec(v: unknown): Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 const str = (v: unknown, fallback = '<none>'): string => (v === undefined || v === null || v === '' ? fallback : String(v));
+const records = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? (v as unknown[]) : []).map(rec);
 
 function conditionOf(s: ObjectState, type: string): Record<string, unknown> | undefined {
-  return (Array.isArray(s.status?.['conditions']) ? (s.status['conditions'] as unknown[]) : []).map(rec).find((c) => c['type'] === type);
+  return records(s.status?.['conditions']).find((c) => c['type'] === type);
 }
 
 function readyMessage(s: ObjectState): string {
@@ -40,173 +45,204 @@ export function translationState(s: ObjectState): string {
 
 const byKey = (a: ObjectState, b: ObjectState): number => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1);
 
-export async function formatStatus(state: StateFolder, options: { rule?: string; bundle?: string } = {}): Promise<string> {
+/** `ns/name`, or `name` in the default namespace, as kubectl reads a reference. */
+function findObject(all: readonly ObjectState[], kind: ObjectState['kind'], ref: string): ObjectState | undefined {
+  const [namespace, name] = ref.includes('/') ? ref.split('/') : ['default', ref];
+  return all.find((s) => s.kind === kind && s.namespace === namespace && s.name === name);
+}
+
+function formatRule(s: ObjectState): string {
+  const spec = rec(s.raw['spec']);
+  const t = rec(s.status?.['translation']);
+  return [
+    `Rule ${s.namespace}/${s.name} (generation ${s.generation})`,
+    `  State        ${str(spec['state'], 'Draft')}`,
+    `  Phase        ${str(s.status?.['phase'], 'Pending')}`,
+    `  Condition    ${str(spec['condition'], '(none)')}`,
+    ...records(s.status?.['conditions']).map(
+      (c) => `  ${str(c['type']).padEnd(12)} ${str(c['status'])} ${str(c['reason'], '')}: ${str(c['message'], '')}`,
+    ),
+    `  Translation  ${translationState(s)} (generation ${str(t['generation'], '?')})${t['message'] ? `: ${String(t['message'])}` : ''}`,
+    '',
+    str(t['rego'], '(no translation)'),
+    '',
+  ].join('\n');
+}
+
+/** Why an agent is not simply current: it loads another bundle with the same roots, or reported an error. */
+function agentProblem(a: Record<string, unknown>): string {
+  if (Array.isArray(a['alsoLoads'])) return `also loads ${a['alsoLoads'].join(', ')}: only one can activate`;
+  if (!a['error']) return '';
+  const err = rec(a['error']);
+  return `${a['httpCode'] ? `${String(a['httpCode'])} ` : ''}${str(err['code'], '')}: ${str(err['message'], '')}`;
+}
+
+function agentsTable(agents: Record<string, unknown> | undefined): string {
+  const list = records(agents?.['list']);
+  if (list.length === 0) return "  none has reported (configure OPA's status plugin: docs/opa.md)";
+  return table(
+    ['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'PROBLEM'],
+    list.map((a) => [
+      str(a['id']),
+      str(a['state']),
+      str(a['version']),
+      str(a['clientIp']),
+      str(a['lastReport']),
+      str(a['activeRevision']),
+      agentProblem(a),
+    ]),
+  );
+}
+
+/** The newest 20 decisions, inputs cut to 100 characters so a row stays one line. */
+function decisionsTable(decisions: readonly RecentDecision[]): string {
+  if (decisions.length === 0) return "  none reported (configure OPA's decision_logs: docs/opa.md)";
+  return table(
+    ['TIME', 'AGENT', 'DECISION', 'PATH', 'REVISION', 'INPUT'],
+    decisions.slice(0, 20).map((d) => {
+      const input = JSON.stringify(d.input) ?? '';
+      return [d.time, d.agent, d.decision, str(d.path), str(d.revision), input.length > 100 ? `${input.slice(0, 99)}…` : input];
+    }),
+  );
+}
+
+async function formatBundle(state: StatusSource, s: ObjectState): Promise<string> {
+  const activity = (await state.activity()).find((a) => a.namespace === s.namespace && a.bundle === s.name);
+  const st = s.status ?? {};
+  const rolled = conditionOf(s, 'RolledOut');
+  const agents = await state.agents(s.namespace, s.name);
+  const decisions = (await state.decisions()).find((d) => d.namespace === s.namespace && d.bundle === s.name)?.decisions ?? [];
+  return [
+    `Bundle ${s.namespace}/${s.name}: revision ${str(st['revision'])}, ${str(st['ruleCount'], '0')} rule(s), ${str(st['digest'])}, last sync ${str(st['lastSync'], 'never')}`,
+    `  RolledOut  ${rolled ? `${str(rolled['status'])} ${str(rolled['reason'], '')}: ${str(rolled['message'], '')}` : '<none>'}`,
+    '',
+    'Sync activity (newest first):',
+    table(
+      ['DATE', 'REVISION', 'CLIENT IP', 'USER AGENT', 'STATUS'],
+      (activity?.records ?? []).map((r) => [r.time, str(r.revision), r.clientIp, r.userAgent || '<none>', String(r.status)]),
+    ),
+    '',
+    `OPA agents (status reports; forgotten after ${str(agents?.['expirySeconds'], '?')} s of silence):`,
+    agentsTable(agents),
+    '',
+    'Recent decisions of those agents (newest first):',
+    decisionsTable(decisions),
+    '',
+  ].join('\n');
+}
+
+function rulesTable(rules: readonly ObjectState[]): string {
+  return table(
+    ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'MESSAGE'],
+    rules.map((s) => {
+      const spec = rec(s.raw['spec']);
+      return [
+        s.namespace,
+        s.name,
+        str(spec['state'], 'Draft'),
+        str(s.status?.['phase'], 'Pending'),
+        str(spec['subjectType']),
+        Array.isArray(spec['actions']) ? spec['actions'].join(',') : '',
+        str(spec['resourceType']),
+        translationState(s),
+        readyMessage(s),
+      ];
+    }),
+  );
+}
+
+function connectorsTable(connectors: readonly ObjectState[]): string {
+  return table(
+    ['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'MESSAGE'],
+    connectors.map((s) => {
+      const st = s.status ?? {};
+      return [
+        s.namespace,
+        s.name,
+        str(st['phase'], 'Pending'),
+        str(st['tokenIssuedAt']),
+        str(st['tokenSecretName']),
+        Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>',
+        readyMessage(s),
+      ];
+    }),
+  );
+}
+
+function bundleRow(s: ObjectState): Row {
+  const st = s.status ?? {};
+  const digest = str(st['digest']);
+  const rolled = conditionOf(s, 'RolledOut');
+  // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing).
+  const message = readyMessage(s) || (rolled && rolled['status'] === 'False' ? str(rolled['message'], '') : '');
+  return [
+    s.namespace,
+    s.name,
+    str(rec(s.raw['spec'])['connector']),
+    str(st['phase'], 'Pending'),
+    str(st['revision']),
+    str(st['ruleCount']),
+    str(rec(st['agents'])['rollout']),
+    str(rolled?.['status']),
+    digest.length > 19 ? `${digest.slice(0, 19)}…` : digest,
+    str(st['lastSync'], 'never'),
+    message,
+  ];
+}
+
+/** The bundles table, and where their OPA configurations are once there is a bundle. */
+function bundlesTable(bundles: readonly ObjectState[], stateDir: string): string {
+  const text = table(
+    ['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'MESSAGE'],
+    bundles.map(bundleRow),
+  );
+  if (bundles.length === 0) return text;
+  return `${text}\nOne OPA per bundle (every bundle's roots are ["acl"]): configurations in ${join(stateDir, 'opa', '<tenant>', '<bundle>.yaml')}`;
+}
+
+function directoriesTable(directories: readonly ObjectState[]): string {
+  return table(
+    ['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'],
+    directories.map((s) => {
+      const st = s.status ?? {};
+      return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), readyMessage(s)];
+    }),
+  );
+}
+
+async function problemsTable(state: StatusSource): Promise<string> {
+  const problems = await state.problems();
+  if (problems.length === 0) return 'No problems in the manifests folder.';
+  return table(
+    ['FILE', 'DOCUMENT', 'NAME', 'PROBLEM'],
+    problems.map((p) => [p.source, String(p.document), str(p.name), p.message]),
+  );
+}
+
+/** Rules, connectors and bundles always (an empty table says there are none); directories only when there are some. */
+async function formatOverview(state: StatusSource): Promise<string> {
   const all = state.objects();
   const of = (kind: ObjectState['kind']) => all.filter((s) => s.kind === kind).sort(byKey);
-  const find = (kind: ObjectState['kind'], ref: string): ObjectState | undefined => {
-    const [namespace, name] = ref.includes('/') ? ref.split('/') : ['default', ref];
-    return all.find((s) => s.kind === kind && s.namespace === namespace && s.name === name);
-  };
+  const directories = of('Directory');
+  const sections = [
+    rulesTable(of('Rule')),
+    connectorsTable(of('Connector')),
+    bundlesTable(of('Bundle'), state.dir),
+    ...(directories.length > 0 ? [directoriesTable(directories)] : []),
+    await problemsTable(state),
+  ];
+  return `${sections.join('\n\n')}\n`;
+}
+
+/** The overview, or one rule or one bundle (`ns/name`) in detail; a missing one is said, not thrown. */
+export async function formatStatus(state: StatusSource, options: { rule?: string; bundle?: string } = {}): Promise<string> {
   if (options.rule !== undefined) {
-    const s = find('Rule', options.rule);
-    if (!s) return `Rule ${options.rule} is not in the state folder\n`;
-    const spec = rec(s.raw['spec']);
-    const t = rec(s.status?.['translation']);
-    const conditions = (Array.isArray(s.status?.['conditions']) ? (s.status['conditions'] as unknown[]) : []).map(rec);
-    return [
-      `Rule ${s.namespace}/${s.name} (generation ${s.generation})`,
-      `  State        ${str(spec['state'], 'Draft')}`,
-      `  Phase        ${str(s.status?.['phase'], 'Pending')}`,
-      `  Condition    ${str(spec['condition'], '(none)')}`,
-      ...conditions.map((c) => `  ${str(c['type']).padEnd(12)} ${str(c['status'])} ${str(c['reason'], '')}: ${str(c['message'], '')}`),
-      `  Translation  ${translationState(s)} (generation ${str(t['generation'], '?')})${t['message'] ? `: ${String(t['message'])}` : ''}`,
-      '',
-      str(t['rego'], '(no translation)'),
-      '',
-    ].join('\n');
+    const s = findObject(state.objects(), 'Rule', options.rule);
+    return s ? formatRule(s) : `Rule ${options.rule} is not in the state folder\n`;
   }
   if (options.bundle !== undefined) {
-    const s = find('Bundle', options.bundle);
-    if (!s) return `Bundle ${options.bundle} is not in the state folder\n`;
-    const activity = (await state.activity()).find((a) => a.namespace === s.namespace && a.bundle === s.name);
-    const st = s.status ?? {};
-    const rolled = conditionOf(s, 'RolledOut');
-    const agents = await state.agents(s.namespace, s.name);
-    const list = (Array.isArray(agents?.['list']) ? (agents['list'] as unknown[]) : []).map(rec);
-    const decisions = (await state.decisions()).find((d) => d.namespace === s.namespace && d.bundle === s.name)?.decisions ?? [];
-    return [
-      `Bundle ${s.namespace}/${s.name}: revision ${str(st['revision'])}, ${str(st['ruleCount'], '0')} rule(s), ${str(st['digest'])}, last sync ${str(st['lastSync'], 'never')}`,
-      `  RolledOut  ${rolled ? `${str(rolled['status'])} ${str(rolled['reason'], '')}: ${str(rolled['message'], '')}` : '<none>'}`,
-      '',
-      'Sync activity (newest first):',
-      table(
-        ['DATE', 'REVISION', 'CLIENT IP', 'USER AGENT', 'STATUS'],
-        (activity?.records ?? []).map((r) => [r.time, str(r.revision), r.clientIp, r.userAgent || '<none>', String(r.status)]),
-      ),
-      '',
-      `OPA agents (status reports; forgotten after ${str(agents?.['expirySeconds'], '?')} s of silence):`,
-      list.length === 0
-        ? "  none has reported (configure OPA's status plugin: docs/opa.md)"
-        : table(
-            ['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'PROBLEM'],
-            list.map((a) => {
-              const err = rec(a['error']);
-              const problem = Array.isArray(a['alsoLoads'])
-                ? `also loads ${a['alsoLoads'].join(', ')}: only one can activate`
-                : a['error']
-                  ? `${a['httpCode'] ? `${String(a['httpCode'])} ` : ''}${str(err['code'], '')}: ${str(err['message'], '')}`
-                  : '';
-              return [
-                str(a['id']),
-                str(a['state']),
-                str(a['version']),
-                str(a['clientIp']),
-                str(a['lastReport']),
-                str(a['activeRevision']),
-                problem,
-              ];
-            }),
-          ),
-      '',
-      'Recent decisions of those agents (newest first):',
-      decisions.length === 0
-        ? "  none reported (configure OPA's decision_logs: docs/opa.md)"
-        : table(
-            ['TIME', 'AGENT', 'DECISION', 'PATH', 'REVISION', 'INPUT'],
-            decisions.slice(0, 20).map((d) => {
-              const input = JSON.stringify(d.input) ?? '';
-              return [d.time, d.agent, d.decision, str(d.path), str(d.revision), input.length > 100 ? `${input.slice(0, 99)}…` : input];
-            }),
-          ),
-      '',
-    ].join('\n');
+    const s = findObject(state.objects(), 'Bundle', options.bundle);
+    return s ? formatBundle(state, s) : `Bundle ${options.bundle} is not in the state folder\n`;
   }
-  const sections: string[] = [];
-  sections.push(
-    table(
-      ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'MESSAGE'],
-      of('Rule').map((s) => {
-        const spec = rec(s.raw['spec']);
-        return [
-          s.namespace,
-          s.name,
-          str(spec['state'], 'Draft'),
-          str(s.status?.['phase'], 'Pending'),
-          str(spec['subjectType']),
-          Array.isArray(spec['actions']) ? spec['actions'].join(',') : '',
-          str(spec['resourceType']),
-          translationState(s),
-          readyMessage(s),
-        ];
-      }),
-    ),
-  );
-  sections.push(
-    table(
-      ['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'MESSAGE'],
-      of('Connector').map((s) => {
-        const st = s.status ?? {};
-        return [
-          s.namespace,
-          s.name,
-          str(st['phase'], 'Pending'),
-          str(st['tokenIssuedAt']),
-          str(st['tokenSecretName']),
-          Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>',
-          readyMessage(s),
-        ];
-      }),
-    ),
-  );
-  sections.push(
-    table(
-      ['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'MESSAGE'],
-      of('Bundle').map((s) => {
-        const st = s.status ?? {};
-        const digest = str(st['digest']);
-        const rolled = conditionOf(s, 'RolledOut');
-        // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing).
-        const message = readyMessage(s) || (rolled && rolled['status'] === 'False' ? str(rolled['message'], '') : '');
-        return [
-          s.namespace,
-          s.name,
-          str(rec(s.raw['spec'])['connector']),
-          str(st['phase'], 'Pending'),
-          str(st['revision']),
-          str(st['ruleCount']),
-          str(rec(st['agents'])['rollout']),
-          str(rolled?.['status']),
-          digest.length > 19 ? `${digest.slice(0, 19)}…` : digest,
-          str(st['lastSync'], 'never'),
-          message,
-        ];
-      }),
-    ),
-  );
-  if (of('Bundle').length > 0) {
-    sections[sections.length - 1] +=
-      `\nOne OPA per bundle (every bundle's roots are ["acl"]): configurations in ${join(state.dir, 'opa', '<tenant>', '<bundle>.yaml')}`;
-  }
-  const directories = of('Directory');
-  if (directories.length > 0) {
-    sections.push(
-      table(
-        ['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'],
-        directories.map((s) => {
-          const st = s.status ?? {};
-          return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), readyMessage(s)];
-        }),
-      ),
-    );
-  }
-  const problems = await state.problems();
-  if (problems.length > 0)
-    sections.push(
-      table(
-        ['FILE', 'DOCUMENT', 'NAME', 'PROBLEM'],
-        problems.map((p) => [p.source, String(p.document), str(p.name), p.message]),
-      ),
-    );
-  else sections.push('No problems in the manifests folder.');
-  return `${sections.join('\n\n')}\n`;
+  return formatOverview(state);
 }
