@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FLEET, DEFAULT_FOLDER, DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig } from './config.ts';
+import { DEFAULT_FLEET, DEFAULT_FOLDER, DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig, SERVE_USAGE } from './config.ts';
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
@@ -178,6 +178,70 @@ describe('readConfig', () => {
 
   it('asks for help', () => {
     expect(readConfig(['-h'], {})).toEqual({ ok: 'help' });
+  });
+});
+
+describe('SERVE_USAGE', () => {
+  it('lists every flag with its variable and default, under the mode it applies to', () => {
+    expect(SERVE_USAGE).toMatchInlineSnapshot(`
+      "Usage: acl-operator [serve] [options]
+
+      Runs the service: POST /authorization and the OPA bundle endpoint on the API listener, metrics and
+      health on the ops listener. With --manifests it runs standalone on a folder of YAML manifests;
+      without it, as the Kubernetes operator: it watches Rules, Connectors, Bundles and labelled Secrets
+      through the API server (in-cluster credentials, or KUBECONFIG / --kubeconfig).
+
+      Options (environment variable in brackets):
+        --manifests <dir>            Folder of Rule, Connector, Bundle and API key Secret manifests, read
+                                     recursively and watched [ACL_MANIFESTS]
+        --state-dir <dir>            Where tokens, generations, revisions and status are kept
+                                     (default .acl-state) [ACL_STATE_DIR]
+        --listen <host:port>         API listener (default 0.0.0.0:8443) [ACL_LISTEN]
+        --ops-listen <host:port>     Metrics and health listener, plain HTTP (default 0.0.0.0:9090) [ACL_OPS_LISTEN]
+        --tls-cert <file>            PEM certificate of the API listener; reloaded when it changes [ACL_TLS_CERT]
+        --tls-key <file>             PEM private key of the API listener [ACL_TLS_KEY]
+        --tls-self-signed            Generate (once) a self-signed certificate for localhost in
+                                     <state-dir>/tls and serve HTTPS with it [ACL_TLS_SELF_SIGNED=true]
+        --insecure-http              Serve the API over plain HTTP (local use only) [ACL_INSECURE_HTTP=true]
+        --public-url <url>           Base URL clients reach the API at: the AuthZEN PDP identifier and the
+                                     base of the endpoints in /.well-known/authzen-configuration (default:
+                                     the API listener's URL; in Kubernetes https://<service>.<namespace>.svc:<port>)
+                                     [ACL_PUBLIC_URL]
+        --max-body-bytes <n>         Largest decision request body (default 1048576) [ACL_MAX_BODY_BYTES]
+        --max-long-poll-seconds <n>  Longest a bundle request is held for Prefer: wait=N (default 120)
+                                     [ACL_MAX_LONG_POLL_SECONDS]
+        --log-level <level>          fatal, error, warn, info, debug, trace or silent (default info) [ACL_LOG_LEVEL]
+        --decision-log <where>       One JSON line per decision, OPA's (from their decision-log uploads) and
+                                     the service's own: off (default), stdout, or a file path (appended,
+                                     created 0600; SIGHUP reopens it) [ACL_DECISION_LOG]
+        --agent-expiry-seconds <n>   An OPA that has not reported its status for this long is forgotten
+                                     (default 300) [ACL_AGENT_EXPIRY_SECONDS]
+        --max-agents <n>             OPA agents remembered at most, over all bundles (default 10000) [ACL_MAX_AGENTS]
+        --max-upload-bytes <n>       Largest OPA status report or decision-log upload, received and after
+                                     gunzip (default 4194304) [ACL_MAX_UPLOAD_BYTES]
+
+      Standalone mode only:
+        --settle-ms <n>              A changed manifest file is used once its bytes held still this long
+                                     (default 300; 0 uses it when first read) [ACL_SETTLE_MS]
+        --max-manifest-bytes <n>     Largest manifest file read; a larger one is a problem and its objects
+                                     stay as they were (default 8388608) [ACL_MAX_MANIFEST_BYTES]
+        --max-manifest-documents <n> Most YAML documents in one manifest file (default 20000)
+                                     [ACL_MAX_MANIFEST_DOCUMENTS]
+
+      Kubernetes mode only:
+        --tls-secret <name>          kubernetes.io/tls Secret in the operator's namespace for the API
+                                     listener: created with a self-signed certificate for the Service
+                                     when missing, reloaded when it changes (e.g. cert-manager) [ACL_TLS_SECRET]
+        --kubeconfig <file>          Kubeconfig to use (default: KUBECONFIG, then in-cluster) [ACL_KUBECONFIG]
+        --namespaces <a,b>           Watch only these tenant namespaces (default: all) [ACL_NAMESPACES]
+        --operator-namespace <ns>    Namespace of the leader Lease and the TLS Secret (default: POD_NAMESPACE,
+                                     then the service account's namespace, then acl-system) [ACL_OPERATOR_NAMESPACE]
+        --service-name <name>        Service name the generated certificate is for (default acl-operator) [ACL_SERVICE_NAME]
+        --identity <id>              This replica's name in the Lease (default: POD_NAME, then host-pid) [ACL_IDENTITY]
+        --resync-seconds <n>         Every n seconds every object is reconciled again (default 300) [ACL_RESYNC_SECONDS]
+        -h, --help                   Show this help
+      "
+    `);
   });
 });
 

@@ -1,0 +1,63 @@
+// The typed Config that readConfig returns, and its parts: what the rest of the service may know of
+// its flags and environment.
+import type { SinkTarget } from '../fleet/index.ts';
+
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** --log-level's values, pino's levels. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type Tls =
+  | { readonly mode: 'files'; readonly cert: string; readonly key: string }
+  | { readonly mode: 'self-signed' }
+  | { readonly mode: 'insecure' }
+  /** Kubernetes mode: a TLS Secret in the operator's namespace, created when missing. */
+  | { readonly mode: 'secret'; readonly name: string };
+
+/** Settings of Kubernetes mode (no --manifests). */
+export interface KubeSettings {
+  readonly kubeconfig: string | undefined;
+  /** undefined: every namespace. */
+  readonly namespaces: readonly string[] | undefined;
+  /** undefined: POD_NAMESPACE, then the service account's namespace file, then acl-system. */
+  readonly operatorNamespace: string | undefined;
+  readonly serviceName: string;
+  readonly identity: string | undefined;
+  readonly resyncSeconds: number;
+}
+
+export interface FolderSettings {
+  readonly settleMs: number;
+  readonly maxManifestBytes: number;
+  readonly maxManifestDocuments: number;
+}
+
+export interface Config {
+  readonly manifests: string | undefined;
+  readonly stateDir: string;
+  readonly listen: Address;
+  readonly opsListen: Address;
+  readonly tls: Tls;
+  /** --public-url without a trailing slash, or undefined for the default. */
+  readonly publicUrl: string | undefined;
+  readonly maxBodyBytes: number;
+  readonly maxLongPollSeconds: number;
+  readonly logLevel: LogLevel;
+  /** Where decision lines go (--decision-log). */
+  readonly decisionLog: SinkTarget;
+  readonly agentExpirySeconds: number;
+  readonly maxAgents: number;
+  readonly maxUploadBytes: number;
+  readonly kube: KubeSettings;
+  /** Standalone mode: how the manifests folder is read (DEFAULT_FOLDER when not given). */
+  readonly folder?: FolderSettings;
+}
+
+/** Where a flag lands in Config: a field of its own, or a field of `kube` or `folder`. */
+export type ConfigPath = Exclude<keyof Config, 'kube' | 'folder'> | `kube.${keyof KubeSettings}` | `folder.${keyof FolderSettings}`;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string } | { ok: 'help' };
