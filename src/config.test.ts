@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FLEET, DEFAULT_FOLDER, DEFAULT_KUBE, kubePublicUrl, parseAddress, readConfig, SERVE_USAGE } from './config.ts';
+import {
+  commandDefaults,
+  DEFAULT_FLEET,
+  DEFAULT_FOLDER,
+  DEFAULT_KUBE,
+  kubePublicUrl,
+  parseAddress,
+  readConfig,
+  SERVE_USAGE,
+} from './config.ts';
 
 describe('readConfig', () => {
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
@@ -178,6 +187,31 @@ describe('readConfig', () => {
 
   it('asks for help', () => {
     expect(readConfig(['-h'], {})).toEqual({ ok: 'help' });
+  });
+
+  it('takes the Pod and KUBECONFIG from the environment as they are, for the operator', () => {
+    const kube = (env: Record<string, string>) => {
+      const r = readConfig(['--tls-secret', 'acl-tls'], env);
+      return r.ok === true ? { pod: r.config.kube.pod, kubeconfigVariable: r.config.kube.kubeconfigVariable } : r;
+    };
+    expect(kube({ POD_NAMESPACE: 'acl-system', POD_NAME: 'acl-0', POD_UID: 'u-1', KUBECONFIG: '/a:/b' })).toEqual({
+      pod: { namespace: 'acl-system', name: 'acl-0', uid: 'u-1' },
+      kubeconfigVariable: '/a:/b',
+    });
+    expect(kube({ POD_NAME: '' })).toEqual({ pod: { name: '' }, kubeconfigVariable: undefined });
+    expect(kube({})).toEqual({ pod: DEFAULT_KUBE.pod, kubeconfigVariable: DEFAULT_KUBE.kubeconfigVariable });
+  });
+});
+
+describe('commandDefaults', () => {
+  it('gives status its state folder and render its manifests from the environment', () => {
+    expect(commandDefaults({})).toEqual({ stateDir: '.acl-state', manifests: undefined });
+    expect(commandDefaults({ ACL_STATE_DIR: '/var/lib/acl', ACL_MANIFESTS: 'deploy/examples' })).toEqual({
+      stateDir: '/var/lib/acl',
+      manifests: 'deploy/examples',
+    });
+    // As before the table: only serve reads an empty variable as unset.
+    expect(commandDefaults({ ACL_STATE_DIR: '' })).toEqual({ stateDir: '', manifests: undefined });
   });
 });
 

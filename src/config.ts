@@ -2,9 +2,9 @@
 // The flags are rows of one table (config/flags.ts); this module turns their values into a Config
 // and is the only import surface of config/.
 import { DnsLabel } from './api/index.ts';
-import { DEFAULTS, flagLabel, type RawValues } from './config/flags.ts';
+import { DEFAULTS, FLAGS, flagLabel, type RawValues } from './config/flags.ts';
 import { readFlags } from './config/read.ts';
-import type { Config, ConfigResult, FolderSettings, KubeSettings, Tls } from './config/types.ts';
+import type { Config, ConfigResult, FolderSettings, KubeSettings, PodIdentity, Tls } from './config/types.ts';
 import { serveUsage } from './config/usage.ts';
 import { decisionLogOf, parseAddress, publicUrlOf } from './config/values.ts';
 
@@ -14,7 +14,7 @@ export { decisionLogOf, kubePublicUrl, parseAddress, publicUrlOf } from './confi
 /** `acl-operator serve --help`. */
 export const SERVE_USAGE = serveUsage();
 
-/** Kubernetes settings when no flag or variable sets them. */
+/** Kubernetes settings when no flag or variable sets them (and outside a Pod). */
 export const DEFAULT_KUBE: KubeSettings = {
   kubeconfig: undefined,
   namespaces: undefined,
@@ -22,6 +22,8 @@ export const DEFAULT_KUBE: KubeSettings = {
   serviceName: DEFAULTS['service-name'],
   identity: undefined,
   resyncSeconds: DEFAULTS['resync-seconds'],
+  pod: {},
+  kubeconfigVariable: undefined,
 };
 
 export const DEFAULT_FOLDER: FolderSettings = {
@@ -37,6 +39,22 @@ export const DEFAULT_FLEET: Pick<Config, 'decisionLog' | 'agentExpirySeconds' | 
   maxAgents: DEFAULTS['max-agents'],
   maxUploadBytes: DEFAULTS['max-upload-bytes'],
 };
+
+/** Where `status` and `render` look when not told: ACL_STATE_DIR (else .acl-state) and ACL_MANIFESTS. */
+export interface CommandDefaults {
+  readonly stateDir: string;
+  readonly manifests: string | undefined;
+}
+
+/** The defaults of the status and render commands from the environment; unlike serve, a set but empty variable is kept. */
+export function commandDefaults(env: NodeJS.ProcessEnv): CommandDefaults {
+  return { stateDir: env[FLAGS['state-dir'].env] ?? DEFAULTS['state-dir'], manifests: env[FLAGS.manifests.env] };
+}
+
+/** The Pod from the Downward API's variables, as they are (an empty one stays empty). */
+function podOf(env: NodeJS.ProcessEnv): PodIdentity {
+  return { namespace: env['POD_NAMESPACE'], name: env['POD_NAME'], uid: env['POD_UID'] };
+}
 
 type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -94,7 +112,7 @@ function publicUrlValue(text: string | undefined, tls: Tls): Checked<string | un
   return checked.ok ? { ok: true, value: checked.url } : { ok: false, message: `${flagLabel('public-url')}: ${checked.message}` };
 }
 
-function kubeOf(r: RawValues, namespaces: string[] | undefined): KubeSettings {
+function kubeOf(r: RawValues, namespaces: string[] | undefined, env: NodeJS.ProcessEnv): KubeSettings {
   return {
     kubeconfig: r.kubeconfig,
     namespaces,
@@ -102,11 +120,13 @@ function kubeOf(r: RawValues, namespaces: string[] | undefined): KubeSettings {
     serviceName: r['service-name'],
     identity: r.identity,
     resyncSeconds: r['resync-seconds'],
+    pod: podOf(env),
+    kubeconfigVariable: env['KUBECONFIG'],
   };
 }
 
 /** The checked flag values as a Config, or the first thing wrong with how they combine. */
-function configOf(r: RawValues): ConfigResult {
+function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
   const listen = parseAddress(r.listen);
   if (typeof listen === 'string') return { ok: false, message: `--listen: ${listen}` };
   const opsListen = parseAddress(r['ops-listen']);
@@ -131,7 +151,7 @@ function configOf(r: RawValues): ConfigResult {
     agentExpirySeconds: r['agent-expiry-seconds'],
     maxAgents: r['max-agents'],
     maxUploadBytes: r['max-upload-bytes'],
-    kube: kubeOf(r, namespaces.value),
+    kube: kubeOf(r, namespaces.value, env),
     folder: { settleMs: r['settle-ms'], maxManifestBytes: r['max-manifest-bytes'], maxManifestDocuments: r['max-manifest-documents'] },
   };
   return { ok: true, config };
@@ -140,5 +160,5 @@ function configOf(r: RawValues): ConfigResult {
 /** Reads flags, then the environment for anything not given as a flag; -h asks for help. */
 export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ConfigResult {
   const read = readFlags(argv, env);
-  return read.ok === true ? configOf(read.values) : read;
+  return read.ok === true ? configOf(read.values, env) : read;
 }

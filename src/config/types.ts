@@ -18,6 +18,13 @@ export type Tls =
   /** Kubernetes mode: a TLS Secret in the operator's namespace, created when missing. */
   | { readonly mode: 'secret'; readonly name: string };
 
+/** The Pod this replica runs in, as the Downward API tells it (POD_NAMESPACE, POD_NAME, POD_UID); empty outside a Pod. */
+export interface PodIdentity {
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly uid?: string;
+}
+
 /** Settings of Kubernetes mode (no --manifests). */
 export interface KubeSettings {
   readonly kubeconfig: string | undefined;
@@ -28,6 +35,12 @@ export interface KubeSettings {
   readonly serviceName: string;
   readonly identity: string | undefined;
   readonly resyncSeconds: number;
+  readonly pod: PodIdentity;
+  /**
+   * KUBECONFIG as the environment has it. client-node reads the variable itself; this copy only lets
+   * "no cluster configured" say whether it was set.
+   */
+  readonly kubeconfigVariable: string | undefined;
 }
 
 export interface FolderSettings {
