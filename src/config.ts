@@ -26,6 +26,7 @@ export const DEFAULT_KUBE: KubeSettings = {
   kubeconfigVariable: undefined,
 };
 
+/** How the manifests folder is read when no flag or variable sets it. */
 export const DEFAULT_FOLDER: FolderSettings = {
   settleMs: DEFAULTS['settle-ms'],
   maxManifestBytes: DEFAULTS['max-manifest-bytes'],

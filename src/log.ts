@@ -11,6 +11,7 @@ export const REDACT_PATHS = [
   'data.token',
 ];
 
+/** The root logger at `level`, writing to `destination` (stdout when not given), with token paths redacted. */
 export function createLogger(level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
   return pino(
     {
