@@ -3,24 +3,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import { createAuthorizationHandler, requestId } from './authorization.ts';
+import { createAuthorizationHandler } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
 import { createAuthzenHandlers, createMetadataHandler, ENDPOINT_PATHS, type AuthzenEndpoint } from './endpoints.ts';
 import { createFleetHandlers } from './fleet.ts';
 import { sendError } from './errors.ts';
+import { echoed } from './reply.ts';
 
 const CONNECTOR_PATH = '/:tenant/connectors/policyagent/:connector';
 const BUNDLE_PATH = `${CONNECTOR_PATH}/bundles/:bundle`;
 const WELL_KNOWN = '/.well-known/authzen-configuration';
 /** A tenant in a path: a namespace name (DNS-1123 label). */
 const TENANT = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** X-Request-ID echoed, as on every answer (AuthZEN: the PDP MUST), errors included. */
-function echoed(req: IncomingMessage, headers: Record<string, string> = {}): Record<string, string> {
-  const id = requestId(req);
-  return id === undefined ? headers : { ...headers, 'X-Request-ID': id };
-}
 
 function methodNotAllowed(allow: string) {
   return function notAllowed(req: Request, res: Response): void {

@@ -4,11 +4,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serviceDecisionLine } from '../fleet/index.ts';
 import { EMPTY_DIRECTORY, type Decision, type DecisionInput } from '../policy/index.ts';
-import { createIndexLookup, createTenantResolver, requestId, sendUnauthenticated } from './authorization.ts';
 import { evaluation, evaluations, metadata, search, type Reply, type TenantView } from './authzen.ts';
 import { readJsonBody } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
+import { requestId, sendJson, sendUnauthenticated, withRequestId } from './reply.ts';
+import { createIndexLookup, createTenantResolver } from './tenant.ts';
 
 export type AuthzenEndpoint = 'evaluation' | 'evaluations' | 'search_subject' | 'search_resource' | 'search_action';
 
@@ -22,12 +23,6 @@ export const ENDPOINT_PATHS: Readonly<Record<AuthzenEndpoint, string>> = {
 };
 
 type Handler = (req: IncomingMessage, res: ServerResponse, pathTenant?: string) => void;
-
-function sendJson(res: ServerResponse, body: unknown, headers: Record<string, string>): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(200, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload) });
-  res.end(payload);
-}
 
 /** One handler per AuthZEN POST endpoint, sharing the tenant cache and the empty indexes. */
 export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEndpoint, Handler>> {
@@ -66,7 +61,7 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
     function authzen(req, res, pathTenant) {
       const started = performance.now();
       const id = requestId(req);
-      const headers: Record<string, string> = id === undefined ? {} : { 'X-Request-ID': id };
+      const headers = withRequestId(id);
       const count = (code: number): void => {
         deps.metrics.authzenRequests.inc({ endpoint, code: String(code) });
       };
@@ -143,7 +138,7 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
 export function createMetadataHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, tenant?: string) => void {
   return function discovery(req, res, tenant) {
     const id = requestId(req);
-    sendJson(res, metadata(deps.publicUrl(), tenant), id === undefined ? {} : { 'X-Request-ID': id });
+    sendJson(res, metadata(deps.publicUrl(), tenant), withRequestId(id));
     deps.metrics.authzenRequests.inc({ endpoint: 'metadata', code: '200' });
   };
 }

@@ -22,7 +22,8 @@ import { bundleKey, type Snapshot } from '../store/index.ts';
 import { judgeConnector, type ConnectorPath } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
-import { createBundleReadHandler, sendJson } from './reads.ts';
+import { createBundleReadHandler } from './reads.ts';
+import { sendUncachedJson as sendJson } from './reply.ts';
 import { parseUpload, readUpload } from './upload.ts';
 
 const OUTCOME: Partial<Record<FailureCode, UploadOutcome>> = {

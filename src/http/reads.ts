@@ -1,22 +1,12 @@
 // GET .../bundles/{bundle}/activity, /agents and /decisions: what the service knows of a bundle,
 // read with the tenant's API key (not the connector token, which every OPA of the connector holds).
-import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import type { BundleEntry } from '../store/index.ts';
-import { tenantOf } from './authorization.ts';
 import type { ConnectorPath } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, WWW_AUTHENTICATE } from './errors.ts';
-
-export function sendJson(res: ServerResponse, body: unknown): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(200, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(payload),
-    'Cache-Control': 'no-store',
-  });
-  res.end(payload);
-}
+import { sendUncachedJson } from './reply.ts';
+import { tenantOf } from './tenant.ts';
 
 /**
  * A read of one bundle: 401 without the tenant's API key, 404 for another tenant's bundle or one of
@@ -43,6 +33,6 @@ export function createBundleReadHandler(
       sendError(res, 'not_found', `connector ${connector} of tenant ${tenant} has no bundle ${name}`);
       return;
     }
-    sendJson(res, { tenant, connector, bundle: name, revision: bundle.built.revision, ...body({ tenant, connector }, bundle) });
+    sendUncachedJson(res, { tenant, connector, bundle: name, revision: bundle.built.revision, ...body({ tenant, connector }, bundle) });
   };
 }
