@@ -6,14 +6,14 @@ import type { Metrics } from '../metrics.ts';
 import { createAuthorizationHandler } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
-import { createAuthzenHandlers, createMetadataHandler, ENDPOINT_PATHS, type AuthzenEndpoint } from './endpoints.ts';
+import { createAuthzenHandlers, createMetadataHandler } from './endpoints.ts';
 import { createFleetHandlers } from './fleet.ts';
 import { sendError } from './errors.ts';
+import { AUTHZEN_ENDPOINT_NAMES, AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from './paths.ts';
 import { echoed } from './reply.ts';
 
 const CONNECTOR_PATH = '/:tenant/connectors/policyagent/:connector';
 const BUNDLE_PATH = `${CONNECTOR_PATH}/bundles/:bundle`;
-const WELL_KNOWN = '/.well-known/authzen-configuration';
 /** A tenant in a path: a namespace name (DNS-1123 label). */
 const TENANT = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -89,7 +89,8 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
     authorize(req, res);
   });
   app.all('/authorization', methodNotAllowed('POST'));
-  for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [AuthzenEndpoint, string][]) {
+  for (const endpoint of AUTHZEN_ENDPOINT_NAMES) {
+    const { path } = AUTHZEN_ENDPOINTS[endpoint];
     const handle = authzen[endpoint];
     app.post(path, (req, res) => {
       handle(req, res);
@@ -107,17 +108,17 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
     app.all(`/:tenant${path}`, methodNotAllowed('POST'));
   }
   const discovery = createMetadataHandler(deps);
-  app.get(WELL_KNOWN, (req, res) => {
+  app.get(AUTHZEN_METADATA_PATH, (req, res) => {
     discovery(req, res);
   });
-  app.all(`${WELL_KNOWN}/:tenant`, (req, res, next) => {
+  app.all(`${AUTHZEN_METADATA_PATH}/:tenant`, (req, res, next) => {
     if (TENANT.test(String(req.params['tenant']))) next();
     else notFound(req, res);
   });
-  app.get(`${WELL_KNOWN}/:tenant`, (req, res) => {
+  app.get(`${AUTHZEN_METADATA_PATH}/:tenant`, (req, res) => {
     discovery(req, res, String(req.params['tenant']));
   });
-  app.all([WELL_KNOWN, `${WELL_KNOWN}/:tenant`], methodNotAllowed('GET, HEAD'));
+  app.all([AUTHZEN_METADATA_PATH, `${AUTHZEN_METADATA_PATH}/:tenant`], methodNotAllowed('GET, HEAD'));
   app.get(BUNDLE_PATH, (req, res) => {
     serveBundle(req, res, {
       tenant: String(req.params['tenant']),
@@ -171,7 +172,7 @@ export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: Ser
         authorize(req, res);
         return;
       }
-      if (req.method === 'POST' && url === '/access/v1/evaluation') {
+      if (req.method === 'POST' && url === AUTHZEN_ENDPOINTS.evaluation.path) {
         evaluate(req, res);
         return;
       }

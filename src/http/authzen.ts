@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../bundle/index.ts';
 import { decide, type Decision, type DecisionInput, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
 import { codePointCompare } from '../policy/values.ts';
+import { AUTHZEN_ENDPOINT_NAMES, AUTHZEN_ENDPOINTS } from './paths.ts';
 import { evaluationInputOf, inputOf, searchPartsOf, type SearchKind, type SearchParts } from './request.ts';
 
 /** What one tenant decides with. */
@@ -335,14 +336,6 @@ export function search(kind: SearchKind, body: unknown, view: TenantView): Reply
 // ---------------------------------------------------------------------------------------------
 // Metadata
 
-export const AUTHZEN_PATHS = {
-  access_evaluation_endpoint: '/access/v1/evaluation',
-  access_evaluations_endpoint: '/access/v1/evaluations',
-  search_subject_endpoint: '/access/v1/search/subject',
-  search_resource_endpoint: '/access/v1/search/resource',
-  search_action_endpoint: '/access/v1/search/action',
-} as const;
-
 /**
  * GET /.well-known/authzen-configuration[/<tenant>]: the PDP identifier is the public base URL (or
  * the base URL and the tenant), and every endpoint lives under it.
@@ -350,6 +343,9 @@ export const AUTHZEN_PATHS = {
 export function metadata(baseUrl: string, tenant?: string): Record<string, string> {
   const pdp = tenant === undefined ? baseUrl : `${baseUrl}/${tenant}`;
   const out: Record<string, string> = { policy_decision_point: pdp };
-  for (const [name, path] of Object.entries(AUTHZEN_PATHS)) out[name] = `${pdp}${path}`;
+  for (const endpoint of AUTHZEN_ENDPOINT_NAMES) {
+    const { path, metadataName } = AUTHZEN_ENDPOINTS[endpoint];
+    out[metadataName] = `${pdp}${path}`;
+  }
   return out;
 }

@@ -8,19 +8,9 @@ import { evaluation, evaluations, metadata, search, type Reply, type TenantView 
 import { readJsonBody } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
+import type { AuthzenEndpoint } from './paths.ts';
 import { requestId, sendJson, sendUnauthenticated, withRequestId } from './reply.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
-
-export type AuthzenEndpoint = 'evaluation' | 'evaluations' | 'search_subject' | 'search_resource' | 'search_action';
-
-/** The path under /access/v1 of each endpoint. */
-export const ENDPOINT_PATHS: Readonly<Record<AuthzenEndpoint, string>> = {
-  evaluation: '/access/v1/evaluation',
-  evaluations: '/access/v1/evaluations',
-  search_subject: '/access/v1/search/subject',
-  search_resource: '/access/v1/search/resource',
-  search_action: '/access/v1/search/action',
-};
 
 type Handler = (req: IncomingMessage, res: ServerResponse, pathTenant?: string) => void;
 
