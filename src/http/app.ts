@@ -1,6 +1,6 @@
 // createApiApp and createOpsApp build Express apps from their dependencies; main listens.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { createAuthorizationHandler } from './authorization.ts';
@@ -9,6 +9,7 @@ import type { ApiDeps } from './deps.ts';
 import { createAuthzenHandlers, createMetadataHandler } from './endpoints.ts';
 import { createFleetHandlers } from './fleet.ts';
 import { sendError } from './errors.ts';
+import { answerThrow, errorMiddleware, type ThrowSite } from './guard.ts';
 import { AUTHZEN_ENDPOINT_NAMES, AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from './paths.ts';
 import { echoed } from './reply.ts';
 
@@ -25,31 +26,6 @@ function methodNotAllowed(allow: string) {
 
 function notFound(req: Request, res: Response): void {
   sendError(res, 'not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`, echoed(req));
-}
-
-/** The status a framework error asks for (Express's router sets 400 on a path it cannot decode). */
-function clientStatus(err: unknown): number | undefined {
-  const status = typeof err === 'object' && err !== null && 'status' in err ? err.status : undefined;
-  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
-}
-
-/** The single place a throw becomes an answer: a client error the framework found, or a 500 and a log line. */
-function internalError(log: Logger) {
-  return function onError(err: unknown, req: Request, res: Response, _next: NextFunction): void {
-    const status = clientStatus(err);
-    if (status !== undefined) {
-      const code = status === 404 ? 'not_found' : status === 413 ? 'too_large' : 'bad_request';
-      sendError(
-        res,
-        code,
-        err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read',
-        echoed(req),
-      );
-      return;
-    }
-    log.error({ err, method: req.method, path: req.path.slice(0, 200) }, 'Failed to serve request');
-    sendError(res, 'internal', 'internal error', echoed(req));
-  };
 }
 
 function common(app: express.Express): void {
@@ -141,7 +117,7 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   });
   app.all(`${CONNECTOR_PATH}/logs`, methodNotAllowed('POST'));
   app.use(notFound);
-  app.use(internalError(deps.log));
+  app.use(errorMiddleware(deps.log));
   return app;
 }
 
@@ -151,6 +127,38 @@ const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Z
 const PLAIN_UPLOAD_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/(status|logs)$/;
 
 /**
+ * Answers a decision, bundle poll or upload whose path is in its plain form, straight from its
+ * handler; false for anything else (the Express app's to answer).
+ */
+function dispatchPlain(handlers: ApiHandlers, req: IncomingMessage, res: ServerResponse): boolean {
+  const url = req.url ?? '';
+  if (req.method === 'POST' && url === '/authorization') {
+    handlers.authorize(req, res);
+    return true;
+  }
+  if (req.method === 'POST' && url === AUTHZEN_ENDPOINTS.evaluation.path) {
+    handlers.authzen.evaluation(req, res);
+    return true;
+  }
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    const m = PLAIN_BUNDLE_PATH.exec(url);
+    if (m) {
+      handlers.serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string });
+      return true;
+    }
+  }
+  if (req.method === 'POST') {
+    const m = PLAIN_UPLOAD_PATH.exec(url);
+    if (m) {
+      const upload = m[3] === 'status' ? handlers.fleet.status : handlers.fleet.logs;
+      upload(req, res, { tenant: m[1] as string, connector: m[2] as string });
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
  * The API listener's request handler. Decisions and bundle polls in their plain form go straight to
  * their handlers: Express's per-request setup costs about 12 µs, a third of a decision's budget
  * (docs/benchmarks.md). Everything else, including every odd spelling of those paths, goes through
@@ -158,43 +166,17 @@ const PLAIN_UPLOAD_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Z
  */
 export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const handlers = apiHandlers(deps);
-  const { authorize, serveBundle, fleet } = handlers;
-  const evaluate = handlers.authzen.evaluation;
   const app = createApiApp(deps, handlers);
-  const failed = (err: unknown, req: IncomingMessage, res: ServerResponse): void => {
-    deps.log.error({ err, method: req.method, path: (req.url ?? '').slice(0, 200) }, 'Failed to serve request');
-    sendError(res, 'internal', 'internal error', echoed(req));
-  };
+  const site: ThrowSite = { log: deps.log, fields: (req) => ({ method: req.method, path: (req.url ?? '').slice(0, 200) }), echo: true };
   return function api(req, res) {
-    const url = req.url ?? '';
+    let answered: boolean;
     try {
-      if (req.method === 'POST' && url === '/authorization') {
-        authorize(req, res);
-        return;
-      }
-      if (req.method === 'POST' && url === AUTHZEN_ENDPOINTS.evaluation.path) {
-        evaluate(req, res);
-        return;
-      }
-      if (req.method === 'GET' || req.method === 'HEAD') {
-        const m = PLAIN_BUNDLE_PATH.exec(url);
-        if (m) {
-          serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string });
-          return;
-        }
-      }
-      if (req.method === 'POST') {
-        const m = PLAIN_UPLOAD_PATH.exec(url);
-        if (m) {
-          (m[3] === 'status' ? fleet.status : fleet.logs)(req, res, { tenant: m[1] as string, connector: m[2] as string });
-          return;
-        }
-      }
+      answered = dispatchPlain(handlers, req, res);
     } catch (err) {
-      failed(err, req, res);
+      answerThrow(site, req, res, err);
       return;
     }
-    app(req, res);
+    if (!answered) app(req, res);
   };
 }
 
@@ -224,6 +206,6 @@ export function createOpsApp(deps: OpsDeps): express.Express {
     else res.status(503).type('text/plain').send(`not ready: ${why}\n`);
   });
   app.use(notFound);
-  app.use(internalError(deps.log));
+  app.use(errorMiddleware(deps.log));
   return app;
 }

@@ -5,6 +5,7 @@ import { decide, EMPTY_DIRECTORY, type CompiledRule, type Decision } from '../po
 import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
+import { guarded, type ThrowSite } from './guard.ts';
 import { jsonHeaders, requestId, sendUnauthenticated, withRequestId } from './reply.ts';
 import { decisionInputOf } from './request.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
@@ -12,6 +13,7 @@ import { createIndexLookup, createTenantResolver } from './tenant.ts';
 export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const indexOf = createIndexLookup();
   const tenantFor = createTenantResolver(deps);
+  const site: ThrowSite = { log: deps.log, fields: (req) => ({ method: req.method, path: '/authorization' }), echo: false };
   // The allow half of a reply never changes for a rule, so it is serialised once per rule.
   const allowTails = new WeakMap<CompiledRule, string>();
   const allowTail = (rule: CompiledRule | undefined, d: Decision): string => {
@@ -90,14 +92,13 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
       sendUnauthenticated(req, res, id);
       return;
     }
-    // Called from a stream event, where a throw would end the process: a bug becomes a 500 here.
-    readJsonBody(req, deps.maxBodyBytes, function decideBody(body) {
-      try {
+    // Called from a stream event, where a throw would end the process.
+    readJsonBody(
+      req,
+      deps.maxBodyBytes,
+      guarded(site, req, res, function decideBody(body: BodyResult) {
         answer(res, tenant, id, started, body);
-      } catch (err) {
-        deps.log.error({ err, method: req.method, path: '/authorization' }, 'Failed to serve request');
-        sendError(res, 'internal', 'internal error');
-      }
-    });
+      }),
+    );
   };
 }
