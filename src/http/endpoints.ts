@@ -2,133 +2,188 @@
 // reply, metrics. Served at /access/v1/... (the tenant of the API key) and at
 // /{tenant}/access/v1/... (the same, for a client configured from the per-tenant metadata).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Counter } from 'prom-client';
 import { serviceDecisionLine } from '../fleet/index.ts';
-import { EMPTY_DIRECTORY, type Decision, type DecisionInput } from '../policy/index.ts';
+import { EMPTY_DIRECTORY, type Decision, type DecisionInput, type RuleIndex } from '../policy/index.ts';
+import type { Snapshot } from '../store/index.ts';
 import { evaluation, evaluations, metadata, search, type Reply, type TenantView } from './authzen.ts';
-import { readJsonBody } from './body.ts';
+import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
+import { guarded, type ThrowSite } from './guard.ts';
 import type { AuthzenEndpoint } from './paths.ts';
 import { requestId, sendJson, sendUnauthenticated, withRequestId } from './reply.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, pathTenant?: string) => void;
 
+/** What every AuthZEN handler shares: the tenant cache, the empty indexes, the counters bound once. */
+interface AuthzenState {
+  readonly deps: ApiDeps;
+  readonly tenantFor: (req: IncomingMessage) => string | undefined;
+  readonly indexOf: (snapshot: Snapshot, tenant: string) => RuleIndex;
+  readonly timestamp: () => string;
+  readonly allowed: Counter.Internal;
+  readonly denied: Counter.Internal;
+  readonly lines: Counter.Internal;
+}
+
+/** One request of a tenant whose body is being read. */
+interface Asked {
+  readonly endpoint: AuthzenEndpoint;
+  readonly tenant: string;
+  readonly id: string | undefined;
+  readonly headers: Record<string, string>;
+  /** performance.now() when it arrived (acl_decision_seconds). */
+  readonly started: number;
+  /** Counts the answer by status (acl_authzen_requests_total). */
+  readonly count: (code: number) => void;
+}
+
+/** How each endpoint answers a parsed body. */
+const RUN: Readonly<Record<AuthzenEndpoint, (body: unknown, view: TenantView, timestamp: () => string) => Reply>> = {
+  evaluation,
+  evaluations,
+  search_subject: (body, view) => search('subject', body, view),
+  search_resource: (body, view) => search('resource', body, view),
+  search_action: (body, view) => search('action', body, view),
+};
+
+/** Evaluations make decisions (counted and logged); searches do not. */
+function decides(endpoint: AuthzenEndpoint): endpoint is 'evaluation' | 'evaluations' {
+  return endpoint === 'evaluation' || endpoint === 'evaluations';
+}
+
+/** acl_decisions_total counts AuthZEN decisions too (a batch item refused as malformed is no decision). */
+function countDecisions(state: AuthzenState, body: unknown, started: number): void {
+  const one = (d: unknown): void => {
+    if (typeof d !== 'object' || d === null) return;
+    const { decision, context } = d as { decision?: unknown; context?: { error?: unknown } };
+    if (typeof decision !== 'boolean' || context?.error !== undefined) return;
+    (decision ? state.allowed : state.denied).inc();
+  };
+  const items = (body as { evaluations?: unknown }).evaluations;
+  if (Array.isArray(items)) items.forEach(one);
+  else {
+    one(body);
+    state.deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
+  }
+}
+
+/** The tenant's view of the latest snapshot, telling the decision log of each decision when it is on. */
+function viewOf(state: AuthzenState, asked: Asked): TenantView {
+  const { sink } = state.deps.fleet;
+  const { tenant, endpoint } = asked;
+  const snapshot = state.deps.store.snapshot();
+  // One object shape whether the decision log is on or off (no spread on the decision path).
+  return {
+    tenant,
+    index: state.indexOf(snapshot, tenant),
+    directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
+    onDecision:
+      sink.enabled && decides(endpoint)
+        ? (input: DecisionInput, d: Decision) => {
+            sink.write(
+              serviceDecisionLine({
+                time: state.timestamp(),
+                tenant,
+                endpoint,
+                requestId: asked.id,
+                allow: d.allow,
+                policyId: d.policyId,
+                input,
+              }),
+            );
+            state.lines.inc();
+          }
+        : undefined,
+  };
+}
+
+/** Answers a request whose body has been read: the 400/413 of the body, or the endpoint's reply. */
+function answer(state: AuthzenState, asked: Asked, res: ServerResponse, body: BodyResult): void {
+  const { headers, count } = asked;
+  if (!body.ok) {
+    sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
+    count(body.code === 'too_large' ? 413 : 400);
+    return;
+  }
+  const reply = RUN[asked.endpoint](body.value, viewOf(state, asked), state.timestamp);
+  if (!reply.ok) {
+    sendError(res, 'bad_request', reply.message, headers);
+    count(400);
+    return;
+  }
+  sendJson(res, reply.body, headers);
+  count(200);
+  if (decides(asked.endpoint)) countDecisions(state, reply.body, asked.started);
+  if (state.deps.log.isLevelEnabled('debug'))
+    state.deps.log.debug({ requestId: asked.id, tenant: asked.tenant, endpoint: asked.endpoint }, 'Answered AuthZEN request');
+}
+
+/** The handler of one endpoint: 401 before 403 (another tenant's path) before reading the body. */
+function createHandler(state: AuthzenState, endpoint: AuthzenEndpoint): Handler {
+  const { deps } = state;
+  const site: ThrowSite = {
+    log: deps.log,
+    fields: (req) => ({ method: req.method, endpoint }),
+    echo: true,
+    answered: () => deps.metrics.authzenRequests.inc({ endpoint, code: '500' }),
+  };
+  return function authzen(req, res, pathTenant) {
+    const started = performance.now();
+    const id = requestId(req);
+    const headers = withRequestId(id);
+    const count = (code: number): void => {
+      deps.metrics.authzenRequests.inc({ endpoint, code: String(code) });
+    };
+    const tenant = state.tenantFor(req);
+    if (tenant === undefined) {
+      sendUnauthenticated(req, res, id);
+      count(401);
+      return;
+    }
+    if (pathTenant !== undefined && pathTenant !== tenant) {
+      req.resume();
+      sendError(res, 'forbidden', `this API key belongs to another tenant than ${JSON.stringify(pathTenant.slice(0, 63))}`, headers);
+      count(403);
+      return;
+    }
+    const asked: Asked = { endpoint, tenant, id, headers, started, count };
+    readJsonBody(
+      req,
+      deps.maxBodyBytes,
+      guarded(site, req, res, (body: BodyResult) => {
+        answer(state, asked, res, body);
+      }),
+    );
+  };
+}
+
 /** One handler per AuthZEN POST endpoint, sharing the tenant cache and the empty indexes. */
 export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEndpoint, Handler>> {
-  const tenantFor = createTenantResolver(deps);
-  const indexOf = createIndexLookup();
-  const timestamp = (): string => new Date(deps.now()).toISOString();
-  const run: Readonly<Record<AuthzenEndpoint, (body: unknown, view: TenantView) => Reply>> = {
-    evaluation: (body, view) => evaluation(body, view, timestamp),
-    evaluations: (body, view) => evaluations(body, view, timestamp),
-    search_subject: (body, view) => search('subject', body, view),
-    search_resource: (body, view) => search('resource', body, view),
-    search_action: (body, view) => search('action', body, view),
+  const state: AuthzenState = {
+    deps,
+    tenantFor: createTenantResolver(deps),
+    indexOf: createIndexLookup(),
+    timestamp: () => new Date(deps.now()).toISOString(),
+    allowed: deps.metrics.decisions.labels('allow'),
+    denied: deps.metrics.decisions.labels('deny'),
+    lines: deps.metrics.decisionLogLines.labels('service'),
   };
-
-  const allowed = deps.metrics.decisions.labels('allow');
-  const denied = deps.metrics.decisions.labels('deny');
-  const lines = deps.metrics.decisionLogLines.labels('service');
-  const { sink } = deps.fleet;
-  /** acl_decisions_total counts AuthZEN decisions too (a batch item refused as malformed is no decision). */
-  const countDecisions = (body: unknown, started: number): void => {
-    const one = (d: unknown): void => {
-      if (typeof d !== 'object' || d === null) return;
-      const { decision, context } = d as { decision?: unknown; context?: { error?: unknown } };
-      if (typeof decision !== 'boolean' || context?.error !== undefined) return;
-      (decision ? allowed : denied).inc();
-    };
-    const items = (body as { evaluations?: unknown }).evaluations;
-    if (Array.isArray(items)) items.forEach(one);
-    else {
-      one(body);
-      deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
-    }
-  };
-
-  const handler = (endpoint: AuthzenEndpoint): Handler =>
-    function authzen(req, res, pathTenant) {
-      const started = performance.now();
-      const id = requestId(req);
-      const headers = withRequestId(id);
-      const count = (code: number): void => {
-        deps.metrics.authzenRequests.inc({ endpoint, code: String(code) });
-      };
-      const tenant = tenantFor(req);
-      if (tenant === undefined) {
-        sendUnauthenticated(req, res, id);
-        count(401);
-        return;
-      }
-      if (pathTenant !== undefined && pathTenant !== tenant) {
-        req.resume();
-        sendError(res, 'forbidden', `this API key belongs to another tenant than ${JSON.stringify(pathTenant.slice(0, 63))}`, headers);
-        count(403);
-        return;
-      }
-      readJsonBody(req, deps.maxBodyBytes, function answer(body) {
-        try {
-          if (!body.ok) {
-            sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
-            count(body.code === 'too_large' ? 413 : 400);
-            return;
-          }
-          const snapshot = deps.store.snapshot();
-          const logged = sink.enabled && (endpoint === 'evaluation' || endpoint === 'evaluations');
-          // One object shape whether the decision log is on or off (no spread on the decision path).
-          const view: TenantView = {
-            tenant,
-            index: indexOf(snapshot, tenant),
-            directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
-            onDecision: logged
-              ? (input: DecisionInput, d: Decision) => {
-                  sink.write(
-                    serviceDecisionLine({
-                      time: timestamp(),
-                      tenant,
-                      endpoint,
-                      requestId: id,
-                      allow: d.allow,
-                      policyId: d.policyId,
-                      input,
-                    }),
-                  );
-                  lines.inc();
-                }
-              : undefined,
-          };
-          const reply = run[endpoint](body.value, view);
-          if (!reply.ok) {
-            sendError(res, 'bad_request', reply.message, headers);
-            count(400);
-            return;
-          }
-          sendJson(res, reply.body, headers);
-          count(200);
-          if (endpoint === 'evaluation' || endpoint === 'evaluations') countDecisions(reply.body, started);
-          if (deps.log.isLevelEnabled('debug')) deps.log.debug({ requestId: id, tenant, endpoint }, 'Answered AuthZEN request');
-        } catch (err) {
-          deps.log.error({ err, method: req.method, endpoint }, 'Failed to serve request');
-          sendError(res, 'internal', 'internal error', headers);
-          count(500);
-        }
-      });
-    };
   return {
-    evaluation: handler('evaluation'),
-    evaluations: handler('evaluations'),
-    search_subject: handler('search_subject'),
-    search_resource: handler('search_resource'),
-    search_action: handler('search_action'),
+    evaluation: createHandler(state, 'evaluation'),
+    evaluations: createHandler(state, 'evaluations'),
+    search_subject: createHandler(state, 'search_subject'),
+    search_resource: createHandler(state, 'search_resource'),
+    search_action: createHandler(state, 'search_action'),
   };
 }
 
 /** GET /.well-known/authzen-configuration[/<tenant>]: public, like any discovery document. */
 export function createMetadataHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, tenant?: string) => void {
   return function discovery(req, res, tenant) {
-    const id = requestId(req);
-    sendJson(res, metadata(deps.publicUrl(), tenant), withRequestId(id));
+    sendJson(res, metadata(deps.publicUrl(), tenant), withRequestId(requestId(req)));
     deps.metrics.authzenRequests.inc({ endpoint: 'metadata', code: '200' });
   };
 }
