@@ -22,7 +22,16 @@ export interface LongPolls {
 
 export const BUCKET_MS = 50;
 
-export function createLongPolls(options: { onSize?: (size: number) => void } = {}): LongPolls {
+export interface LongPollOptions {
+  /** Told the number of held requests whenever it changes (a gauge). */
+  readonly onSize?: (size: number) => void;
+  /** Milliseconds since the epoch, for deadlines (default Date.now). */
+  readonly now?: () => number;
+}
+
+/** Held requests, released by a change of their bundle, their deadline or shutdown, each exactly once. */
+export function createLongPolls(options: LongPollOptions = {}): LongPolls {
+  const now = options.now ?? Date.now;
   const byKey = new Map<string, Set<Waiter>>();
   const buckets = new Map<number, { waiters: Set<Waiter>; timer: NodeJS.Timeout }>();
   let size = 0;
@@ -49,7 +58,7 @@ export function createLongPolls(options: { onSize?: (size: number) => void } = {
 
   return {
     hold(key, waitMs, release) {
-      const bucketId = Math.ceil((Date.now() + waitMs) / BUCKET_MS);
+      const bucketId = Math.ceil((now() + waitMs) / BUCKET_MS);
       const w: Waiter = { key, bucket: bucketId, release };
       let set = byKey.get(key);
       if (!set) {
@@ -64,7 +73,7 @@ export function createLongPolls(options: { onSize?: (size: number) => void } = {
             const b = buckets.get(bucketId);
             if (b) for (const x of [...b.waiters]) fire(x, 'timeout');
           },
-          Math.max(0, bucketId * BUCKET_MS - Date.now()),
+          Math.max(0, bucketId * BUCKET_MS - now()),
         );
         bucket = { waiters: new Set(), timer };
         buckets.set(bucketId, bucket);
