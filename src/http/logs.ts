@@ -13,14 +13,14 @@ import {
   type DecisionEvent,
   type DecisionResult,
 } from '../fleet/index.ts';
-import type { UploadOutcome } from '../metrics.ts';
 import { bundleKey } from '../store/index.ts';
-import { bundlesOf, judgeConnector, type ConnectorPath } from './connector.ts';
+import { bundlesOf, type ConnectorPath } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
-import { answerThrow, guarded, type ThrowSite } from './guard.ts';
+import { answerThrow } from './guard.ts';
 import { sendUncachedJson } from './reply.ts';
-import { outcomeOf, parseUpload, readUpload, refuseUpload, type UploadText } from './upload.ts';
+import { parseUpload, type UploadText } from './upload.ts';
+import { refuseUpload, serveUpload, type UploadRoute } from './upload-route.ts';
 
 /** Decision events validated or applied between two turns of the event loop. */
 const SLICE = 500;
@@ -123,13 +123,13 @@ async function accept(state: LogsState, path: ConnectorPath, items: readonly unk
 /** Answers an upload whose body has been read: its 400/404/413, or 200 once every event is applied. */
 function answerUpload(
   state: LogsState,
-  site: ThrowSite,
+  route: UploadRoute,
   req: IncomingMessage,
   res: ServerResponse,
   path: ConnectorPath,
   text: UploadText,
-  count: (outcome: UploadOutcome) => void,
 ): void {
+  const { count } = route;
   if (!text.ok) {
     refuseUpload(req, res, text.code, text.message);
     count(text.code);
@@ -160,29 +160,24 @@ function answerUpload(
       count(outcome.code);
     })
     // The answer to an accepted upload is a 500 too when it throws, never a crash.
-    .catch((err: unknown) => answerThrow(site, req, res, err));
+    .catch((err: unknown) => answerThrow(route.site, req, res, err));
 }
 
 /** The decision-log upload handler; `log` is the fleet's child logger. */
 export function createLogsHandler(deps: ApiDeps, log: Logger): (req: IncomingMessage, res: ServerResponse, path: ConnectorPath) => void {
   const state: LogsState = { deps, log, decisionCounters: new Map(), opaLines: deps.metrics.decisionLogLines.labels('opa') };
-  const site: ThrowSite = { log, fields: () => ({ path: 'logs' }), echo: false };
-  const count = (o: UploadOutcome): void => {
-    deps.metrics.decisionLogUploads.inc({ outcome: o });
+  const route: UploadRoute = {
+    site: { log, fields: () => ({ path: 'logs' }), echo: false },
+    count: (o) => {
+      deps.metrics.decisionLogUploads.inc({ outcome: o });
+    },
+    // Decisions are audit data: only a valid token of an Active connector adds any.
+    readsRefused: () => false,
+    answer: (req, res, path, _verdict, text) => {
+      answerUpload(state, route, req, res, path, text);
+    },
   };
   return function logs(req, res, path) {
-    const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
-    if (verdict.code !== 'ok') {
-      refuseUpload(req, res, verdict.code, verdict.message);
-      count(outcomeOf(verdict.code));
-      return;
-    }
-    readUpload(
-      req,
-      deps.fleet.maxUploadBytes,
-      guarded(site, req, res, function logsBody(text: UploadText) {
-        answerUpload(state, site, req, res, path, text, count);
-      }),
-    );
+    serveUpload(deps, route, req, res, path);
   };
 }

@@ -5,12 +5,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { parseStatusReport, type BundleReport, type StatusReport } from '../fleet/index.ts';
 import type { UploadOutcome } from '../metrics.ts';
-import { bundlesOf, judgeConnector, type ConnectorPath, type ConnectorVerdict } from './connector.ts';
+import { bundlesOf, type ConnectorPath, type ConnectorVerdict } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
-import { guarded, type ThrowSite } from './guard.ts';
 import { sendUncachedJson } from './reply.ts';
-import { outcomeOf, parseUpload, readUpload, refuseUpload, type UploadText } from './upload.ts';
+import { parseUpload, type UploadText } from './upload.ts';
+import { refuseUpload, serveUpload, type UploadRoute } from './upload-route.ts';
 
 /** Agent ids already warned about for loading two of our bundles (bounded: a warning, not a record). */
 const WARNED_KEPT = 1000;
@@ -151,23 +151,17 @@ function answerReport(
 /** The status report handler; `log` is the fleet's child logger. */
 export function createStatusHandler(deps: ApiDeps, log: Logger): (req: IncomingMessage, res: ServerResponse, path: ConnectorPath) => void {
   const state: StatusState = { deps, log, warned: new Set() };
-  const site: ThrowSite = { log, fields: () => ({ path: 'status' }), echo: false };
-  const count = (o: UploadOutcome): void => {
-    deps.metrics.agentReports.inc({ outcome: o });
+  const route: UploadRoute = {
+    site: { log, fields: () => ({ path: 'status' }), echo: false },
+    count: (o) => {
+      deps.metrics.agentReports.inc({ outcome: o });
+    },
+    readsRefused: (verdict) => refusalOf(verdict) !== undefined,
+    answer: (req, res, path, verdict, text) => {
+      answerReport(state, req, res, path, verdict, text, route.count);
+    },
   };
   return function status(req, res, path) {
-    const verdict = judgeConnector(deps.store.snapshot(), path, req.headers.authorization);
-    if (verdict.code !== 'ok' && refusalOf(verdict) === undefined) {
-      refuseUpload(req, res, verdict.code, verdict.message);
-      count(outcomeOf(verdict.code));
-      return;
-    }
-    readUpload(
-      req,
-      deps.fleet.maxUploadBytes,
-      guarded(site, req, res, function statusBody(text: UploadText) {
-        answerReport(state, req, res, path, verdict, text, count);
-      }),
-    );
+    serveUpload(deps, route, req, res, path);
   };
 }

@@ -1,35 +1,10 @@
 // Bodies OPA uploads: a status report (JSON) or a decision-log batch (JSON, gzip-compressed). The
 // limit holds for the bytes received and again for the bytes they decompress to, so a small gzip
 // bomb is a 413 like a large body; a large body is decompressed on libuv's thread pool, off the
-// event loop that answers decisions. Also how an upload is refused, and the metric label of why.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// event loop that answers decisions.
+import type { IncomingMessage } from 'node:http';
 import { gunzip, gunzipSync } from 'node:zlib';
-import type { UploadOutcome } from '../metrics.ts';
 import { collectBody, notJson, utf8, type BodyFailure, type BodyResult } from './body.ts';
-import { sendError, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
-
-const OUTCOME: Partial<Record<FailureCode, UploadOutcome>> = {
-  bad_request: 'bad_request',
-  unauthenticated: 'unauthenticated',
-  forbidden: 'forbidden',
-  not_found: 'not_found',
-  too_large: 'too_large',
-};
-
-/** The outcome label (acl_agent_reports_total, acl_decision_log_uploads_total) of a refusal. */
-export function outcomeOf(code: FailureCode): UploadOutcome {
-  return OUTCOME[code] ?? 'bad_request';
-}
-
-/** Answers a refusal; a body not yet read is not, so the connection closes after it (a large upload is not drained). */
-export function refuseUpload(req: IncomingMessage, res: ServerResponse, code: FailureCode, message: string): void {
-  const headers: Record<string, string> = code === 'unauthenticated' ? { 'WWW-Authenticate': WWW_AUTHENTICATE } : {};
-  if (req.readableEnded) sendError(res, code, message, headers);
-  else {
-    sendError(res, code, message, { ...headers, Connection: 'close' });
-    req.resume();
-  }
-}
 
 function tooLarge(limitBytes: number, what: string): BodyFailure {
   return { ok: false, code: 'too_large', message: `the ${what} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)` };
