@@ -1,6 +1,6 @@
 // createApiApp and createOpsApp build Express apps from their dependencies; main listens.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { createAuthorizationHandler } from './authorization.ts';
@@ -56,15 +56,14 @@ function connectorOf(req: Request): { tenant: string; connector: string } {
   return { tenant: String(req.params['tenant']), connector: String(req.params['connector']) };
 }
 
-/** The API: POST /authorization, the AuthZEN 1.0 endpoints and metadata, and the bundle endpoint. */
-export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(deps)): express.Express {
-  const app = express();
-  common(app);
-  const { authorize, serveBundle, authzen, fleet } = handlers;
-  app.post('/authorization', (req, res) => {
-    authorize(req, res);
-  });
-  app.all('/authorization', methodNotAllowed('POST'));
+/** A segment that is not a namespace name is no tenant: 404 whatever the method. */
+function tenantSegment(req: Request, res: Response, next: NextFunction): void {
+  if (TENANT.test(String(req.params['tenant']))) next();
+  else notFound(req, res);
+}
+
+/** The AuthZEN endpoints, plain and per tenant, and the metadata document, as AUTHZEN_ENDPOINTS lists them. */
+function routeAuthzen(app: express.Express, deps: ApiDeps, authzen: ApiHandlers['authzen']): void {
   for (const endpoint of AUTHZEN_ENDPOINT_NAMES) {
     const { path } = AUTHZEN_ENDPOINTS[endpoint];
     const handle = authzen[endpoint];
@@ -73,11 +72,7 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
     });
     app.all(path, methodNotAllowed('POST'));
     // The per-tenant form that /.well-known/authzen-configuration/<tenant> names.
-    // A segment that is not a namespace name is no tenant: 404 whatever the method.
-    app.all(`/:tenant${path}`, (req, res, next) => {
-      if (TENANT.test(String(req.params['tenant']))) next();
-      else notFound(req, res);
-    });
+    app.all(`/:tenant${path}`, tenantSegment);
     app.post(`/:tenant${path}`, (req, res) => {
       handle(req, res, String(req.params['tenant']));
     });
@@ -87,14 +82,16 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   app.get(AUTHZEN_METADATA_PATH, (req, res) => {
     discovery(req, res);
   });
-  app.all(`${AUTHZEN_METADATA_PATH}/:tenant`, (req, res, next) => {
-    if (TENANT.test(String(req.params['tenant']))) next();
-    else notFound(req, res);
-  });
+  app.all(`${AUTHZEN_METADATA_PATH}/:tenant`, tenantSegment);
   app.get(`${AUTHZEN_METADATA_PATH}/:tenant`, (req, res) => {
     discovery(req, res, String(req.params['tenant']));
   });
   app.all([AUTHZEN_METADATA_PATH, `${AUTHZEN_METADATA_PATH}/:tenant`], methodNotAllowed('GET, HEAD'));
+}
+
+/** What OPA and the tenant reach under a connector: the bundle, its reads, and OPA's uploads. */
+function routeConnectors(app: express.Express, deps: ApiDeps, handlers: ApiHandlers): void {
+  const { serveBundle, fleet } = handlers;
   app.get(BUNDLE_PATH, (req, res) => {
     serveBundle(req, res, {
       tenant: String(req.params['tenant']),
@@ -116,6 +113,18 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
     fleet.logs(req, res, connectorOf(req));
   });
   app.all(`${CONNECTOR_PATH}/logs`, methodNotAllowed('POST'));
+}
+
+/** The API: POST /authorization, the AuthZEN 1.0 endpoints and metadata, and the bundle endpoint. */
+export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(deps)): express.Express {
+  const app = express();
+  common(app);
+  app.post('/authorization', (req, res) => {
+    handlers.authorize(req, res);
+  });
+  app.all('/authorization', methodNotAllowed('POST'));
+  routeAuthzen(app, deps, handlers.authzen);
+  routeConnectors(app, deps, handlers);
   app.use(notFound);
   app.use(errorMiddleware(deps.log));
   return app;
