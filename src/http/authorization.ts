@@ -10,6 +10,7 @@ import { jsonHeaders, requestId, sendUnauthenticated, withRequestId } from './re
 import { decisionInputOf } from './request.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
 
+/** The POST /authorization handler: 401 without a tenant's API key, else the body's decision (or its 400/413). */
 export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const indexOf = createIndexLookup();
   const tenantFor = createTenantResolver(deps);

@@ -170,10 +170,12 @@ interface PageToken {
 
 const TOKEN_VERSION = 1;
 
+/** The opaque page.next_token of a page token (versioned base64url JSON). */
 export function encodeToken(t: PageToken): string {
   return Buffer.from(JSON.stringify([TOKEN_VERSION, t.after, t.limit, t.query]), 'utf8').toString('base64url');
 }
 
+/** The page token of a page.token this PDP issued, or undefined for anything else. */
 export function decodeToken(text: string): PageToken | undefined {
   if (!/^[A-Za-z0-9_-]{1,8000}$/.test(text)) return undefined;
   try {

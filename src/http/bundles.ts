@@ -57,10 +57,10 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
   return { code: 'ok', bundle: existing };
 }
 
-/** Serves one bundle request; the path's names are already decoded. */
 /** At most one debug line per this interval about requests left out of sync activity. */
 const UNRECORDED_LOG_MS = 10_000;
 
+/** Serves one bundle request; the path's names are already decoded. */
 export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, path: BundlePath) => void {
   // Requests that did not authenticate as the bundle's connector stay out of its sync activity
   // (anyone who reaches the port could otherwise push the real OPAs out of the bounded view): they
