@@ -12,7 +12,7 @@ export interface ThrowSite<R extends IncomingMessage = IncomingMessage> {
   readonly log: Logger;
   /** The log line's fields besides `err`: where the request went, never what it carried. */
   readonly fields: (req: R) => Record<string, unknown>;
-  /** Whether the 500 echoes X-Request-ID (the uploads OPA makes send none to echo). */
+  /** Whether the 500 echoes X-Request-ID, as it did at this site before there was one guard. */
   readonly echo: boolean;
   /** Told after each 500 it answers (a per-endpoint metric). */
   readonly answered?: () => void;
