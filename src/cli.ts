@@ -12,8 +12,7 @@ import { pino, type Logger } from 'pino';
 import { readConfig, SERVE_USAGE, type Config } from './config.ts';
 import { MAX_BACKLOG_BYTES, type Destination } from './fleet/index.ts';
 import { createLogger } from './log.ts';
-import { startService, type Service } from './main.ts';
-import { startOperator, type Operator } from './operator.ts';
+import { startOperator, startService, type Operator, type Service } from './service/index.ts';
 import { readManifestFolder } from './standalone/folder.ts';
 import { openStateFolder } from './standalone/index.ts';
 

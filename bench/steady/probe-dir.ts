@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../src/config.ts';
-import { startService } from '../../src/main.ts';
+import { startService } from '../../src/service/index.ts';
 import { directoryFile, directoryTenant } from './tenants.ts';
 const DIRS = Number(process.env['DIRS'] ?? 100);
 const root = await mkdtemp(join(tmpdir(), 'probe-dir-'));

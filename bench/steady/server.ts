@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../src/config.ts';
-import { startService } from '../../src/main.ts';
+import { startService } from '../../src/service/index.ts';
 import { serveCommands } from '../http/ipc.ts';
 import { CONNECTOR, TENANT } from '../http/tenant.ts';
 import { startProfile, stopProfile } from '../http/servers/profiler.ts';

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { secretToken } from '../controller/index.ts';
-import type { Service } from '../main.ts';
+import type { Service } from '../service/index.ts';
 import { opaConfigFile } from '../standalone/index.ts';
 
 /** Marks an API key Secret whose key is public (examples/): the banner may print it. */

@@ -9,7 +9,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { selfSignedCertificate } from '../server.ts';
+import { selfSignedCertificate } from '../tls/index.ts';
 import { describeError, LABEL_MANAGED_BY, MANAGED_BY, statusOf } from './client.ts';
 
 export interface TlsMaterial {

@@ -4,8 +4,8 @@ import { connect } from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/operator.ts';
-import { selfSignedCertificate } from '../../src/server.ts';
+import { startOperator, type Operator } from '../../src/service/index.ts';
+import { selfSignedCertificate } from '../../src/tls/index.ts';
 import { adminClients, createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, operatorConfig } from '../support/kube.ts';
 
 function servedCertificate(url: string): Promise<{ validTo: string }> {

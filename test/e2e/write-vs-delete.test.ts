@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor, type KubeClients } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/operator.ts';
+import { startOperator, type Operator } from '../../src/service/index.ts';
 import {
   apply,
   bundleYaml,

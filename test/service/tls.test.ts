@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureSelfSigned } from '../../src/server.ts';
+import { ensureSelfSigned } from '../../src/tls/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 let t: TestService | undefined;

@@ -18,7 +18,7 @@ import { parseAllDocuments } from 'yaml';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
 import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator, type OperatorOptions } from '../../src/operator.ts';
+import { startOperator, type Operator, type OperatorOptions } from '../../src/service/index.ts';
 
 export const E2E_KUBECONFIG = process.env['E2E_KUBECONFIG'] || undefined;
 export const ROOT = join(import.meta.dirname, '..', '..');

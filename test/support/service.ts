@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
-import { startService, type Service, type ServiceOptions } from '../../src/main.ts';
+import { startService, type Service, type ServiceOptions } from '../../src/service/index.ts';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../../src/config.ts';
-import { startService } from '../../../src/main.ts';
+import { startService } from '../../../src/service/index.ts';
 import { serveCommands } from '../ipc.ts';
 import { CONNECTOR, generateRules, manifestFiles, ruleManifest, TENANT, tenantRules } from '../tenant.ts';
 import { startProfile, stopProfile } from './profiler.ts';

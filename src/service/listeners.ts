@@ -1,15 +1,14 @@
 // Listeners: the API over HTTPS (certificate files reloaded when they change, or a generated
 // self-signed localhost certificate) or, when explicitly allowed, plain HTTP; the ops port in HTTP.
 import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { generate } from 'selfsigned';
-import type { Address, Tls } from './config.ts';
+import type { Address, Tls } from '../config.ts';
+import { ensureSelfSigned } from '../tls/index.ts';
 
 export interface Listening {
   readonly server: Server | HttpsServer;
@@ -17,66 +16,6 @@ export interface Listening {
   /** The certificate file clients should trust (self-signed or given), when TLS is on. */
   readonly caFile: string | undefined;
   close(): void;
-}
-
-/**
- * A self-signed certificate (EC P-256, one year). Marked as a CA so that clients can trust it
- * directly (curl --cacert, OPA ca_cert).
- */
-export async function selfSignedCertificate(o: {
-  commonName: string;
-  organization: string;
-  dnsNames: readonly string[];
-  ips?: readonly string[];
-  now: Date;
-}): Promise<{ cert: string; private: string }> {
-  return generate(
-    [
-      { name: 'commonName', value: o.commonName },
-      { name: 'organizationName', value: o.organization },
-    ],
-    {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      notBeforeDate: new Date(o.now.getTime() - 60_000),
-      notAfterDate: new Date(o.now.getTime() + 365 * 86_400_000),
-      extensions: [
-        { name: 'basicConstraints', cA: true, critical: true },
-        { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-        { name: 'extKeyUsage', serverAuth: true },
-        {
-          name: 'subjectAltName',
-          altNames: [...o.dnsNames.map((value) => ({ type: 2 as const, value })), ...(o.ips ?? []).map((ip) => ({ type: 7 as const, ip }))],
-        },
-      ],
-    },
-  );
-}
-
-/** A self-signed certificate for localhost, 127.0.0.1 and ::1, made once and kept in `<dir>`. */
-export async function ensureSelfSigned(dir: string, log: Logger, now = new Date()): Promise<{ cert: string; key: string }> {
-  const cert = join(dir, 'tls.crt');
-  const key = join(dir, 'tls.key');
-  try {
-    const pem = await readFile(cert, 'utf8');
-    await readFile(key, 'utf8');
-    if (new Date(new X509Certificate(pem).validTo).getTime() - now.getTime() > 7 * 86_400_000) return { cert, key };
-    log.info({ cert }, 'Renewing the self-signed certificate: it expires within a week');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const pems = await selfSignedCertificate({
-    commonName: 'localhost',
-    organization: 'acl-operator standalone',
-    dnsNames: ['localhost'],
-    ips: ['127.0.0.1', '::1'],
-    now,
-  });
-  await mkdir(dir, { recursive: true });
-  await writeFile(key, pems.private, { mode: 0o600 });
-  await writeFile(cert, pems.cert, { mode: 0o644 });
-  log.info({ cert }, 'Generated a self-signed certificate for localhost');
-  return { cert, key };
 }
 
 function hostForUrl(host: string): string {

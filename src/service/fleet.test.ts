@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ObjectKey } from './controller/index.ts';
-import { DEFAULT_FLEET } from './config.ts';
-import type { BundleReport } from './fleet/index.ts';
-import { startFleet, STATUS_INTERVAL_MS } from './fleetloop.ts';
-import { createMetrics } from './metrics.ts';
-import { createStore } from './store/index.ts';
+import type { ObjectKey } from '../controller/index.ts';
+import { DEFAULT_FLEET } from '../config.ts';
+import type { BundleReport } from '../fleet/index.ts';
+import { startFleet, STATUS_INTERVAL_MS } from './fleet.ts';
+import { createMetrics } from '../metrics.ts';
+import { createStore } from '../store/index.ts';
 
 const T0 = Date.parse('2026-11-24T10:00:00Z');
 const entry = (revision: string): BundleReport => ({

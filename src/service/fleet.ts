@@ -3,8 +3,8 @@
 // gauges, and ask the controller to refresh a Bundle's status when its agents changed, at most once
 // per bundle per `statusIntervalMs`, so a large fleet never turns into a flood of status writes.
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
-import type { ObjectKey } from './controller/index.ts';
+import type { Config } from '../config.ts';
+import type { ObjectKey } from '../controller/index.ts';
 import {
   createAgentRegistry,
   createDecisionSink,
@@ -17,10 +17,10 @@ import {
   type DecisionSink,
   type Destination,
   type RecentDecisions,
-} from './fleet/index.ts';
-import type { FleetDeps } from './http/index.ts';
-import type { Metrics } from './metrics.ts';
-import { bundleKey, type Store } from './store/index.ts';
+} from '../fleet/index.ts';
+import type { FleetDeps } from '../http/index.ts';
+import type { Metrics } from '../metrics.ts';
+import { bundleKey, type Store } from '../store/index.ts';
 
 /** Shortest time between two agent-driven status refreshes of one Bundle. */
 export const STATUS_INTERVAL_MS = 5000;

@@ -2,11 +2,11 @@
 // listener, the API listener, and a graceful close (held long polls answered, in-flight requests
 // finished, idle connections dropped).
 import type { Logger } from 'pino';
-import type { Config, Tls } from './config.ts';
-import { createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from './http/index.ts';
-import type { Metrics } from './metrics.ts';
-import { listenApi, listenOps, type Listening } from './server.ts';
-import { bundleKey, type Store } from './store/index.ts';
+import type { Config, Tls } from '../config.ts';
+import { createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from '../http/index.ts';
+import type { Metrics } from '../metrics.ts';
+import { listenApi, listenOps, type Listening } from './listeners.ts';
+import { bundleKey, type Store } from '../store/index.ts';
 
 export interface Serving {
   readonly longPolls: LongPolls;

@@ -3,14 +3,14 @@ import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { DEFAULT_FOLDER, type Config } from './config.ts';
-import { createController, type Controller } from './controller/index.ts';
-import { agentsReport, type Destination } from './fleet/index.ts';
-import { startFleet, type Fleet } from './fleetloop.ts';
-import type { LongPolls } from './http/index.ts';
-import { createLogger } from './log.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
-import { startServing } from './serving.ts';
+import { DEFAULT_FOLDER, type Config } from '../config.ts';
+import { createController, type Controller } from '../controller/index.ts';
+import { agentsReport, type Destination } from '../fleet/index.ts';
+import { startFleet, type Fleet } from './fleet.ts';
+import type { LongPolls } from '../http/index.ts';
+import { createLogger } from '../log.ts';
+import { createMetrics, type Metrics } from '../metrics.ts';
+import { startServing } from './http.ts';
 import {
   createFolderSource,
   createOpaConfigWriter,
@@ -18,10 +18,10 @@ import {
   openStateFolder,
   type FolderSource,
   type StateFolder,
-} from './standalone/index.ts';
-import { createThreadPacker } from './work/packer.ts';
-import { createWorkerThread } from './work/pool.ts';
-import { bundleKey, createStore, type Store } from './store/index.ts';
+} from '../standalone/index.ts';
+import { createThreadPacker } from '../work/packer.ts';
+import { createWorkerThread } from '../work/pool.ts';
+import { bundleKey, createStore, type Store } from '../store/index.ts';
 
 export interface Service {
   readonly apiUrl: string;

@@ -1,0 +1,3 @@
+export { startService, type Service, type ServiceOptions } from './standalone.ts';
+export { startOperator, type Operator, type OperatorOptions } from './operator.ts';
+export type { Fleet } from './fleet.ts';

@@ -1,0 +1,2 @@
+export { expiresWithin, selfSignedCertificate } from './certificate.ts';
+export { ensureSelfSigned } from './localhost.ts';
