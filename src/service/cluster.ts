@@ -1,0 +1,171 @@
+// Kubernetes mode's own parts, as top-level functions over one explicit state object: who this
+// replica is, the Kubernetes source with the API listener's TLS Secret, the Lease elector (a new
+// leader writes every object once, then the CA), agent sharing between replicas, and their release.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Config, Tls } from '../config.ts';
+import type { Controller } from '../controller/index.ts';
+import { createAgentSharing, type AgentSharing } from '../kube/agents.ts';
+import { createClients, type KubeClients } from '../kube/client.ts';
+import { createLeaderElector, type LeaderElector } from '../kube/leader.ts';
+import { createKubeSource, type KubeSource } from '../kube/source.ts';
+import { openTlsSecret, type TlsSecret } from '../kube/tls.ts';
+import type { Core } from './core.ts';
+import type { Fleet } from './fleet.ts';
+
+/** The options of startOperator that shape the Kubernetes parts (tests shorten the timings). */
+export interface ClusterOptions {
+  readonly clients?: KubeClients;
+  /** Lease timings (tests shorten them). */
+  readonly leaseSeconds?: number;
+  readonly renewMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryMs?: number;
+  /** First delay before a failed watch is restarted (default 1 s). */
+  readonly watchRestartMs?: number;
+  readonly watchMaxRestartMs?: number;
+  /** Shortest time between two publications of this replica's agents to its ConfigMap (default 2 s). */
+  readonly agentPublishIntervalMs?: number;
+  /** How often that ConfigMap is rewritten while it holds agents (default 30 s, at most a third of the expiry). */
+  readonly agentHeartbeatMs?: number;
+}
+
+export interface Cluster {
+  readonly clients: KubeClients;
+  readonly namespace: string;
+  readonly identity: string;
+  readonly source: KubeSource;
+  /** Set while opening, before anything starts (the source reads its CA for token Secrets). */
+  tlsSecret: TlsSecret | undefined;
+  /** Set once created (after the controller, which asks whether this replica leads). */
+  elector: LeaderElector | undefined;
+}
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** --operator-namespace, then POD_NAMESPACE, then the service account's namespace, then acl-system. */
+function operatorNamespace(config: Config): string {
+  if (config.kube.operatorNamespace) return config.kube.operatorNamespace;
+  if (process.env['POD_NAMESPACE']) return process.env['POD_NAMESPACE'];
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || 'acl-system';
+  } catch {
+    return 'acl-system';
+  }
+}
+
+/** Whether this replica holds the Lease now. */
+export function isLeading(cluster: Cluster): boolean {
+  return cluster.elector?.isLeader() ?? false;
+}
+
+/** Says who this replica is, creates the Kubernetes source and reads (or creates) the TLS Secret. */
+export async function openCluster(core: Core, options: ClusterOptions): Promise<Cluster> {
+  const { config, log, metrics } = core;
+  const clients = options.clients ?? createClients(config.kube.kubeconfig);
+  const namespace = operatorNamespace(config);
+  const identity = config.kube.identity ?? process.env['POD_NAME'] ?? `${hostname()}-${process.pid}`;
+  log.info(
+    {
+      server: clients.config.getCurrentCluster()?.server,
+      namespaces: config.kube.namespaces ?? 'all',
+      operatorNamespace: namespace,
+      identity,
+    },
+    'Starting the Kubernetes operator',
+  );
+  const cluster: Cluster = {
+    clients,
+    namespace,
+    identity,
+    tlsSecret: undefined,
+    elector: undefined,
+    source: createKubeSource({
+      clients,
+      namespaces: config.kube.namespaces,
+      log: log.child({ module: 'kube' }),
+      identity,
+      enqueue: core.enqueue,
+      onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
+      onList: (feed) => metrics.watchLists.inc({ feed }),
+      caBundle: () => cluster.tlsSecret?.ca(),
+      ...(options.watchRestartMs !== undefined ? { restartMs: options.watchRestartMs } : {}),
+      ...(options.watchMaxRestartMs !== undefined ? { maxRestartMs: options.watchMaxRestartMs } : {}),
+    }),
+  };
+  if (config.tls.mode === 'secret') {
+    cluster.tlsSecret = await openTlsSecret({
+      core: clients.core,
+      namespace,
+      name: config.tls.name,
+      serviceName: config.kube.serviceName,
+      dir: join(config.stateDir, 'tls-secret'),
+      log,
+      onCaChange: () => {
+        if (isLeading(cluster))
+          cluster.source.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets'));
+      },
+    });
+  }
+  return cluster;
+}
+
+/** Enqueues every object the source holds (the periodic resync, and a new leader's first pass). */
+export function resyncAll(cluster: Cluster, controller: Controller): void {
+  for (const key of cluster.source.keys()) controller.enqueue(key);
+}
+
+/** The Lease elector; a new leader writes whatever its predecessor left undone: every object once, then the CA. */
+export function createElection(cluster: Cluster, core: Core, controller: Controller, options: ClusterOptions): LeaderElector {
+  const { log, metrics } = core;
+  return createLeaderElector({
+    api: cluster.clients.coordination,
+    namespace: cluster.namespace,
+    name: 'acl-operator',
+    identity: cluster.identity,
+    log: log.child({ module: 'leader' }),
+    ...(options.leaseSeconds !== undefined ? { leaseSeconds: options.leaseSeconds } : {}),
+    ...(options.renewMs !== undefined ? { renewMs: options.renewMs } : {}),
+    ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+    ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
+    onChange: (isLeader) => {
+      metrics.leader.set(isLeader ? 1 : 0);
+      if (!isLeader) return;
+      resyncAll(cluster, controller);
+      cluster.source.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the CA into token Secrets'));
+    },
+  });
+}
+
+/** Every replica hears some of the OPAs: they share what they hear, so RolledOut counts them all. */
+export function createSharing(cluster: Cluster, core: Core, fleet: Fleet, options: ClusterOptions): AgentSharing {
+  const podName = process.env['POD_NAME'];
+  const podUid = process.env['POD_UID'];
+  return createAgentSharing({
+    clients: cluster.clients,
+    namespace: cluster.namespace,
+    identity: cluster.identity,
+    registry: fleet.agents,
+    log: core.log.child({ module: 'agents' }),
+    now: () => core.now().getTime(),
+    leading: () => isLeading(cluster),
+    ...(podName && podUid && podName === cluster.identity ? { pod: { name: podName, uid: podUid } } : {}),
+    ...(options.agentPublishIntervalMs !== undefined ? { publishIntervalMs: options.agentPublishIntervalMs } : {}),
+    ...(options.agentHeartbeatMs !== undefined ? { heartbeatMs: options.agentHeartbeatMs } : {}),
+  });
+}
+
+/** The API listener's TLS: the Secret's files in Kubernetes mode, else what the flags say. */
+export function clusterTls(cluster: Cluster, config: Config): Tls {
+  return cluster.tlsSecret ? { mode: 'files', ...cluster.tlsSecret.files } : config.tls;
+}
+
+/** Lets go of the Lease (its errors ignored when `quiet`: a failed start), the watches, the TLS Secret and sharing. */
+export async function releaseCluster(cluster: Cluster, sharing: AgentSharing, quiet: boolean): Promise<void> {
+  const lease = cluster.elector?.stop();
+  await (quiet ? lease?.catch(() => undefined) : lease);
+  await cluster.source.stop();
+  cluster.tlsSecret?.stop();
+  await sharing.stop();
+}
