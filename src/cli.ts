@@ -1,19 +1,18 @@
 #!/usr/bin/env node
 // Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
-// state folder, `render` prints what would be served for a folder of manifests.
+// state folder, `render` prints what `serve` would serve for a folder of manifests (the offline pipeline).
 import { closeSync, openSync } from 'node:fs';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatRender, renderManifests } from './cli/render.ts';
+import { formatRender, renderOffline } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
 import { pino, type Logger } from 'pino';
 import { readConfig, SERVE_USAGE, type Config } from './config.ts';
 import { MAX_BACKLOG_BYTES, type Destination } from './fleet/index.ts';
 import { createLogger } from './log.ts';
-import { startOperator, startService, type Operator, type Service } from './service/index.ts';
-import { readManifestFolder } from './standalone/folder.ts';
+import { buildOffline, startOperator, startService, type Operator, type Service } from './service/index.ts';
 import { openStateFolder } from './standalone/index.ts';
 
 const USAGE = `Usage: acl-operator [command] [options]
@@ -207,19 +206,17 @@ async function render(argv: string[]): Promise<number> {
     process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${USAGE}`);
     return 2;
   }
-  let folder: Awaited<ReturnType<typeof readManifestFolder>>;
-  try {
-    folder = await readManifestFolder(dir);
-  } catch (err) {
-    process.stderr.write(`cannot read manifests from ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
+  const built = await buildOffline(dir);
+  if ('unreadable' in built) {
+    process.stderr.write(`cannot read manifests from ${dir}: ${built.unreadable}\n`);
     return 2;
   }
-  if (folder.files.length === 0) {
+  if (built.files.length === 0) {
     process.stderr.write(`no .yaml or .yml files in ${dir}\n`);
     return 1;
   }
-  process.stderr.write(`Read ${folder.files.length} file(s) from ${dir}\n`);
-  const result = await renderManifests(folder.manifests, folder.errors);
+  process.stderr.write(`Read ${built.files.length} file(s) from ${dir}\n`);
+  const result = renderOffline(built);
   process.stdout.write(formatRender(result, { rego: !values['no-rego'] }));
   if (values.out) {
     for (const b of result.bundles) {

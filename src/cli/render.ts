@@ -1,8 +1,12 @@
-// `acl-operator render`: what the operator would serve for a folder of manifests, without serving it.
-import type { Manifest, ManifestError } from '../api/index.ts';
-import { buildBundle, selectRules, type BuiltBundle } from '../bundle/index.ts';
-import { entitiesOf } from '../controller/index.ts';
-import { buildDirectory, ruleModel, type EntityDirectory, type RegoVersion, type RuleModel } from '../policy/index.ts';
+// `acl-operator render`: what `serve` would serve for a folder of manifests, without serving it. The
+// folder is built by the offline pipeline (service/offline.ts); this file only says it for people.
+import { z } from 'zod';
+import { Condition } from '../api/index.ts';
+import type { BuiltBundle } from '../bundle/index.ts';
+import type { RegoVersion } from '../policy/index.ts';
+import type { Offline } from '../service/index.ts';
+import type { DocumentProblem, ObjectState } from '../standalone/index.ts';
+import type { Snapshot } from '../store/index.ts';
 
 export interface RenderedBundle {
   readonly tenant: string;
@@ -28,82 +32,76 @@ export interface RenderResult {
   readonly problems: readonly string[];
 }
 
-function describeError(e: ManifestError): string {
-  return `${e.source} (document ${e.document + 1}${e.name ? `, ${e.name}` : ''}): ${e.message}`;
+/** The part of a status this listing reads, parsed once from what the controllers wrote. */
+const ShownStatus = z.looseObject({
+  phase: z.string().optional(),
+  entityCount: z.number().optional(),
+  conditions: z.array(Condition).optional(),
+});
+type ShownStatus = z.infer<typeof ShownStatus>;
+
+/** Problems of objects come after those of documents, in this kind order, each kind in folder order. */
+const PROBLEM_ORDER: readonly string[] = ['Rule', 'Directory', 'Connector', 'Bundle'];
+
+function describeDocument(p: DocumentProblem): string {
+  if (p.document === 0) return `${p.source}: ${p.message}`;
+  return `${p.source} (document ${p.document}${p.name ? `, ${p.name}` : ''}): ${p.message}`;
 }
 
-/** Compiles every rule and builds every bundle at revision 1. A bad object is reported and skipped. */
-export async function renderManifests(manifests: readonly Manifest[], readErrors: readonly ManifestError[]): Promise<RenderResult> {
-  const problems = readErrors.map(describeError);
-  const seen = new Set<string>();
-  const unique = manifests.filter((m) => {
-    const key = `${m.kind}/${m.object.metadata.namespace}/${m.object.metadata.name}`;
-    if (seen.has(key)) {
-      problems.push(`${key} is defined more than once; the first definition is used`);
-      return false;
-    }
-    seen.add(key);
-    return true;
+/** What a person must fix about one object, as its status says it; undefined when nothing. */
+function describeObject(o: ObjectState, status: ShownStatus, snapshot: Snapshot): string | undefined {
+  const ready = status.conditions?.find((c) => c.type === 'Ready');
+  const id = `${o.kind} ${o.namespace}/${o.name}`;
+  if (status.phase === 'Invalid') return `${id} is Invalid: ${ready?.message ?? 'invalid spec'}`;
+  if (o.kind === 'Directory' && status.phase === 'Conflict') return `${id} is in Conflict: ${ready?.message ?? ''}`;
+  if (o.kind === 'Bundle' && ready?.reason === 'ConnectorNotFound') {
+    const connector = snapshot.tenants.get(o.namespace)?.bundles.get(o.name)?.connector ?? '?';
+    return `Bundle ${o.namespace}/${o.name} names connector ${connector}, which does not exist in ${o.namespace}: no OPA can fetch it`;
+  }
+  return undefined;
+}
+
+function renderedBundles(snapshot: Snapshot): RenderedBundle[] {
+  const bundles = [...snapshot.tenants.values()].flatMap((t) => [...t.bundles.values()]);
+  return bundles
+    .map((b) => ({
+      tenant: b.tenant,
+      name: b.name,
+      connector: b.connector,
+      regoVersion: b.source.regoVersion,
+      rules: b.source.rules.map((r) => r.name).sort(),
+      built: b.built,
+    }))
+    .sort((a, b) => (`${a.tenant}/${a.name}` < `${b.tenant}/${b.name}` ? -1 : 1));
+}
+
+/** What an offline build shows a person: counts, every bundle served, and each problem in one line. */
+export function renderOffline(offline: Offline): RenderResult {
+  const shown = offline.objects.map((o) => {
+    const parsed = ShownStatus.safeParse(o.status ?? {});
+    return { o, status: parsed.success ? parsed.data : {} };
   });
-  const models: RuleModel[] = [];
-  let invalid = 0;
-  for (const m of unique) {
-    if (m.kind !== 'Rule') continue;
-    const res = ruleModel(m.object);
-    if (res.ok) models.push(res.model);
-    else {
-      invalid++;
-      problems.push(`Rule ${m.object.metadata.namespace}/${m.object.metadata.name} is Invalid: ${res.error.message}`);
-    }
-  }
-  // Each tenant's directory as the service builds it: Directories in name order, the first listing wins.
-  const directories = unique
-    .flatMap((m) => (m.kind === 'Directory' ? [m.object] : []))
-    .sort((a, b) => (`${a.metadata.namespace}/${a.metadata.name}` < `${b.metadata.namespace}/${b.metadata.name}` ? -1 : 1));
-  const listedBy = new Map<string, string>();
-  for (const d of directories) {
-    for (const e of d.spec.entities) {
-      const key = `${d.metadata.namespace}\u0000${e.type}\u0000${e.id}`;
-      const first = listedBy.get(key);
-      if (first === undefined) listedBy.set(key, d.metadata.name);
-      else
-        problems.push(
-          `Directory ${d.metadata.namespace}/${d.metadata.name} lists ${e.type} ${JSON.stringify(e.id)}, which Directory ${first} lists too: ${first}'s properties are used`,
-        );
-    }
-  }
-  const directoryOf = (tenant: string): EntityDirectory =>
-    buildDirectory(directories.filter((d) => d.metadata.namespace === tenant).flatMap(entitiesOf));
-  const connectors = new Set(
-    unique.filter((m) => m.kind === 'Connector').map((m) => `${m.object.metadata.namespace}/${m.object.metadata.name}`),
-  );
-  const bundles: RenderedBundle[] = [];
-  for (const m of unique) {
-    if (m.kind !== 'Bundle') continue;
-    const { namespace: tenant, name } = m.object.metadata;
-    const { connector, entityTypes, regoVersion } = m.object.spec;
-    if (!connectors.has(`${tenant}/${connector}`))
-      problems.push(`Bundle ${tenant}/${name} names connector ${connector}, which does not exist in ${tenant}: no OPA can fetch it`);
-    const rules = selectRules(tenant, models, { entityTypes }).sort((a, b) => (a.name < b.name ? -1 : 1));
-    const built = await buildBundle(
-      { tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules, entityTypes, directory: directoryOf(tenant) },
-      1,
-    );
-    bundles.push({ tenant, name, connector, regoVersion: regoVersion as RegoVersion, rules: rules.map((r) => r.name), built });
-  }
-  bundles.sort((a, b) => (`${a.tenant}/${a.name}` < `${b.tenant}/${b.name}` ? -1 : 1));
+  const rules = shown.filter((s) => s.o.kind === 'Rule');
+  const directories = shown.filter((s) => s.o.kind === 'Directory' && s.status.phase !== 'Invalid');
+  const rank = (kind: string): number => PROBLEM_ORDER.indexOf(kind);
+  const objectProblems = shown
+    .filter((s) => rank(s.o.kind) >= 0)
+    .sort((a, b) => rank(a.o.kind) - rank(b.o.kind))
+    .flatMap((s) => describeObject(s.o, s.status, offline.snapshot) ?? []);
+  const tenants = [...offline.snapshot.tenants.values()];
+  const bundles = renderedBundles(offline.snapshot);
   return {
     counts: {
-      rules: unique.filter((m) => m.kind === 'Rule').length,
-      enforced: models.filter((r) => r.state === 'Enforced').length,
-      invalid,
-      connectors: connectors.size,
+      rules: rules.length,
+      enforced: rules.filter((s) => s.status.phase === 'Enforced').length,
+      invalid: rules.filter((s) => s.status.phase === 'Invalid').length,
+      connectors: tenants.reduce((n, t) => n + t.connectors.size, 0),
       bundles: bundles.length,
       directories: directories.length,
-      entities: listedBy.size,
+      entities: directories.reduce((n, s) => n + (s.status.entityCount ?? 0), 0),
     },
     bundles,
-    problems,
+    problems: [...offline.problems.map(describeDocument), ...objectProblems],
   };
 }
 
