@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYamlText } from 'yaml';
-import { Bundle, Connector, KINDS, Rule, parseManifests, renderCrdKustomization, renderCrds } from './index.ts';
+import { Bundle, Connector, KINDS, Rule, renderCrdKustomization, renderCrds } from './index.ts';
 
 const meta = (name: string, namespace = 'acme') => ({ name, namespace });
 const rule = (spec: Record<string, unknown>, name = 'team-documents') => ({
@@ -77,32 +77,6 @@ describe('Bundle schema', () => {
     ['no connector', 'b', {}],
   ])('rejects %s', (_, name, spec) => {
     expect(Bundle.safeParse(bundle(name, spec)).success).toBe(false);
-  });
-});
-
-describe('parseManifests', () => {
-  it('reads good documents and reports each bad one with its position, without losing the others', () => {
-    const text = [
-      'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: ok}\nspec: {subjectType: user, actions: [read], resourceType: document}',
-      'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: bad}\nspec: {subjectType: user, actions: [], resourceType: document}',
-      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}',
-      'just a string',
-      '',
-    ].join('\n---\n');
-    const { manifests, errors } = parseManifests(text, 'rules.yaml', { defaultNamespace: 'acme' });
-    expect(manifests.map((m) => [m.kind, m.object.metadata.namespace, m.object.metadata.name])).toEqual([['Rule', 'acme', 'ok']]);
-    expect(errors.map((e) => [e.document, e.name, e.message.split(':')[0]])).toEqual([
-      [1, 'bad', 'invalid Rule'],
-      [2, 'other', 'not a resource of ours'],
-      [3, undefined, 'a document must be a mapping with apiVersion, kind, metadata and spec'],
-    ]);
-    expect(errors[0]?.message).toContain('spec.actions');
-  });
-
-  it('reports YAML syntax errors and duplicate keys', () => {
-    const { errors } = parseManifests('kind: Rule\nkind: Rule\n', 'dup.yaml');
-    expect(errors).toHaveLength(1);
-    expect(errors[0]?.message).toMatch(/invalid YAML/);
   });
 });
 

@@ -4,4 +4,4 @@ export { Connector, ConnectorSpec, ConnectorStatus } from './connector.ts';
 export { Bundle, BundleSpec, BundleStatus } from './bundle.ts';
 export { Directory, DirectoryEntity, DirectorySpec, DirectoryStatus, MAX_ENTITIES } from './directory.ts';
 export { KINDS, crdFor, openApiSchema, renderCrdKustomization, renderCrds } from './crd.ts';
-export { parseManifests, type Manifest, type ManifestError } from './manifests.ts';
+export { describeIssues } from './issues.ts';

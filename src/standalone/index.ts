@@ -3,5 +3,4 @@ export { createThreadReader, DEFAULT_MANIFEST_LIMITS, type ManifestLimits, type 
 export { walkManifests } from './walk.ts';
 export { openStateFolder, type ObjectState, type StateFolder } from './state.ts';
 export { readObjects, type DocumentProblem } from './objects.ts';
-export { readManifestFolder } from './folder.ts';
 export { connectorPath, createOpaConfigWriter, opaConfig, opaConfigFile, type OpaConfigInput, type OpaConfigWriter } from './opa.ts';

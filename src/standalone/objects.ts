@@ -1,8 +1,8 @@
-// YAML documents → SourceObjects: the envelope (apiVersion, kind, metadata) is checked here so every
-// object has a key; specs are checked by the controllers, so a bad spec becomes status.
+// YAML documents → SourceObjects, the one reader of manifest YAML (serve, render and the test support
+// all read through it): the envelope (apiVersion, kind, metadata) is checked here so every object
+// has a key; specs are checked by the controllers, so a bad spec becomes status.
 import { parseAllDocuments } from 'yaml';
-import { API_VERSION, DnsLabel, DnsSubdomain, ObjectMeta } from '../api/index.ts';
-import { describeIssues } from '../api/manifests.ts';
+import { API_VERSION, describeIssues, DnsLabel, DnsSubdomain, ObjectMeta } from '../api/index.ts';
 import { LABEL_API_KEY, type Kind, type SourceObject } from '../controller/index.ts';
 
 export interface DocumentProblem {

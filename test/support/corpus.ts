@@ -2,8 +2,8 @@
 // present, missing, null or of every JSON type, near-miss values, unicode, addresses and timestamps.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseManifests } from '../../src/api/index.ts';
-import { pathsOf, ruleModel, type DirectoryEntity, type Json, type RuleModel } from '../../src/policy/index.ts';
+import { pathsOf, type DirectoryEntity, type Json, type RuleModel } from '../../src/policy/index.ts';
+import { ruleModelsOf } from './conformance.ts';
 import { ruleModelFor } from './rules.ts';
 
 /** mulberry32: small, fast and good enough for test data. */
@@ -225,17 +225,7 @@ export function generateInputs(rules: readonly RuleModel[], count: number, seed:
 
 /** The rules of test/fixtures/corpus-rules.yaml, compiled. */
 export function corpusRules(): RuleModel[] {
-  const { manifests, errors } = parseManifests(
-    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'corpus-rules.yaml'), 'utf8'),
-    'corpus-rules.yaml',
-  );
-  if (errors.length > 0) throw new Error(errors.map((e) => e.message).join('; '));
-  return manifests.map((m) => {
-    if (m.kind !== 'Rule') throw new Error('corpus-rules.yaml holds only rules');
-    const res = ruleModel(m.object);
-    if (!res.ok) throw new Error(`${m.object.metadata.name}: ${res.error.message}`);
-    return res.model;
-  });
+  return ruleModelsOf(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'corpus-rules.yaml'), 'utf8'), 'corpus-rules.yaml');
 }
 
 // ---------------------------------------------------------------------------------------------
