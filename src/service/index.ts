@@ -1,5 +1,4 @@
 export { startService, type Service, type ServiceOptions } from './standalone.ts';
 export { startOperator, type Operator, type OperatorOptions } from './operator.ts';
-export type { Fleet } from './fleet.ts';
 export { buildOffline, type Offline, type OfflineOptions, type Unreadable } from './offline.ts';
 export { createMemoryState } from './memory-state.ts';
