@@ -9,7 +9,7 @@ import { formatRender, renderOffline } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
 import { pino, type Logger } from 'pino';
-import { readConfig, SERVE_USAGE, type Config } from './config.ts';
+import { commandDefaults, readConfig, SERVE_USAGE, type Config } from './config.ts';
 import { MAX_BACKLOG_BYTES, type Destination } from './fleet/index.ts';
 import { createLogger } from './log.ts';
 import { buildOffline, startOperator, startService, type Operator, type Service } from './service/index.ts';
@@ -169,7 +169,7 @@ async function status(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const dir = values['state-dir'] ?? process.env['ACL_STATE_DIR'] ?? '.acl-state';
+  const dir = values['state-dir'] ?? commandDefaults(process.env).stateDir;
   try {
     await access(join(dir, 'objects'));
   } catch {
@@ -201,7 +201,7 @@ async function render(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const dir = values.manifests ?? process.env['ACL_MANIFESTS'];
+  const dir = values.manifests ?? commandDefaults(process.env).manifests;
   if (!dir) {
     process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${USAGE}`);
     return 2;

@@ -19,7 +19,7 @@ export interface KubeClients {
 }
 
 /** From a kubeconfig file when given, else KUBECONFIG, ~/.kube/config or the in-cluster service account. */
-export function createClients(kubeconfig: string | undefined): KubeClients {
+export function createClients(kubeconfig: string | undefined, kubeconfigVariable: string | undefined): KubeClients {
   const config = new KubeConfig();
   if (kubeconfig !== undefined) {
     try {
@@ -30,7 +30,7 @@ export function createClients(kubeconfig: string | undefined): KubeClients {
   } else {
     // loadFromDefault ends with http://localhost:8080 when it finds nothing: say so instead.
     const homeConfig = join(homedir(), '.kube', 'config');
-    if (!process.env['KUBECONFIG'] && !existsSync(homeConfig) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
+    if (!kubeconfigVariable && !existsSync(homeConfig) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
       throw new Error(
         `No Kubernetes cluster configured: not in a cluster (no ${SERVICE_ACCOUNT_TOKEN}), KUBECONFIG is not set and there is no ${homeConfig}. Pass --kubeconfig <file>, or --manifests <dir> to run standalone on a folder of manifests.`,
       );

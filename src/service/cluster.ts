@@ -47,7 +47,7 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
 /** --operator-namespace, then POD_NAMESPACE, then the service account's namespace, then acl-system. */
 function operatorNamespace(config: Config): string {
   if (config.kube.operatorNamespace) return config.kube.operatorNamespace;
-  if (process.env['POD_NAMESPACE']) return process.env['POD_NAMESPACE'];
+  if (config.kube.pod.namespace) return config.kube.pod.namespace;
   try {
     return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || 'acl-system';
   } catch {
@@ -63,9 +63,9 @@ export function isLeading(cluster: Cluster): boolean {
 /** Says who this replica is, creates the Kubernetes source and reads (or creates) the TLS Secret. */
 export async function openCluster(core: Core, options: ClusterOptions): Promise<Cluster> {
   const { config, log, metrics } = core;
-  const clients = options.clients ?? createClients(config.kube.kubeconfig);
+  const clients = options.clients ?? createClients(config.kube.kubeconfig, config.kube.kubeconfigVariable);
   const namespace = operatorNamespace(config);
-  const identity = config.kube.identity ?? process.env['POD_NAME'] ?? `${hostname()}-${process.pid}`;
+  const identity = config.kube.identity ?? config.kube.pod.name ?? `${hostname()}-${process.pid}`;
   log.info(
     {
       server: clients.config.getCurrentCluster()?.server,
@@ -86,6 +86,7 @@ export async function openCluster(core: Core, options: ClusterOptions): Promise<
       namespaces: config.kube.namespaces,
       log: log.child({ module: 'kube' }),
       identity,
+      now: () => core.now().getTime(),
       enqueue: core.enqueue,
       onWatchRestart: (feed) => metrics.watchRestarts.inc({ feed }),
       onList: (feed) => metrics.watchLists.inc({ feed }),
@@ -102,6 +103,7 @@ export async function openCluster(core: Core, options: ClusterOptions): Promise<
       serviceName: config.kube.serviceName,
       dir: join(config.stateDir, 'tls-secret'),
       log,
+      now: () => core.now().getTime(),
       onCaChange: () => {
         if (isLeading(cluster))
           cluster.source.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets'));
@@ -140,8 +142,7 @@ export function createElection(cluster: Cluster, core: Core, controller: Control
 
 /** Every replica hears some of the OPAs: they share what they hear, so RolledOut counts them all. */
 export function createSharing(cluster: Cluster, core: Core, fleet: Fleet, options: ClusterOptions): AgentSharing {
-  const podName = process.env['POD_NAME'];
-  const podUid = process.env['POD_UID'];
+  const { name: podName, uid: podUid } = core.config.kube.pod;
   return createAgentSharing({
     clients: cluster.clients,
     namespace: cluster.namespace,
