@@ -5,3 +5,4 @@ export { Bundle, BundleSpec, BundleStatus } from './bundle.ts';
 export { Directory, DirectoryEntity, DirectorySpec, DirectoryStatus, MAX_ENTITIES } from './directory.ts';
 export { KINDS, crdFor, openApiSchema, renderCrdKustomization, renderCrds } from './crd.ts';
 export { describeIssues } from './issues.ts';
+export { isObject } from './json.ts';

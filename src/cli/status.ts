@@ -1,6 +1,7 @@
 // `acl-operator status --state-dir <dir>`: the state folder as tables that read like `kubectl get`
 // (spec 3.4, the connector and bundle views, sync activity), for people without a cluster.
 import { join } from 'node:path';
+import { isObject } from '../api/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
 import type { ObjectState, StateFolder } from '../standalone/index.ts';
 
@@ -21,7 +22,7 @@ export function table(header: Row, rows: readonly Row[]): string {
 }
 
 function rec(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  return isObject(v) ? v : {};
 }
 const str = (v: unknown, fallback = '<none>'): string => (v === undefined || v === null || v === '' ? fallback : String(v));
 const records = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? (v as unknown[]) : []).map(rec);

@@ -6,6 +6,7 @@
 // and the schema cost 1.9 µs an event, as much as JSON.parse of it (bench/fleet.ts). The rules are
 // those of a schema (test/fuzz-fleet.test.ts restates them and holds every answer to them).
 import { AGENT_ID, MAX_BUNDLES_NAMED, tooManyKeys, type Parsed } from './report.ts';
+import { isObject } from '../api/index.ts';
 
 export type DecisionResult = 'allow' | 'deny' | 'error' | 'undefined' | 'other';
 export const DECISION_RESULTS: readonly DecisionResult[] = ['allow', 'deny', 'error', 'undefined', 'other'];
@@ -27,10 +28,6 @@ export interface DecisionEvent {
   readonly decision: DecisionResult;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * What a decision was. Only our package counts as allow or deny: `data.acl.allow` (path `acl/allow`,
  * a boolean) or `data.acl` (path `acl`, an object whose `allow` is a boolean). An error, no result at
@@ -39,7 +36,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function classify(path: string | undefined, result: unknown, error: unknown): DecisionResult {
   if (error !== undefined && error !== null) return 'error';
   if (result === undefined) return 'undefined';
-  const allow = path === 'acl/allow' ? result : path === 'acl' && isRecord(result) ? result['allow'] : undefined;
+  const allow = path === 'acl/allow' ? result : path === 'acl' && isObject(result) ? result['allow'] : undefined;
   if (typeof allow === 'boolean') return allow ? 'allow' : 'deny';
   return 'other';
 }
@@ -55,9 +52,9 @@ function textProblem(v: unknown, max: number): string | undefined {
 
 /** One event, checked: the event, or `[field path, problem]`. */
 function eventOf(e: unknown): DecisionEvent | readonly [string, string] {
-  if (!isRecord(e)) return ['', 'must be an object'];
+  if (!isObject(e)) return ['', 'must be an object'];
   const labels = e['labels'];
-  if (!isRecord(labels)) return ['labels', labels === undefined ? 'is required (OPA sets labels.id)' : 'must be an object'];
+  if (!isObject(labels)) return ['labels', labels === undefined ? 'is required (OPA sets labels.id)' : 'must be an object'];
   const id = labels['id'];
   if (typeof id !== 'string' || !AGENT_ID.test(id)) return ['labels.id', 'must be 1 to 128 printable ASCII characters'];
   for (const [field, max, value] of [
@@ -73,13 +70,13 @@ function eventOf(e: unknown): DecisionEvent | readonly [string, string] {
   const named: { name: string; revision: string | undefined }[] = [];
   const bundles = e['bundles'];
   if (bundles !== undefined) {
-    if (!isRecord(bundles)) return ['bundles', 'must be an object'];
+    if (!isObject(bundles)) return ['bundles', 'must be an object'];
     if (tooManyKeys(bundles, MAX_BUNDLES_NAMED)) return ['bundles', `names more than ${MAX_BUNDLES_NAMED} bundles`];
     for (const name in bundles) {
       if (!Object.hasOwn(bundles, name)) continue;
       if (name.length < 1 || name.length > 253) return [`bundles.${name.slice(0, 64)}`, 'a bundle name must be 1 to 253 characters'];
       const b = bundles[name];
-      if (!isRecord(b)) return [`bundles.${name}`, 'must be an object'];
+      if (!isObject(b)) return [`bundles.${name}`, 'must be an object'];
       const problem = textProblem(b['revision'], 1024);
       if (problem !== undefined) return [`bundles.${name}.revision`, problem];
       named.push({ name, revision: b['revision'] as string | undefined });

@@ -8,6 +8,7 @@ import { decide, type Decision, type DecisionInput, type EntityDirectory, type R
 import { codePointCompare } from '../policy/values.ts';
 import { AUTHZEN_ENDPOINT_NAMES, AUTHZEN_ENDPOINTS } from './paths.ts';
 import { evaluationInputOf, inputOf, searchPartsOf, type SearchKind, type SearchParts } from './request.ts';
+import { isObject } from '../api/index.ts';
 
 /** What one tenant decides with. */
 export interface TenantView {
@@ -20,10 +21,6 @@ export interface TenantView {
 
 /** A 200 with a JSON body, or a 400 with a message. */
 export type Reply = { readonly ok: true; readonly body: unknown } | { readonly ok: false; readonly message: string };
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function bad(message: string): Reply {
   return { ok: false, message };

@@ -9,6 +9,7 @@
 // plus the copies it makes cost about 9 µs of a 25 µs budget (docs/benchmarks.md). It reports the
 // first problem it finds; request.test.ts pins the messages.
 import { toDecisionInput, type DecisionInput } from '../policy/index.ts';
+import { isObject } from '../api/index.ts';
 
 type Fields = Record<string, unknown>;
 /** What is wrong with a request (a class, so no attribute of the request can pass for one). */
@@ -19,10 +20,6 @@ class Problem {
   }
 }
 type Checked<T> = T | Problem;
-
-function isObject(v: unknown): v is Fields {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function codePoints(s: string): number {
   let n = 0;

@@ -59,8 +59,3 @@ export async function readYamlFiles(dir: string): Promise<unknown[]> {
   const names = await fileNames(dir, '.yaml');
   return Promise.all(names.map(async (n) => parse(await readFile(join(dir, n), 'utf8')) as unknown));
 }
-
-/** Whether `v` is a plain object (not null, not an array). */
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

@@ -4,6 +4,7 @@
 import { parseAllDocuments } from 'yaml';
 import { API_VERSION, describeIssues, DnsLabel, DnsSubdomain, ObjectMeta } from '../api/index.ts';
 import { LABEL_API_KEY, type Kind, type SourceObject } from '../controller/index.ts';
+import { isObject } from '../api/index.ts';
 
 export interface DocumentProblem {
   readonly source: string;
@@ -21,15 +22,11 @@ export interface ReadObject extends SourceObject {
 const OURS = new Set<string>(['Rule', 'Connector', 'Bundle', 'Directory']);
 const Envelope = ObjectMeta.extend({ name: DnsSubdomain, namespace: DnsLabel });
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Secret `stringData` folds into base64 `data`, as the API server does on write. */
 function foldStringData(raw: Record<string, unknown>): Record<string, unknown> {
   const stringData = raw['stringData'];
-  if (!isRecord(stringData)) return raw;
-  const data: Record<string, unknown> = isRecord(raw['data']) ? { ...raw['data'] } : {};
+  if (!isObject(stringData)) return raw;
+  const data: Record<string, unknown> = isObject(raw['data']) ? { ...raw['data'] } : {};
   for (const [k, v] of Object.entries(stringData)) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
   const { stringData: _dropped, ...rest } = raw;
   return { ...rest, data };
@@ -69,11 +66,11 @@ export function readObjects(
       return;
     }
     if (raw === null || raw === undefined) return;
-    if (!isRecord(raw)) {
+    if (!isObject(raw)) {
       fail('a document must be a mapping with apiVersion, kind and metadata');
       return;
     }
-    const metadataIn = isRecord(raw['metadata']) ? raw['metadata'] : {};
+    const metadataIn = isObject(raw['metadata']) ? raw['metadata'] : {};
     const name = typeof metadataIn['name'] === 'string' ? metadataIn['name'] : undefined;
     const kind = raw['kind'];
     const isOurs = raw['apiVersion'] === API_VERSION && typeof kind === 'string' && OURS.has(kind);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ObjectMeta } from '../api/index.ts';
 import type { Kind } from '../controller/index.ts';
-import { isRecord, readYamlFiles, type StateFiles, writeAtomic } from './files.ts';
+import { readYamlFiles, type StateFiles, writeAtomic } from './files.ts';
+import { isObject } from '../api/index.ts';
 
 const ANNOTATION_SPEC_DIGEST = 'standalone.acl.policyagent.dev/spec-digest';
 const ANNOTATION_SOURCE = 'standalone.acl.policyagent.dev/source';
@@ -36,8 +37,8 @@ export interface ObjectFiles extends StateFiles {
 
 /** metadata without the state folder's own annotations (as the manifests folder had it). */
 export function stripInternal(metadata: unknown): ObjectMeta {
-  const m = isRecord(metadata) ? metadata : {};
-  const annotations = isRecord(m['annotations'])
+  const m = isObject(metadata) ? metadata : {};
+  const annotations = isObject(m['annotations'])
     ? Object.fromEntries(Object.entries(m['annotations']).filter(([k]) => !k.startsWith(INTERNAL_PREFIX)))
     : undefined;
   const { annotations: _dropped, generation: _generation, uid: _uid, ...rest } = m;
@@ -52,9 +53,9 @@ const objectFile = (dir: string, kind: Kind, namespace: string, name: string): s
 
 /** An object file's document as ObjectState, or undefined when it is not an object with metadata. */
 function objectStateOf(doc: unknown): ObjectState | undefined {
-  if (!isRecord(doc) || !isRecord(doc['metadata'])) return undefined;
+  if (!isObject(doc) || !isObject(doc['metadata'])) return undefined;
   const m = doc['metadata'];
-  const annotations = isRecord(m['annotations']) ? m['annotations'] : {};
+  const annotations = isObject(m['annotations']) ? m['annotations'] : {};
   const { status, ...raw } = doc;
   return {
     kind: doc['kind'] as Kind,
@@ -64,7 +65,7 @@ function objectStateOf(doc: unknown): ObjectState | undefined {
     specDigest: String(annotations[ANNOTATION_SPEC_DIGEST] ?? ''),
     source: String(annotations[ANNOTATION_SOURCE] ?? ''),
     raw,
-    status: isRecord(status) ? status : undefined,
+    status: isObject(status) ? status : undefined,
   };
 }
 
@@ -78,7 +79,7 @@ export async function loadObjects(o: ObjectFiles): Promise<void> {
 
 /** The document an object's file holds: its manifest with generation, annotations and status added. */
 function objectDocument(s: ObjectState): Record<string, unknown> {
-  const metadata = isRecord(s.raw['metadata']) ? s.raw['metadata'] : {};
+  const metadata = isObject(s.raw['metadata']) ? s.raw['metadata'] : {};
   return {
     ...s.raw,
     metadata: {
@@ -87,7 +88,7 @@ function objectDocument(s: ObjectState): Record<string, unknown> {
       namespace: s.namespace,
       generation: s.generation,
       annotations: {
-        ...(isRecord(metadata['annotations']) ? metadata['annotations'] : {}),
+        ...(isObject(metadata['annotations']) ? metadata['annotations'] : {}),
         [ANNOTATION_SPEC_DIGEST]: s.specDigest,
         [ANNOTATION_SOURCE]: s.source,
       },

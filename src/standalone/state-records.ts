@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { parseLosslessJson, type RecentDecision } from '../fleet/index.ts';
 import type { SyncRecord } from '../store/index.ts';
-import { fileNames, isRecord, readYamlFiles, type StateFiles, unlessMissing, writeAtomic } from './files.ts';
+import { fileNames, readYamlFiles, type StateFiles, unlessMissing, writeAtomic } from './files.ts';
 import type { DocumentProblem } from './objects.ts';
+import { isObject } from '../api/index.ts';
 
 /** The recent decisions kept for one bundle. */
 export interface BundleDecisions {
@@ -25,7 +26,7 @@ export async function writeProblems(f: StateFiles, problems: readonly DocumentPr
 export function readProblems(dir: string): Promise<DocumentProblem[]> {
   return unlessMissing(async () => {
     const doc: unknown = parse(await readFile(join(dir, 'problems.yaml'), 'utf8'));
-    return isRecord(doc) && Array.isArray(doc['problems']) ? (doc['problems'] as DocumentProblem[]) : [];
+    return isObject(doc) && Array.isArray(doc['problems']) ? (doc['problems'] as DocumentProblem[]) : [];
   }, []);
 }
 
@@ -39,7 +40,7 @@ export async function writeActivity(f: StateFiles, namespace: string, bundle: st
 export async function readActivity(dir: string): Promise<{ namespace: string; bundle: string; records: SyncRecord[] }[]> {
   const docs = await readYamlFiles(join(dir, 'activity'));
   return docs
-    .filter(isRecord)
+    .filter(isObject)
     .filter((d) => Array.isArray(d['records']))
     .map((d) => ({
       namespace: String(d['namespace']),
@@ -64,7 +65,7 @@ export async function writeAgents(
 export function readAgents(dir: string, namespace: string, bundle: string): Promise<Record<string, unknown> | undefined> {
   return unlessMissing(async () => {
     const doc: unknown = JSON.parse(await readFile(join(dir, 'agents', namespace, `${bundle}.json`), 'utf8'));
-    return isRecord(doc) ? doc : undefined;
+    return isObject(doc) ? doc : undefined;
   }, undefined);
 }
 
@@ -96,7 +97,7 @@ export async function readDecisions(dir: string, onUnreadable?: (file: string, m
       onUnreadable?.(file, err instanceof Error ? err.message : String(err));
       continue;
     }
-    if (isRecord(doc) && Array.isArray(doc['decisions']))
+    if (isObject(doc) && Array.isArray(doc['decisions']))
       out.push({ namespace: String(doc['namespace']), bundle: String(doc['bundle']), decisions: doc['decisions'] as RecentDecision[] });
     else onUnreadable?.(file, 'not a recent-decisions document');
   }

@@ -14,7 +14,8 @@ import {
   type SourceObject,
   type TokenSecret,
 } from '../controller/index.ts';
-import { isRecord, readTextOrUndefined, readYamlFiles, type StateFiles, writeAtomic } from './files.ts';
+import { readTextOrUndefined, readYamlFiles, type StateFiles, writeAtomic } from './files.ts';
+import { isObject } from '../api/index.ts';
 
 /** The token Secrets of a state folder: in memory, the text last written, and the serial writer of their files. */
 export interface TokenFiles extends StateFiles {
@@ -41,10 +42,10 @@ async function syncTokenFile(t: TokenFiles, namespace: string, connector: string
 /** Reads every token Secret file into `t`, and repairs the token files from them. */
 export async function loadTokenSecrets(t: TokenFiles): Promise<void> {
   for (const doc of await readYamlFiles(join(t.dir, 'secrets'))) {
-    if (!isRecord(doc) || !isRecord(doc['metadata'])) continue;
+    if (!isObject(doc) || !isObject(doc['metadata'])) continue;
     const m = doc['metadata'];
-    const labels = isRecord(m['labels']) ? m['labels'] : {};
-    const annotations = isRecord(m['annotations']) ? m['annotations'] : {};
+    const labels = isObject(m['labels']) ? m['labels'] : {};
+    const annotations = isObject(m['annotations']) ? m['annotations'] : {};
     const connector = labels[LABEL_CONNECTOR];
     if (typeof connector !== 'string') continue;
     const token = secretToken(doc);
