@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { statusOf } from '../../src/kube/client.ts';
+import { statusOf } from '../../src/kube/index.ts';
 import { pinToLoadCore, SERVER_CORE } from '../http/cores.ts';
 import { fmt, machine } from '../http/report.ts';
 import { API_KEY, decisionBodies, tenantRules } from '../http/tenant.ts';

@@ -6,11 +6,18 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config, Tls } from '../config.ts';
 import type { Controller } from '../controller/index.ts';
-import { createAgentSharing, type AgentSharing } from '../kube/agents.ts';
-import { createClients, type KubeClients } from '../kube/client.ts';
-import { createLeaderElector, type LeaderElector } from '../kube/leader.ts';
-import { createKubeSource, type KubeSource } from '../kube/source.ts';
-import { openTlsSecret, type TlsSecret } from '../kube/tls.ts';
+import {
+  type AgentSharing,
+  createAgentSharing,
+  createClients,
+  createKubeSource,
+  createLeaderElector,
+  type KubeClients,
+  type KubeSource,
+  type LeaderElector,
+  openTlsSecret,
+  type TlsSecret,
+} from '../kube/index.ts';
 import type { Core } from './core.ts';
 import type { Fleet } from './fleet.ts';
 

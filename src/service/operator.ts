@@ -3,9 +3,7 @@
 // the leader writes token Secrets and status, and followers serve the bundle revisions it recorded.
 import { kubePublicUrl, type Config } from '../config.ts';
 import { createController, type Controller } from '../controller/index.ts';
-import type { AgentSharing } from '../kube/agents.ts';
-import type { LeaderElector } from '../kube/leader.ts';
-import type { KubeSource } from '../kube/source.ts';
+import type { AgentSharing, KubeSource, LeaderElector } from '../kube/index.ts';
 import { createThreadPacker } from '../work/packer.ts';
 import { createWorkerThread } from '../work/pool.ts';
 import {

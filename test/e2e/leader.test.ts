@@ -2,8 +2,7 @@
 // deadline, before another replica can take the Lease over: never two leaders.
 import pino from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clientsFor } from '../../src/kube/client.ts';
-import { createLeaderElector, type LeaderElector } from '../../src/kube/leader.ts';
+import { clientsFor, createLeaderElector, type LeaderElector } from '../../src/kube/index.ts';
 import { createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, startApiProxy, waitFor, type ApiProxy } from '../support/kube.ts';
 
 describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: leader election (real API server)', { timeout: 60_000 }, () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type KubernetesObject, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/service/index.ts';
-import { statusOf } from '../../src/kube/client.ts';
+import { statusOf } from '../../src/kube/index.ts';
 import {
   adminClients,
   apiKeySecret,

@@ -2,7 +2,7 @@
 // for its whole year, then every client failed).
 import { connect } from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clientsFor } from '../../src/kube/client.ts';
+import { clientsFor } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator } from '../../src/service/index.ts';
 import { selfSignedCertificate } from '../../src/tls/index.ts';

@@ -4,8 +4,7 @@ import pino from 'pino';
 import { Watch } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createController, type Controller } from '../../src/controller/index.ts';
-import { clientsFor, type KubeClients } from '../../src/kube/client.ts';
-import { createKubeSource, type KubeSource } from '../../src/kube/source.ts';
+import { clientsFor, createKubeSource, type KubeClients, type KubeSource } from '../../src/kube/index.ts';
 import { createStore } from '../../src/store/index.ts';
 import {
   apply,

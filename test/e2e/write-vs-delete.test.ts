@@ -1,7 +1,7 @@
 // Regression: a status write's response must not bring back an object the informer has meanwhile
 // reported deleted (it used to: the deleted Rule stayed in force until the process restarted).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clientsFor, type KubeClients } from '../../src/kube/client.ts';
+import { clientsFor, type KubeClients } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator } from '../../src/service/index.ts';
 import {

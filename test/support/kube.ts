@@ -16,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
-import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/client.ts';
+import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator, type OperatorOptions } from '../../src/service/index.ts';
 
