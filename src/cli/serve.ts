@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { secretToken } from '../controller/index.ts';
+import { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from '../http/index.ts';
 import type { Service } from '../service/index.ts';
 import { opaConfigFile } from '../standalone/index.ts';
 
@@ -92,16 +93,13 @@ export async function describeService(service: Service, config: Config): Promise
       action: { name: rule.model.actions[0] },
       resource: { type: rule.model.resourceType, id: 'example-1' },
     });
-    authzenCurl = `curl -sS ${curlTls}-H 'Content-Type: application/json' -H ${shellQuote(`Authorization: Bearer ${key}`)} -d ${shellQuote(authzenBody)} ${service.apiUrl}/access/v1/evaluation`;
+    authzenCurl = `curl -sS ${curlTls}-H 'Content-Type: application/json' -H ${shellQuote(`Authorization: Bearer ${key}`)} -d ${shellQuote(authzenBody)} ${service.apiUrl}${AUTHZEN_ENDPOINTS.evaluation.path}`;
     break;
   }
   lines.push('', 'Try a decision (the reply says which rule decided, or what each candidate rule was missing):');
   lines.push(`  ${decisionCurl ?? '(add a Secret labelled acl.policyagent.dev/api-key: "true" with a token to the manifests folder)'}`);
   if (authzenCurl)
-    lines.push(
-      'The same as an AuthZEN 1.0 evaluation (docs/authzen.md; metadata at /.well-known/authzen-configuration):',
-      `  ${authzenCurl}`,
-    );
+    lines.push(`The same as an AuthZEN 1.0 evaluation (docs/authzen.md; metadata at ${AUTHZEN_METADATA_PATH}):`, `  ${authzenCurl}`);
   lines.push('Fetch a bundle (add -H \'If-None-Match: "<etag>"\' to get 304 while it is unchanged):');
   lines.push(`  ${bundleCurl ?? '(no Active connector with a bundle)'}`);
   lines.push('Status like kubectl get:', `  acl-operator status --state-dir ${shellQuote(config.stateDir)}`, '');

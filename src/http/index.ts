@@ -3,3 +3,4 @@ export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_WAIT_SECONDS, type ApiDeps, type Fl
 export { createLongPolls, preferWait, type LongPolls } from './longpoll.ts';
 export { BUNDLE_CONTENT_TYPE, noneMatch } from './bundles.ts';
 export { decisionInputOf } from './request.ts';
+export { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from './paths.ts';
