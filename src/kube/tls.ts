@@ -9,7 +9,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { selfSignedCertificate } from '../tls/index.ts';
+import { expiresWithin, selfSignedCertificate } from '../tls/index.ts';
 import { describeError, LABEL_MANAGED_BY, MANAGED_BY, statusOf } from './client.ts';
 
 export interface TlsMaterial {
@@ -100,7 +100,7 @@ async function readOrCreate(o: TlsSecretOptions): Promise<TlsMaterial> {
       if (typeof found === 'string') throw new Error(`TLS Secret ${namespace}/${name} cannot be used: ${found}`);
       // Ours (self-signed) and close to expiry: replaced. Anyone else's (cert-manager) is only read.
       const ours = existing.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY;
-      if (!ours || new Date(new X509Certificate(found.cert).validTo).getTime() - nowMs(o) > RENEW_BEFORE_MS) return found;
+      if (!ours || !expiresWithin(found.cert, RENEW_BEFORE_MS, new Date(nowMs(o)))) return found;
       const next = await generated(o, namespace);
       try {
         await core.replaceNamespacedSecret({ name, namespace, body: { ...existing, data: next.data } });
