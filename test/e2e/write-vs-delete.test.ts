@@ -77,7 +77,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: a write response racing a delete (
     await waitFor('informer saw the deletion', () => o.source.get('Rule', ns, 'victim') === undefined);
     release();
     await o.controller.idle();
-    // The periodic resync (resyncAll in operator.ts) enqueues every key the source knows.
+    // The periodic resync (resyncAll in service/cluster.ts) enqueues every key the source knows.
     for (const key of o.source.keys()) o.controller.enqueue(key);
     await o.controller.idle();
     const rules = o.store

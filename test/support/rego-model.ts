@@ -1,4 +1,4 @@
-// An independent model of OPA's semantics for the small Rego subset that src/policy/rego.ts emits.
+// An independent model of OPA's semantics for the small Rego subset that src/policy/rego*.ts emit.
 //
 // There is no OPA binary in CI, yet the product's core invariant is that OPA running our generated
 // Rego decides exactly like the native evaluator. This module reads the *printed text* of a policy
@@ -317,7 +317,7 @@ interface RuleDef {
 const CMP_OPS: readonly string[] = ['==', '!=', '<', '<=', '>', '>='];
 /** Words that can never be a variable or rule name in the subset (both versions). */
 const RESERVED = new Set(['not', 'some', 'every', 'with', 'else', 'as', 'default', 'package', 'import', 'data']);
-/** Keywords that cannot follow a dot in a reference (src/policy/rego.ts brackets these). */
+/** Keywords that cannot follow a dot in a reference (src/policy/regotext.ts brackets these). */
 const DOT_KEYWORDS = new Set([
   'as',
   'default',
