@@ -6,3 +6,4 @@ export { Directory, DirectoryEntity, DirectorySpec, DirectoryStatus, MAX_ENTITIE
 export { KINDS, crdFor, openApiSchema, renderCrdKustomization, renderCrds } from './crd.ts';
 export { describeIssues } from './issues.ts';
 export { isObject } from './json.ts';
+export { readStatus } from './meta.ts';

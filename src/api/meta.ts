@@ -65,3 +65,27 @@ export const Conditions = z.array(Condition).meta({
   'x-kubernetes-list-type': 'map',
   'x-kubernetes-list-map-keys': ['type'],
 });
+
+/**
+ * Conditions as read back: each one that is a Condition, in order and as written (an entry carried
+ * over keeps its bytes); an odd one is left out, not the whole list.
+ */
+const RecordedConditions = z
+  .array(z.unknown())
+  .transform((items) => items.filter((item): item is Condition => Condition.safeParse(item).success));
+
+/**
+ * A status as an earlier write left it, read field by field with its kind's schema: a field that
+ * does not parse (hand-edited, or written by an older version) is absent and never hides the others.
+ */
+export function readStatus<S extends z.ZodObject>(schema: S, raw: unknown): Partial<z.output<S>> {
+  const fields = z.record(z.string(), z.unknown()).safeParse(raw);
+  if (!fields.success) return {};
+  const read = Object.entries(schema.shape).flatMap(([name, field]: [string, z.ZodType]) => {
+    // Conditions merge by type, so each stands alone: one odd entry keeps the others' transition times.
+    const value = (name === 'conditions' ? RecordedConditions : field).safeParse(fields.data[name]);
+    return value.success && value.data !== undefined ? [[name, value.data]] : [];
+  });
+  // The entries are the schema's own fields, each parsed by that field's schema.
+  return Object.fromEntries(read) as Partial<z.output<S>>;
+}
