@@ -1,5 +1,9 @@
+// Status conditions: how a reconcile's judgements become Kubernetes conditions, and when a
+// transition is worth a Warning event.
 import type { Condition } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
+import type { ReconcileDeps } from './deps.ts';
+import type { SourceObject } from './types.ts';
 
 export interface ConditionInput {
   readonly type: string;
@@ -27,6 +31,27 @@ export function conditionsFor(inputs: readonly ConditionInput[], generation: num
       lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : kubeTime(now),
     };
   });
+}
+
+/** The Ready condition among those a status recorded, if any. */
+export function readyIn(previous: readonly Condition[] | undefined): Condition | undefined {
+  return previous?.find((c) => c.type === 'Ready');
+}
+
+/**
+ * Records a Warning event when the leader sees a problem the recorded Ready condition does not
+ * already state: once per transition, however often the same object is reconciled.
+ */
+export function warnOnce(
+  deps: ReconcileDeps,
+  obj: SourceObject,
+  previous: readonly Condition[] | undefined,
+  reason: string,
+  message: string,
+): void {
+  const was = readyIn(previous);
+  if (deps.leading() && (was?.reason !== reason || was.message !== message))
+    deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
 }
 
 /** Whether two statuses say the same thing (key order and undefined fields aside). */

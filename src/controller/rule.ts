@@ -1,9 +1,9 @@
 // Rule → deployed CompiledRule in the store, and status: phase, conditions and translation.
-import { Rule, RuleSpec } from '../api/index.ts';
+import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
 import { canonicalJson } from '../bundle/index.ts';
 import { compileRule, ruleModel, translateRule, type RuleModel } from '../policy/index.ts';
-import { conditionsFor } from './conditions.ts';
+import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { ANNOTATION_REGENERATE, keyText, type ObjectKey, type SourceObject } from './types.ts';
 
@@ -18,17 +18,34 @@ interface Translated {
   readonly rego: string;
 }
 
+type FailureReason = 'InvalidSpec' | 'TranslationFailed';
+
+interface Failed {
+  readonly error: string;
+  readonly reason: FailureReason;
+}
+
+/** The last good translation of each rule, by key text: what stays in force while a newer spec is invalid. */
+type LastGood = Map<string, Translated>;
+
+type RuleTranslation = NonNullable<RuleStatus['translation']>;
+
+/** A Rule as one reconcile sees it: the object, and its status as recorded, read once. */
+interface Seen {
+  readonly key: ObjectKey;
+  readonly id: string;
+  readonly obj: SourceObject;
+  readonly generation: number;
+  readonly regenerate: string | undefined;
+  readonly previous: RuleStatus;
+}
+
 /** Approved means "deploy it": it goes into bundles with Enforced ones, and is Enforced once built. */
 function deployed(state: RuleModel['state']): boolean {
   return state === 'Enforced' || state === 'Approved';
 }
 
-function translate(
-  obj: SourceObject,
-  spec: RuleSpec,
-  generation: number,
-  regenerate: string | undefined,
-): Translated | { error: string; reason: 'InvalidSpec' | 'TranslationFailed' } {
+function translate(obj: SourceObject, spec: RuleSpec, generation: number, regenerate: string | undefined): Translated | Failed {
   const res = ruleModel({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: obj.metadata, spec });
   // A condition that is not CEL is an invalid spec; valid CEL outside our subset cannot be translated.
   if (!res.ok) return { error: res.error.message, reason: res.error.kind === 'syntax' ? 'InvalidSpec' : 'TranslationFailed' };
@@ -40,131 +57,148 @@ function translate(
  * After a restart, the last good version of a rule whose spec is now invalid comes from its status:
  * the translation records the spec it was made from.
  */
-function recorded(obj: SourceObject): Translated | undefined {
-  const t = (obj.raw['status'] as { translation?: { status?: unknown; generation?: unknown; spec?: unknown } } | undefined)?.translation;
-  if (!t || (t.status !== 'Current' && t.status !== 'Stale') || typeof t.generation !== 'number') return undefined;
-  const spec = RuleSpec.safeParse(t.spec);
-  if (!spec.success) return undefined;
-  const made = translate(obj, spec.data, t.generation, undefined);
+function recorded(seen: Seen): Translated | undefined {
+  const t = seen.previous.translation;
+  if (!t || (t.status !== 'Current' && t.status !== 'Stale') || t.generation === undefined || t.spec === undefined) return undefined;
+  const made = translate(seen.obj, t.spec, t.generation, undefined);
   return 'error' in made ? undefined : made;
 }
 
 /** A reconcile function for Rules; it remembers each rule's last good translation. */
 export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) => Outcome {
-  const lastGood = new Map<string, Translated>();
-
+  const lastGood: LastGood = new Map();
   return function reconcileRule(key, deps) {
-    const { namespace, name } = key;
-    const id = keyText(key);
-    const obj = deps.objects.get('Rule', namespace, name);
-    if (!obj) {
-      lastGood.delete(id);
-      const had = deps.draft.rule(namespace, name) !== undefined;
-      deps.draft.setRule(namespace, name, undefined);
-      return had ? { rebuildIn: namespace } : {};
-    }
-    const generation = obj.metadata.generation ?? 0;
-    const regenerate = obj.metadata.annotations?.[ANNOTATION_REGENERATE];
-    const status = (fields: Record<string, unknown>, conditions: Parameters<typeof conditionsFor>[0]): Record<string, unknown> => ({
-      ...fields,
-      observedGeneration: generation,
-      conditions: conditionsFor(
-        conditions,
-        generation,
-        deps.now(),
-        (obj.raw['status'] as { conditions?: unknown } | undefined)?.conditions,
-      ),
-    });
+    return reconcile(key, deps, lastGood);
+  };
+}
 
-    /** Puts a translation in force (or out of it) in the store; says whether the tenant's rules changed. */
-    const apply = (t: Translated): string | undefined => {
-      const before = deps.draft.rule(namespace, name);
-      if (t.model.state === 'Enforced') {
-        if (before?.model === t.model) return undefined;
-        deps.draft.setRule(namespace, name, compileRule(t.model));
-        return namespace;
+function reconcile(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Outcome {
+  const obj = deps.objects.get('Rule', key.namespace, key.name);
+  if (!obj) return forget(key, deps, lastGood);
+  const seen: Seen = {
+    key,
+    id: keyText(key),
+    obj,
+    generation: obj.metadata.generation ?? 0,
+    regenerate: obj.metadata.annotations?.[ANNOTATION_REGENERATE],
+    previous: readStatus(RuleStatus, obj.raw['status']),
+  };
+  const parsed = Rule.safeParse(obj.raw);
+  if (!parsed.success) return reject(seen, deps, lastGood, { reason: 'InvalidSpec', error: describeIssues(parsed.error) });
+  const spec = parsed.data.spec;
+  const t = translation(seen, spec, deps, lastGood);
+  if ('error' in t) return reject(seen, deps, lastGood, t);
+  const rebuildIn = putInForce(key, t, deps);
+  const phase = t.model.state === 'Enforced' ? 'Enforced' : spec.state;
+  return { phase, rebuildIn, status: currentStatus(seen, spec, t, phase, deps) };
+}
+
+/** A deleted Rule leaves the store; its tenant's bundles are rebuilt when it was in force. */
+function forget(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Outcome {
+  const { namespace, name } = key;
+  lastGood.delete(keyText(key));
+  const had = deps.draft.rule(namespace, name) !== undefined;
+  deps.draft.setRule(namespace, name, undefined);
+  return had ? { rebuildIn: namespace } : {};
+}
+
+/** The translation of this spec: the one made before when spec and regenerate are the same, otherwise a new one. */
+function translation(seen: Seen, spec: RuleSpec, deps: ReconcileDeps, lastGood: LastGood): Translated | Failed {
+  const known = lastGood.get(seen.id);
+  if (known && known.specKey === canonicalJson(spec) && known.regenerate === seen.regenerate) {
+    // Same spec (perhaps a new generation of it): the same translation and model, so nothing rebuilds.
+    if (known.generation === seen.generation) return known;
+    const renumbered = { ...known, generation: seen.generation };
+    lastGood.set(seen.id, renumbered);
+    return renumbered;
+  }
+  const made = translate(seen.obj, spec, seen.generation, seen.regenerate);
+  if ('error' in made) return made;
+  lastGood.set(seen.id, made);
+  deps.log.info(
+    {
+      kind: 'Rule',
+      key: seen.id,
+      generation: seen.generation,
+      state: spec.state,
+      ...(seen.regenerate === undefined ? {} : { regenerate: seen.regenerate }),
+    },
+    'Translated Rule',
+  );
+  return made;
+}
+
+/** Puts a translation in force (or out of it) in the store; says whether the tenant's rules changed. */
+function putInForce(key: ObjectKey, t: Translated, deps: ReconcileDeps): string | undefined {
+  const { namespace, name } = key;
+  const before = deps.draft.rule(namespace, name);
+  if (t.model.state === 'Enforced') {
+    if (before?.model === t.model) return undefined;
+    deps.draft.setRule(namespace, name, compileRule(t.model));
+    return namespace;
+  }
+  if (!before) return undefined;
+  deps.draft.setRule(namespace, name, undefined);
+  return namespace;
+}
+
+/**
+ * The newer of what this replica remembers and what status records: a replica that missed a
+ * generation (a relist delivers only the newest) must not put an older one back in force.
+ */
+function lastGoodOf(seen: Seen, lastGood: LastGood): Translated | undefined {
+  const remembered = lastGood.get(seen.id);
+  const fromStatus = recorded(seen);
+  const previous = fromStatus && (!remembered || fromStatus.generation > remembered.generation) ? fromStatus : remembered;
+  if (previous) lastGood.set(seen.id, previous);
+  return previous;
+}
+
+/** An invalid spec keeps the last good version in force: nothing else changes. */
+function reject(seen: Seen, deps: ReconcileDeps, lastGood: LastGood, failed: Failed): Outcome {
+  const { reason, error: message } = failed;
+  deps.log.warn({ kind: 'Rule', key: seen.id, reason, problem: message }, 'Rejected Rule');
+  warnOnce(deps, seen.obj, seen.previous.conditions, reason, message);
+  const previous = lastGoodOf(seen, lastGood);
+  const kept: RuleTranslation = previous
+    ? {
+        status: 'Stale',
+        generation: previous.generation,
+        rego: previous.rego,
+        spec: previous.spec,
+        message: `generation ${seen.generation} cannot be translated: ${message}; generation ${previous.generation} stays in force`,
       }
-      if (!before) return undefined;
-      deps.draft.setRule(namespace, name, undefined);
-      return namespace;
-    };
+    : { status: 'Error', generation: seen.generation, message };
+  return {
+    phase: 'Invalid',
+    ...(previous ? { rebuildIn: putInForce(seen.key, previous, deps) } : {}),
+    status: statusOf(seen, deps, 'Invalid', kept, { type: 'Ready', status: false, reason, message }),
+  };
+}
 
-    // An invalid spec keeps the last good version in force: nothing else changes.
-    const invalid = (reason: 'InvalidSpec' | 'TranslationFailed', message: string): Outcome => {
-      deps.log.warn({ kind: 'Rule', key: id, reason, problem: message }, 'Rejected Rule');
-      const ready = (
-        (obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []
-      ).find((c) => c.type === 'Ready');
-      if (deps.leading() && (ready?.reason !== reason || ready.message !== message))
-        deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
-      // The newer of what this replica remembers and what status records: a replica that missed a
-      // generation (a relist delivers only the newest) must not put an older one back in force.
-      const remembered = lastGood.get(id);
-      const fromStatus = recorded(obj);
-      const previous = fromStatus && (!remembered || fromStatus.generation > remembered.generation) ? fromStatus : remembered;
-      if (previous) lastGood.set(id, previous);
-      const kept = previous
-        ? {
-            status: 'Stale',
-            generation: previous.generation,
-            rego: previous.rego,
-            spec: previous.spec,
-            message: `generation ${generation} cannot be translated: ${message}; generation ${previous.generation} stays in force`,
-          }
-        : { status: 'Error', generation, message };
-      return {
-        phase: 'Invalid',
-        ...(previous ? { rebuildIn: apply(previous) } : {}),
-        status: status({ phase: 'Invalid', translation: kept }, [{ type: 'Ready', status: false, reason, message }]),
-      };
-    };
+/** The status of a Rule whose spec translated: in force, or deliberately not deployed. */
+function currentStatus(seen: Seen, spec: RuleSpec, t: Translated, phase: RulePhase, deps: ReconcileDeps): RuleStatus {
+  const isDeployed = t.model.state === 'Enforced';
+  const message = isDeployed
+    ? spec.state === 'Approved'
+      ? 'Approved and deployed: decided by the service and built into the bundles that select it'
+      : 'Decided by the service and built into the bundles that select it'
+    : `State ${phase}: neither decided nor put in bundles`;
+  const current: RuleTranslation = {
+    status: 'Current',
+    generation: t.generation,
+    rego: t.rego,
+    spec,
+    ...(seen.regenerate === undefined ? {} : { regenerate: seen.regenerate }),
+  };
+  return statusOf(seen, deps, phase, current, { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message });
+}
 
-    const parsed = Rule.safeParse(obj.raw);
-    if (!parsed.success) return invalid('InvalidSpec', describeIssues(parsed.error));
-    const spec = parsed.data.spec;
-    const specKey = canonicalJson(spec);
-
-    let t = lastGood.get(id);
-    if (t && t.specKey === specKey && t.regenerate === regenerate) {
-      // Same spec (perhaps a new generation of it): the same translation and model, so nothing rebuilds.
-      if (t.generation !== generation) {
-        t = { ...t, generation };
-        lastGood.set(id, t);
-      }
-    } else {
-      const made = translate(obj, spec, generation, regenerate);
-      if ('error' in made) return invalid(made.reason, made.error);
-      t = made;
-      lastGood.set(id, t);
-      deps.log.info(
-        { kind: 'Rule', key: id, generation, state: spec.state, ...(regenerate === undefined ? {} : { regenerate }) },
-        'Translated Rule',
-      );
-    }
-    const rebuildIn = apply(t);
-    const isDeployed = t.model.state === 'Enforced';
-    const phase = isDeployed ? 'Enforced' : spec.state;
-    const message = isDeployed
-      ? spec.state === 'Approved'
-        ? 'Approved and deployed: decided by the service and built into the bundles that select it'
-        : 'Decided by the service and built into the bundles that select it'
-      : `State ${phase}: neither decided nor put in bundles`;
-    return {
-      phase,
-      rebuildIn,
-      status: status(
-        {
-          phase,
-          translation: {
-            status: 'Current',
-            generation: t.generation,
-            rego: t.rego,
-            spec,
-            ...(regenerate === undefined ? {} : { regenerate }),
-          },
-        },
-        [{ type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message }],
-      ),
-    };
+function statusOf(seen: Seen, deps: ReconcileDeps, phase: RulePhase, translation: RuleTranslation, ready: ConditionInput): RuleStatus {
+  return {
+    phase,
+    translation,
+    observedGeneration: seen.generation,
+    conditions: conditionsFor([ready], seen.generation, deps.now(), seen.previous.conditions),
   };
 }
