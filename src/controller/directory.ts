@@ -1,12 +1,12 @@
 // Directory → the tenant's entity directory in the store, and status: phase, entityCount, conditions.
 // Every replica puts the same entities in effect (followers decide and build bundles too); only the
 // leader writes status and events.
-import { Directory } from '../api/index.ts';
+import { Directory, DirectoryStatus, readStatus } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
 import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/index.ts';
-import { conditionsFor, type ConditionInput } from './conditions.ts';
+import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
-import { keyText, type ObjectKey } from './types.ts';
+import { keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 /** Conflicts named in a status message; the rest are counted. */
 const NAMED_CONFLICTS = 5;
@@ -57,100 +57,124 @@ interface Parsed {
   readonly key: string;
 }
 
+/** What each Directory object was read as, by key text. */
+type ParsedBy = Map<string, Parsed>;
+
+/** A Directory as one reconcile sees it: the object, its status as recorded (read once), its entities in the store. */
+interface Seen {
+  readonly key: ObjectKey;
+  readonly obj: SourceObject;
+  readonly generation: number;
+  readonly previous: DirectoryStatus;
+  readonly inDraft: readonly DirectoryEntity[] | undefined;
+}
+
+type Placed = Pick<Outcome, 'rebuildIn' | 'enqueue'>;
+
+function parse(parsedBy: ParsedBy, id: string, raw: Readonly<Record<string, unknown>>): Parsed {
+  const known = parsedBy.get(id);
+  if (known?.raw === raw) return known;
+  const parsed = Directory.safeParse(raw);
+  const entities = parsed.success ? entitiesOf(parsed.data) : undefined;
+  // Plain JSON text, not canonical: keys written in another order read as a change, which rebuilds
+  // the same bytes (the bundle compares them) at a fraction of the cost for thousands of entities.
+  const key = entities ? JSON.stringify(entities) : '';
+  // The same entities as before (an edit of the description, a new resourceVersion): the same array,
+  // so the store sees no change.
+  const same = known !== undefined && known.key === key && entities !== undefined ? known.entities : entities;
+  const made: Parsed = { raw, entities: same, problem: parsed.success ? undefined : describeIssues(parsed.error), key };
+  parsedBy.set(id, made);
+  return made;
+}
+
 /** A reconcile function for Directories; it remembers what each object was read as. */
 export function createDirectoryReconciler(): (key: ObjectKey, deps: ReconcileDeps) => Outcome {
-  const parsedBy = new Map<string, Parsed>();
-
-  const parse = (id: string, raw: Readonly<Record<string, unknown>>): Parsed => {
-    const known = parsedBy.get(id);
-    if (known?.raw === raw) return known;
-    const parsed = Directory.safeParse(raw);
-    const entities = parsed.success ? entitiesOf(parsed.data) : undefined;
-    // Plain JSON text, not canonical: keys written in another order read as a change, which rebuilds
-    // the same bytes (the bundle compares them) at a fraction of the cost for thousands of entities.
-    const key = entities ? JSON.stringify(entities) : '';
-    // The same entities as before (an edit of the description, a new resourceVersion): the same array,
-    // so the store sees no change.
-    const same = known !== undefined && known.key === key && entities !== undefined ? known.entities : entities;
-    const made: Parsed = { raw, entities: same, problem: parsed.success ? undefined : describeIssues(parsed.error), key };
-    parsedBy.set(id, made);
-    return made;
-  };
-
+  const parsedBy: ParsedBy = new Map();
   return function reconcileDirectory(key, deps) {
-    const { namespace, name } = key;
-    const id = keyText(key);
-    const obj = deps.objects.get('Directory', namespace, name);
-    const inDraft = deps.draft.directoryEntities(namespace, name);
-    if (!obj) {
-      parsedBy.delete(id);
-      return inDraft ? putEntities(deps, namespace, name, undefined) : {};
-    }
-    const generation = obj.metadata.generation ?? 0;
-    const recorded = obj.raw['status'] as { conditions?: { type?: string; reason?: string; message?: string }[] } | undefined;
-    const status = (phase: string, entityCount: number, ready: ConditionInput): Record<string, unknown> => ({
-      phase,
-      observedGeneration: generation,
-      entityCount,
-      conditions: conditionsFor([ready], generation, deps.now(), recorded?.conditions),
-    });
-    const warnOnce = (reason: string, message: string): void => {
-      const was = (recorded?.conditions ?? []).find((c) => c.type === 'Ready');
-      if (deps.leading() && (was?.reason !== reason || was.message !== message))
-        deps.writer.recordEvent?.(obj, { type: 'Warning', reason, message });
-    };
+    return reconcile(key, deps, parsedBy);
+  };
+}
 
-    const parsed = parse(id, obj.raw);
-    // The store holds the entities of what was put in effect last (none for an invalid spec).
-    const put = (entities: readonly DirectoryEntity[] | undefined): Pick<Outcome, 'rebuildIn' | 'enqueue'> => {
-      const wanted = entities && entities.length > 0 ? entities : undefined;
-      return inDraft === wanted ? {} : putEntities(deps, namespace, name, wanted);
-    };
-    if (parsed.entities === undefined) {
-      // Every replica reads the same spec, so every replica puts nothing of it in effect: decisions
-      // and bundles never depend on which replica remembers an older version.
-      const message = `${parsed.problem ?? 'invalid spec'}; none of its entities are in effect`;
-      deps.log.warn({ kind: 'Directory', key: id, problem: message }, 'Rejected Directory');
-      warnOnce('InvalidSpec', message);
-      return {
-        ...put(undefined),
-        phase: 'Invalid',
-        status: status('Invalid', 0, { type: 'Ready', status: false, reason: 'InvalidSpec', message }),
-      };
-    }
-    const entities = parsed.entities;
-    const changed = put(entities);
+function reconcile(key: ObjectKey, deps: ReconcileDeps, parsedBy: ParsedBy): Outcome {
+  const { namespace, name } = key;
+  const id = keyText(key);
+  const obj = deps.objects.get('Directory', namespace, name);
+  const inDraft = deps.draft.directoryEntities(namespace, name);
+  if (!obj) {
+    parsedBy.delete(id);
+    return inDraft ? putEntities(deps, namespace, name, undefined) : {};
+  }
+  const seen: Seen = {
+    key,
+    obj,
+    generation: obj.metadata.generation ?? 0,
+    previous: readStatus(DirectoryStatus, obj.raw['status']),
+    inDraft,
+  };
+  const parsed = parse(parsedBy, id, obj.raw);
+  if (parsed.entities === undefined) return reject(seen, deps, parsed.problem);
+  const entities = parsed.entities;
+  const changed = put(seen, deps, entities);
+  return { ...changed, ...judged(seen, deps, entities) };
+}
 
-    // An entity an earlier Directory (by name) also lists keeps that one's properties.
-    const shadowedBy = new Map<DirectoryEntity, string>();
-    for (const e of entities) {
-      const first = deps.draft.listedBy(namespace, e.type, e.id)[0];
-      if (first !== undefined && first !== name) shadowedBy.set(e, first);
-    }
-    const shadowed = [...shadowedBy.keys()];
-    const inEffect = entities.length - shadowed.length;
-    if (shadowed.length === 0) {
-      return {
-        ...changed,
-        phase: 'Ready',
-        status: status('Ready', inEffect, {
-          type: 'Ready',
-          status: true,
-          reason: 'Loaded',
-          message: `${inEffect} entit${inEffect === 1 ? 'y is' : 'ies are'} in effect`,
-        }),
-      };
-    }
-    const named = shadowed
-      .slice(0, NAMED_CONFLICTS)
-      .map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${shadowedBy.get(e) ?? '?'})`);
-    const more = shadowed.length > NAMED_CONFLICTS ? ` and ${shadowed.length - NAMED_CONFLICTS} more` : '';
-    const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 0 ? 'none of its own is' : inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
-    warnOnce('DuplicateEntities', message);
-    return {
-      ...changed,
-      phase: 'Conflict',
-      status: status('Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }),
-    };
+/** The store holds the entities of what was put in effect last (none for an invalid spec). */
+function put(seen: Seen, deps: ReconcileDeps, entities: readonly DirectoryEntity[] | undefined): Placed {
+  const wanted = entities && entities.length > 0 ? entities : undefined;
+  return seen.inDraft === wanted ? {} : putEntities(deps, seen.key.namespace, seen.key.name, wanted);
+}
+
+function statusOf(
+  seen: Seen,
+  deps: ReconcileDeps,
+  phase: NonNullable<DirectoryStatus['phase']>,
+  entityCount: number,
+  ready: ConditionInput,
+): DirectoryStatus {
+  return {
+    phase,
+    observedGeneration: seen.generation,
+    entityCount,
+    conditions: conditionsFor([ready], seen.generation, deps.now(), seen.previous.conditions),
+  };
+}
+
+/**
+ * Every replica reads the same spec, so every replica puts nothing of it in effect: decisions and
+ * bundles never depend on which replica remembers an older version.
+ */
+function reject(seen: Seen, deps: ReconcileDeps, problem: string | undefined): Outcome {
+  const message = `${problem ?? 'invalid spec'}; none of its entities are in effect`;
+  deps.log.warn({ kind: 'Directory', key: keyText(seen.key), problem: message }, 'Rejected Directory');
+  warnOnce(deps, seen.obj, seen.previous.conditions, 'InvalidSpec', message);
+  return {
+    ...put(seen, deps, undefined),
+    phase: 'Invalid',
+    status: statusOf(seen, deps, 'Invalid', 0, { type: 'Ready', status: false, reason: 'InvalidSpec', message }),
+  };
+}
+
+/** What the status says of entities put in effect: Ready, or Conflict when an earlier Directory lists some of them too. */
+function judged(seen: Seen, deps: ReconcileDeps, entities: readonly DirectoryEntity[]): Pick<Outcome, 'phase' | 'status'> {
+  const { namespace, name } = seen.key;
+  // An entity an earlier Directory (by name) also lists keeps that one's properties.
+  const shadowedBy = new Map<DirectoryEntity, string>();
+  for (const e of entities) {
+    const first = deps.draft.listedBy(namespace, e.type, e.id)[0];
+    if (first !== undefined && first !== name) shadowedBy.set(e, first);
+  }
+  const shadowed = [...shadowedBy.keys()];
+  const inEffect = entities.length - shadowed.length;
+  if (shadowed.length === 0) {
+    const message = `${inEffect} entit${inEffect === 1 ? 'y is' : 'ies are'} in effect`;
+    return { phase: 'Ready', status: statusOf(seen, deps, 'Ready', inEffect, { type: 'Ready', status: true, reason: 'Loaded', message }) };
+  }
+  const named = shadowed.slice(0, NAMED_CONFLICTS).map((e) => `${e.type} ${JSON.stringify(e.id)} (Directory ${shadowedBy.get(e) ?? '?'})`);
+  const more = shadowed.length > NAMED_CONFLICTS ? ` and ${shadowed.length - NAMED_CONFLICTS} more` : '';
+  const message = `${shadowed.length} of ${entities.length} entities are also listed by a Directory whose name sorts first, and its properties are in effect for them: ${named.join(', ')}${more}; ${inEffect === 0 ? 'none of its own is' : inEffect === 1 ? 'the other 1 is' : `the other ${inEffect} are`} in effect`;
+  warnOnce(deps, seen.obj, seen.previous.conditions, 'DuplicateEntities', message);
+  return {
+    phase: 'Conflict',
+    status: statusOf(seen, deps, 'Conflict', inEffect, { type: 'Ready', status: false, reason: 'DuplicateEntities', message }),
   };
 }
