@@ -1,123 +1,135 @@
-// Connector → its token Secret (issued, rotated, revoked) and the entry the bundle route checks.
-import { Connector, type Condition } from '../api/index.ts';
+// Connector → its token Secret (issued, rotated, revoked) and the entry the bundle route checks,
+// and status: phase, the token Secret, the bundles it serves and conditions.
+import type { Logger } from 'pino';
+import { Connector, type ConnectorSpec, ConnectorStatus, readStatus } from '../api/index.ts';
 import { describeIssues } from '../api/manifests.ts';
-import { generateToken, hashToken } from '../auth/index.ts';
-import { conditionsFor, kubeTime, type ConditionInput } from './conditions.ts';
+import { hashToken } from '../auth/index.ts';
+import { conditionsFor, readyIn, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
-import { keyText, tokenSecretName, TokenSecretConflict, type ObjectKey, type TokenSecret } from './types.ts';
+import { ensureTokenSecret } from './token.ts';
+import { keyText, tokenSecretName, TokenSecretConflict, type ObjectKey, type SourceObject, type TokenSecret } from './types.ts';
+
+/** A Connector as one reconcile sees it: the object, its status as recorded (read once), its bundles. */
+interface Seen {
+  readonly obj: SourceObject;
+  readonly namespace: string;
+  readonly name: string;
+  readonly generation: number;
+  readonly previous: ConnectorStatus;
+  /** The bundles configured for this connector (built or not): a restart writes the right list at once. */
+  readonly bundles: string[];
+  /** Whether the store held an entry for it before this reconcile. */
+  readonly existed: boolean;
+  readonly log: Logger;
+}
+
+/** Bundles naming this connector say in their status whether it exists: tell them when that changes. */
+function bundlesOf(deps: ReconcileDeps, namespace: string, name: string): ObjectKey[] {
+  return deps.objects
+    .list('Bundle', namespace)
+    .filter((b) => {
+      const spec = b.raw['spec'];
+      return typeof spec === 'object' && spec !== null && 'connector' in spec && spec.connector === name;
+    })
+    .map((b) => ({ kind: 'Bundle', namespace, name: b.metadata.name }));
+}
 
 export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): Promise<Outcome> {
   const { namespace, name } = key;
   const log = deps.log.child({ kind: 'Connector', key: keyText(key) });
   const obj = deps.objects.get('Connector', namespace, name);
-  // Bundles naming this connector say in their status whether it exists: tell them when that changes.
-  const bundlesOfIt = (): ObjectKey[] =>
-    deps.objects
-      .list('Bundle', namespace)
-      .filter((b) => (b.raw['spec'] as { connector?: unknown } | undefined)?.connector === name)
-      .map((b) => ({ kind: 'Bundle', namespace, name: b.metadata.name }));
   const existed = deps.draft.connector(namespace, name) !== undefined;
   if (!obj) {
     deps.draft.setConnector(namespace, name, undefined);
     await deps.writer.deleteTokenSecret(namespace, name);
-    return existed ? { enqueue: bundlesOfIt() } : {};
+    return existed ? { enqueue: bundlesOf(deps, namespace, name) } : {};
   }
-  const generation = obj.metadata.generation ?? 0;
-  const recordedStatus = obj.raw['status'] as { conditions?: unknown; tokenIssuedAt?: unknown } | undefined;
-  const previousConditions = recordedStatus?.conditions;
-  // The bundles configured for this connector (built or not): a restart writes the right list at once.
-  const bundles = bundlesOfIt()
-    .map((k) => k.name)
-    .sort();
+  const seen: Seen = {
+    obj,
+    namespace,
+    name,
+    generation: obj.metadata.generation ?? 0,
+    previous: readStatus(ConnectorStatus, obj.raw['status']),
+    bundles: bundlesOf(deps, namespace, name)
+      .map((k) => k.name)
+      .sort(),
+    existed,
+    log,
+  };
   const parsed = Connector.safeParse(obj.raw);
-  if (!parsed.success) {
-    // The last good entry stays in the store: polling OPAs keep working until it is fixed. After a
-    // restart it is rebuilt from the token Secret and the Active condition last written to status
-    // (no such condition: Inactive, so an invalid edit never opens a connector that was closed).
-    const message = describeIssues(parsed.error);
-    log.warn({ problem: message }, 'Rejected Connector');
-    const kept = (Array.isArray(previousConditions) ? (previousConditions as Condition[]) : []).filter(
-      (c) => c.type === 'Active' || c.type === 'TokenIssued',
-    );
-    if (!existed) {
-      const secret = deps.writer.readTokenSecret(namespace, name);
-      if (secret?.token !== undefined) {
-        const active = kept.some((c) => c.type === 'Active' && c.status === 'True');
-        deps.draft.setConnector(namespace, name, { tenant: namespace, name, active, tokenHash: hashToken(secret.token) });
-      }
-    }
-    return {
-      phase: 'Invalid',
-      status: {
-        ...(recordedStatus?.tokenIssuedAt ? { tokenIssuedAt: recordedStatus.tokenIssuedAt } : {}),
-        phase: 'Invalid',
-        observedGeneration: generation,
-        tokenSecretName: tokenSecretName(name),
-        bundles,
-        conditions: [
-          ...conditionsFor([{ type: 'Ready', status: false, reason: 'InvalidSpec', message }], generation, deps.now(), previousConditions),
-          ...kept,
-        ],
-      },
-    };
-  }
+  if (!parsed.success) return reject(seen, deps, describeIssues(parsed.error));
   const spec = parsed.data.spec;
-  let secret: TokenSecret | undefined = deps.writer.readTokenSecret(namespace, name);
+  let secret = deps.writer.readTokenSecret(namespace, name);
   if (deps.leading()) {
     try {
-      if (spec.revoked) {
-        if (secret === undefined || secret.token !== undefined) {
-          secret = { token: undefined, rotation: spec.tokenRotation, issuedAt: secret?.issuedAt ?? kubeTime(deps.now()) };
-          await deps.writer.writeTokenSecret(obj, secret);
-          log.info({ rotation: spec.tokenRotation }, 'Revoked connector token');
-          deps.writer.recordEvent?.(obj, {
-            type: 'Normal',
-            reason: 'TokenRevoked',
-            message: `The token in Secret ${tokenSecretName(name)} was removed: every poller gets 401`,
-          });
-        }
-      } else if (secret === undefined || secret.token === undefined || secret.rotation !== spec.tokenRotation) {
-        const reason = secret === undefined ? 'created' : secret.token === undefined ? 'reactivated' : 'rotated';
-        secret = { token: generateToken(deps.random), rotation: spec.tokenRotation, issuedAt: kubeTime(deps.now()) };
-        await deps.writer.writeTokenSecret(obj, secret);
-        log.info({ rotation: spec.tokenRotation, reason, secret: tokenSecretName(name) }, 'Issued connector token');
-        deps.writer.recordEvent?.(obj, {
-          type: 'Normal',
-          reason: reason === 'rotated' ? 'TokenRotated' : 'TokenIssued',
-          message: `${reason === 'rotated' ? 'A new token replaced the old one' : 'A token was issued'} in Secret ${tokenSecretName(name)} (rotation ${spec.tokenRotation})`,
-        });
-      }
+      secret = await ensureTokenSecret({ obj, spec, secret, deps, log });
     } catch (err) {
       if (!(err instanceof TokenSecretConflict)) throw err;
-      // Someone else's Secret has the name: nothing is written, and no token opens the bundles.
-      log.warn({ problem: err.message }, 'Token Secret name taken');
-      deps.draft.setConnector(namespace, name, { tenant: namespace, name, active: false, tokenHash: undefined });
-      const conflict: ConditionInput = { type: 'Ready', status: false, reason: 'SecretConflict', message: err.message };
-      if ((previousConditions as Condition[] | undefined)?.find?.((c) => c.type === 'Ready')?.reason !== 'SecretConflict') {
-        deps.writer.recordEvent?.(obj, { type: 'Warning', reason: 'SecretConflict', message: err.message });
-      }
-      return {
-        phase: 'Inactive',
-        ...(existed ? {} : { enqueue: bundlesOfIt() }),
-        status: {
-          phase: 'Inactive',
-          observedGeneration: generation,
-          tokenSecretName: tokenSecretName(name),
-          bundles,
-          conditions: conditionsFor(
-            [
-              conflict,
-              { type: 'TokenIssued', status: false, reason: 'SecretConflict', message: err.message },
-              { type: 'Active', status: false, reason: 'SecretConflict', message: 'Bundles are not served' },
-            ],
-            generation,
-            deps.now(),
-            previousConditions,
-          ),
-        },
-      };
+      return secretConflict(seen, deps, err.message);
     }
   }
+  return serve(seen, spec, secret, deps);
+}
+
+/**
+ * The last good entry stays in the store: polling OPAs keep working until it is fixed. After a
+ * restart it is rebuilt from the token Secret and the Active condition last written to status
+ * (no such condition: Inactive, so an invalid edit never opens a connector that was closed).
+ */
+function reject(seen: Seen, deps: ReconcileDeps, message: string): Outcome {
+  const { namespace, name, previous, generation } = seen;
+  seen.log.warn({ problem: message }, 'Rejected Connector');
+  const kept = (previous.conditions ?? []).filter((c) => c.type === 'Active' || c.type === 'TokenIssued');
+  if (!seen.existed) {
+    const secret = deps.writer.readTokenSecret(namespace, name);
+    if (secret?.token !== undefined) {
+      const active = kept.some((c) => c.type === 'Active' && c.status === 'True');
+      deps.draft.setConnector(namespace, name, { tenant: namespace, name, active, tokenHash: hashToken(secret.token) });
+    }
+  }
+  const invalid: ConditionInput = { type: 'Ready', status: false, reason: 'InvalidSpec', message };
+  return {
+    phase: 'Invalid',
+    status: {
+      ...(previous.tokenIssuedAt ? { tokenIssuedAt: previous.tokenIssuedAt } : {}),
+      phase: 'Invalid',
+      observedGeneration: generation,
+      tokenSecretName: tokenSecretName(name),
+      bundles: seen.bundles,
+      conditions: [...conditionsFor([invalid], generation, deps.now(), previous.conditions), ...kept],
+    },
+  };
+}
+
+/** Someone else's Secret has the token Secret's name: nothing is written, and no token opens the bundles. */
+function secretConflict(seen: Seen, deps: ReconcileDeps, message: string): Outcome {
+  const { namespace, name, generation } = seen;
+  seen.log.warn({ problem: message }, 'Token Secret name taken');
+  deps.draft.setConnector(namespace, name, { tenant: namespace, name, active: false, tokenHash: undefined });
+  if (readyIn(seen.previous.conditions)?.reason !== 'SecretConflict') {
+    deps.writer.recordEvent?.(seen.obj, { type: 'Warning', reason: 'SecretConflict', message });
+  }
+  const conditions: ConditionInput[] = [
+    { type: 'Ready', status: false, reason: 'SecretConflict', message },
+    { type: 'TokenIssued', status: false, reason: 'SecretConflict', message },
+    { type: 'Active', status: false, reason: 'SecretConflict', message: 'Bundles are not served' },
+  ];
+  return {
+    phase: 'Inactive',
+    ...(seen.existed ? {} : { enqueue: bundlesOf(deps, namespace, name) }),
+    status: {
+      phase: 'Inactive',
+      observedGeneration: generation,
+      tokenSecretName: tokenSecretName(name),
+      bundles: seen.bundles,
+      conditions: conditionsFor(conditions, generation, deps.now(), seen.previous.conditions),
+    },
+  };
+}
+
+/** A valid Connector: its entry in the store, and the status that says whether and to whom it serves. */
+function serve(seen: Seen, spec: ConnectorSpec, secret: TokenSecret | undefined, deps: ReconcileDeps): Outcome {
+  const { namespace, name } = seen;
   // A follower accepts only the token issued for the current spec: after a rotation or revocation
   // the old token is refused at once, before the leader's new Secret arrives.
   const token = !spec.revoked && secret?.rotation === spec.tokenRotation ? secret.token : undefined;
@@ -128,12 +140,31 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
     active,
     tokenHash: token === undefined ? undefined : hashToken(token),
   });
+  const phase = active ? 'Active' : 'Inactive';
+  return {
+    phase,
+    ...(seen.existed ? {} : { enqueue: bundlesOf(deps, namespace, name) }),
+    status: {
+      phase,
+      observedGeneration: seen.generation,
+      tokenSecretName: tokenSecretName(name),
+      ...(secret ? { tokenIssuedAt: secret.issuedAt } : {}),
+      bundles: seen.bundles,
+      conditions: conditionsFor(servingConditions(seen, spec, secret, token), seen.generation, deps.now(), seen.previous.conditions),
+    },
+  };
+}
+
+/** Ready, TokenIssued and Active of a valid Connector. */
+function servingConditions(seen: Seen, spec: ConnectorSpec, secret: TokenSecret | undefined, token: string | undefined): ConditionInput[] {
+  const active = spec.active && !spec.revoked;
+  const secretName = tokenSecretName(seen.name);
   const ready: ConditionInput = active
     ? {
         type: 'Ready',
         status: true,
         reason: 'Active',
-        message: `Serving ${bundles.length} bundle(s) to holders of the token in Secret ${tokenSecretName(name)}`,
+        message: `Serving ${seen.bundles.length} bundle(s) to holders of the token in Secret ${secretName}`,
       }
     : spec.revoked
       ? {
@@ -150,7 +181,7 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
           type: 'TokenIssued',
           status: true,
           reason: 'TokenIssued',
-          message: `Token for rotation ${secret.rotation} is in Secret ${tokenSecretName(name)}, key token`,
+          message: `Token for rotation ${secret.rotation} is in Secret ${secretName}, key token`,
         };
   // Active says whether the bundles are served; an invalid edit keeps it as it was.
   const serving: ConditionInput = {
@@ -159,17 +190,5 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
     reason: ready.reason,
     message: active ? 'Bundles are served to holders of the token' : 'Bundles are not served',
   };
-  const phase = active ? 'Active' : 'Inactive';
-  return {
-    phase,
-    ...(existed ? {} : { enqueue: bundlesOfIt() }),
-    status: {
-      phase,
-      observedGeneration: generation,
-      tokenSecretName: tokenSecretName(name),
-      ...(secret ? { tokenIssuedAt: secret.issuedAt } : {}),
-      bundles,
-      conditions: conditionsFor([ready, issued, serving], generation, deps.now(), previousConditions),
-    },
-  };
+  return [ready, issued, serving];
 }
