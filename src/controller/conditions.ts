@@ -17,11 +17,15 @@ export interface ConditionInput {
  * Kubernetes-style conditions: lastTransitionTime moves only when a condition's status changes, so
  * recomputing the same outcome gives the same status (and no write).
  */
-export function conditionsFor(inputs: readonly ConditionInput[], generation: number, now: Date, previous: unknown): Condition[] {
-  const before = Array.isArray(previous) ? (previous as Condition[]) : [];
+export function conditionsFor(
+  inputs: readonly ConditionInput[],
+  generation: number,
+  now: Date,
+  previous: readonly Condition[] | undefined,
+): Condition[] {
   return inputs.map((c) => {
     const status = c.status === 'Unknown' ? 'Unknown' : c.status ? 'True' : 'False';
-    const old = before.find((p) => p.type === c.type);
+    const old = previous?.find((p) => p.type === c.type);
     return {
       type: c.type,
       status,

@@ -1,4 +1,6 @@
+// What a reconcile is given (the ports, the store's draft, the clock) and what it answers.
 import type { Logger } from 'pino';
+import type { BundleStatus, ConnectorStatus, DirectoryStatus, RuleStatus } from '../api/index.ts';
 import type { BundlePacker } from '../bundle/index.ts';
 import type { Slicer } from '../work/slice.ts';
 import type { AgentSummary } from '../fleet/index.ts';
@@ -33,11 +35,14 @@ export interface AgentView {
   summary(tenant: string, bundle: string, revision: number | undefined, nowMs: number): AgentSummary;
 }
 
+/** A status one of the controllers writes, typed by its kind's schema in api/. */
+export type ObjectStatus = RuleStatus | ConnectorStatus | BundleStatus | DirectoryStatus;
+
 /** What one reconcile decided: the status to write (after publish) and keys to look at next. */
 export interface Outcome {
-  readonly status?: Readonly<Record<string, unknown>>;
+  readonly status?: ObjectStatus;
   /** For the rules-by-phase metric. */
-  readonly phase?: string;
+  readonly phase?: NonNullable<ObjectStatus['phase']>;
   /** A tenant whose deployed rules or entity directory changed: its bundles must be rebuilt in this drain. */
   readonly rebuildIn?: string;
   readonly enqueue?: readonly ObjectKey[];
