@@ -1,4 +1,5 @@
-export { createController, type Controller, type ControllerMetrics, type ControllerOptions } from './controller.ts';
+export { createController, type Controller, type ControllerOptions } from './controller.ts';
+export type { ControllerMetrics } from './drain.ts';
 export { secretToken, MIN_API_KEY_LENGTH } from './secret.ts';
 export { entitiesOf } from './directory.ts';
 export { conditionsFor, kubeTime, sameStatus } from './conditions.ts';

@@ -1,0 +1,185 @@
+// One drain of the work queue: rounds of reconciles in kind order (Secret, Connector, Directory, Rule,
+// Bundle) until no reconcile asks for another key, one publish, then the status writes that changed.
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.ts';
+import { drive } from '../work/slice.ts';
+import { sameStatus } from './conditions.ts';
+import type { ObjectStatus, Outcome, ReconcileDeps } from './deps.ts';
+import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
+
+export interface ControllerMetrics {
+  reconciled(kind: Kind, result: 'ok' | 'error', seconds: number): void;
+  phases(kind: Kind, counts: ReadonlyMap<string, number>): void;
+  queueDepth(depth: number): void;
+  statusWritten(kind: Kind): void;
+}
+
+/** Status writes in flight at once. */
+const STATUS_WRITERS = 8;
+/** Rounds of follow-up keys in one drain (they converge in two or three; more wait for the next drain). */
+const MAX_ROUNDS = 5;
+
+/** A caller of settled(), with the drain whose publish it waits for. */
+interface SettledWaiter {
+  readonly drain: number;
+  readonly resolve: () => void;
+}
+
+/** What drains work with: the controller's parts, and the queue state it shares with them. */
+export interface DrainState {
+  readonly objects: ObjectReader;
+  readonly writer: ClusterWriter;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly metrics: ControllerMetrics | undefined;
+  readonly deps: ReconcileDeps;
+  readonly reconcile: (key: ObjectKey) => Promise<Outcome>;
+  /** Keys (as text) waiting for the next drain; duplicates collapse. */
+  readonly queue: Set<string>;
+  /** The last phase of each object, by kind: the phase metrics. */
+  readonly phases: Map<Kind, Map<string, string>>;
+  readonly settledWaiters: SettledWaiter[];
+  /** Failures in a row per key: the backoff of its next retry. */
+  readonly failures: Map<string, number>;
+  /** Drains started so far. */
+  drains: number;
+  /** Queues a key again after a failure, with backoff. */
+  readonly retry: (text: string, err: unknown) => void;
+}
+
+type Outcomes = Map<string, { key: ObjectKey; outcome: Outcome }>;
+
+interface StatusWrite {
+  readonly key: ObjectKey;
+  readonly status: ObjectStatus;
+}
+
+/**
+ * A drain: rounds until no reconcile asks for another key (a Connector for its Bundles' status,
+ * a Bundle for its Connector's), one publish, then the status writes. So what a first start
+ * serves is published before any of its (possibly thousands of) status writes.
+ */
+export async function drainOnce(s: DrainState): Promise<void> {
+  const drain = ++s.drains;
+  let batch = [...s.queue].map(parseKey);
+  s.queue.clear();
+  const outcomes: Outcomes = new Map();
+  for (let n = 1; batch.length > 0; n++) {
+    const follow = await round(s, batch, outcomes);
+    if (n >= MAX_ROUNDS) {
+      for (const k of follow) s.queue.add(k);
+      break;
+    }
+    batch = [...follow].map(parseKey);
+  }
+  await s.store.prepare((steps) => drive(steps, s.deps.slicer));
+  s.store.publish();
+  const writes = changedStatuses(s, outcomes);
+  // What is served is published: readiness need not wait for the status writes below (whose
+  // echoes from the API server keep the queue busy while thousands are written).
+  for (const w of s.settledWaiters.filter((x) => x.drain <= drain)) {
+    s.settledWaiters.splice(s.settledWaiters.indexOf(w), 1);
+    w.resolve();
+  }
+  // Status writes are independent of each other: a few at a time (a first start writes thousands).
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < writes.length; i = next++) await writeStatus(s, writes[i] as StatusWrite);
+  };
+  await Promise.all(Array.from({ length: Math.min(STATUS_WRITERS, writes.length) }, worker));
+  reportPhases(s);
+}
+
+/** One round: the keys in kind order, with the bundles of tenants whose deployed rules changed. */
+async function round(s: DrainState, batch: readonly ObjectKey[], outcomes: Outcomes): Promise<Set<string>> {
+  const byKind = new Map<Kind, ObjectKey[]>(KIND_ORDER.map((k) => [k, []]));
+  for (const k of batch) byKind.get(k.kind)?.push(k);
+  const seen = new Set(batch.map(keyText));
+  const done: Outcome[] = [];
+  const follow = new Set<string>();
+  for (const kind of KIND_ORDER) {
+    const keys = byKind.get(kind) ?? [];
+    if (kind === 'Bundle') keys.push(...bundlesToRebuild(s, done, seen));
+    keys.sort((x, y) => (keyText(x) < keyText(y) ? -1 : 1));
+    for (const key of keys) {
+      const started = performance.now();
+      try {
+        const outcome = await s.reconcile(key);
+        outcomes.set(keyText(key), { key, outcome });
+        done.push(outcome);
+        for (const next of outcome.enqueue ?? []) follow.add(keyText(next));
+        s.failures.delete(keyText(key));
+        s.metrics?.reconciled(key.kind, 'ok', (performance.now() - started) / 1000);
+      } catch (err) {
+        s.metrics?.reconciled(key.kind, 'error', (performance.now() - started) / 1000);
+        s.retry(keyText(key), err);
+      }
+      // Decisions and bundle polls are answered between reconciles, never after a whole drain.
+      await s.deps.slicer.pause();
+    }
+  }
+  return follow;
+}
+
+/**
+ * Every bundle of a tenant whose deployed rules or directory changed is rebuilt in the same round:
+ * the keys of those not in the round yet (which `seen` then holds).
+ */
+function bundlesToRebuild(s: DrainState, done: readonly Outcome[], seen: Set<string>): ObjectKey[] {
+  const keys: ObjectKey[] = [];
+  const tenants = new Set(done.map((o) => o.rebuildIn).filter((t): t is string => t !== undefined));
+  for (const tenant of tenants) {
+    for (const b of [
+      ...s.objects.list('Bundle', tenant).map((o) => o.metadata.name),
+      ...s.store.draft.bundles(tenant).map((b) => b.name),
+    ]) {
+      const k: ObjectKey = { kind: 'Bundle', namespace: tenant, name: b };
+      if (!seen.has(keyText(k))) {
+        seen.add(keyText(k));
+        keys.push(k);
+      }
+    }
+  }
+  return keys;
+}
+
+/** Records each outcome's phase, and lists the statuses this replica writes: as leader, where they changed. */
+function changedStatuses(s: DrainState, outcomes: Outcomes): StatusWrite[] {
+  const writes: StatusWrite[] = [];
+  for (const { key, outcome } of outcomes.values()) {
+    recordPhase(s, key, outcome.phase);
+    if (!outcome.status || !s.deps.leading()) continue;
+    const obj = s.objects.get(key.kind, key.namespace, key.name);
+    if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
+    writes.push({ key, status: outcome.status });
+  }
+  return writes;
+}
+
+async function writeStatus(s: DrainState, { key, status }: StatusWrite): Promise<void> {
+  try {
+    await s.writer.writeStatus(key, status);
+    s.metrics?.statusWritten(key.kind);
+    s.log.debug({ kind: key.kind, key: keyText(key) }, 'Wrote status');
+  } catch (err) {
+    s.retry(keyText(key), err);
+  }
+}
+
+function recordPhase(s: DrainState, key: ObjectKey, phase: string | undefined): void {
+  let m = s.phases.get(key.kind);
+  if (!m) {
+    m = new Map();
+    s.phases.set(key.kind, m);
+  }
+  if (phase === undefined || s.objects.get(key.kind, key.namespace, key.name) === undefined) m.delete(`${key.namespace}/${key.name}`);
+  else m.set(`${key.namespace}/${key.name}`, phase);
+}
+
+function reportPhases(s: DrainState): void {
+  for (const [kind, m] of s.phases) {
+    const counts = new Map<string, number>();
+    for (const p of m.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
+    s.metrics?.phases(kind, counts);
+  }
+}
