@@ -1,7 +1,6 @@
 // Bundle → deterministic archive in the store; the revision moves exactly when the bytes would.
 // Status: phase, the revision served (digest, ETag, rules), lastSync, the agents and conditions.
-import { Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.ts';
-import { describeIssues } from '../api/manifests.ts';
+import { describeIssues, Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.ts';
 import { selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
 import { agentsStatus, rolloutCondition, type AgentsStatus } from '../fleet/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';

@@ -1,8 +1,7 @@
 // Connector → its token Secret (issued, rotated, revoked) and the entry the bundle route checks,
 // and status: phase, the token Secret, the bundles it serves and conditions.
 import type { Logger } from 'pino';
-import { Connector, type ConnectorSpec, ConnectorStatus, readStatus } from '../api/index.ts';
-import { describeIssues } from '../api/manifests.ts';
+import { describeIssues, Connector, type ConnectorSpec, ConnectorStatus, readStatus } from '../api/index.ts';
 import { hashToken } from '../auth/index.ts';
 import { conditionsFor, readyIn, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';

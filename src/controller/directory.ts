@@ -1,8 +1,7 @@
 // Directory → the tenant's entity directory in the store, and status: phase, entityCount, conditions.
 // Every replica puts the same entities in effect (followers decide and build bundles too); only the
 // leader writes status and events.
-import { Directory, DirectoryStatus, readStatus } from '../api/index.ts';
-import { describeIssues } from '../api/manifests.ts';
+import { describeIssues, Directory, DirectoryStatus, readStatus } from '../api/index.ts';
 import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';

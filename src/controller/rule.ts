@@ -1,6 +1,5 @@
 // Rule → deployed CompiledRule in the store, and status: phase, conditions and translation.
-import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
-import { describeIssues } from '../api/manifests.ts';
+import { describeIssues, readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
 import { compileRule, ruleModel, translateRule, type RuleModel } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
