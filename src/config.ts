@@ -9,7 +9,7 @@ import { serveUsage } from './config/usage.ts';
 import { decisionLogOf, parseAddress, publicUrlOf } from './config/values.ts';
 
 export type { Address, Config, ConfigResult, FolderSettings, KubeSettings, Tls } from './config/types.ts';
-export { decisionLogOf, kubePublicUrl, parseAddress, publicUrlOf } from './config/values.ts';
+export { kubePublicUrl, parseAddress } from './config/values.ts';
 
 /** `acl-operator serve --help`. */
 export const SERVE_USAGE = serveUsage();

@@ -31,7 +31,6 @@ export const RuleSpec = z.strictObject({
     .describe('Optional CEL condition over principal.*, resource.*, context.* and action; see docs/rules.md.'),
 });
 export type RuleSpec = z.infer<typeof RuleSpec>;
-export type RuleSpecInput = z.input<typeof RuleSpec>;
 
 export const TranslationStatus = z.enum(['Current', 'Stale', 'Error']);
 

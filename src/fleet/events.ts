@@ -9,7 +9,6 @@ import { AGENT_ID, MAX_BUNDLES_NAMED, tooManyKeys, type Parsed } from './report.
 import { isObject } from '../api/index.ts';
 
 export type DecisionResult = 'allow' | 'deny' | 'error' | 'undefined' | 'other';
-export const DECISION_RESULTS: readonly DecisionResult[] = ['allow', 'deny', 'error', 'undefined', 'other'];
 
 /** One decision an OPA made, as its decision log reported it. */
 export interface DecisionEvent {

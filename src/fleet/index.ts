@@ -1,20 +1,9 @@
 export { createAgentRegistry, type AgentRegistry } from './registry.ts';
-export {
-  EMPTY_SUMMARY,
-  PROBLEMS_NAMED,
-  stateOf,
-  summarize,
-  type Agent,
-  type AgentError,
-  type AgentState,
-  type AgentSummary,
-  type ProblemAgent,
-  type Sighting,
-} from './agents.ts';
-export { classify, DECISION_RESULTS, parseDecisionEvents, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
+export { EMPTY_SUMMARY, summarize, type Agent, type AgentState, type AgentSummary } from './agents.ts';
+export { classify, parseDecisionEvents, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
 export { jsonSizeAtMost, parseLosslessJson, redact, REDACTED, TOO_DEEP } from './json.ts';
-export { createRecentDecisions, MAX_KEPT_BYTES, RECENT_PER_BUNDLE, type RecentDecision, type RecentDecisions } from './recent.ts';
-export { MAX_BUNDLES_NAMED, parseStatusReport, type BundleReport, type Parsed, type StatusReport } from './report.ts';
+export { createRecentDecisions, MAX_KEPT_BYTES, type RecentDecision, type RecentDecisions } from './recent.ts';
+export { MAX_BUNDLES_NAMED, parseStatusReport, type BundleReport, type StatusReport } from './report.ts';
 export {
   agentDecisionLine,
   createDecisionSink,
@@ -22,16 +11,6 @@ export {
   serviceDecisionLine,
   type DecisionSink,
   type Destination,
-  type ServiceEndpoint,
   type SinkTarget,
 } from './sink.ts';
-export {
-  agentsReport,
-  agentsStatus,
-  describeProblem,
-  rolloutCondition,
-  type AgentListing,
-  type AgentsReport,
-  type AgentsStatus,
-  type RolloutCondition,
-} from './rollout.ts';
+export { agentsReport, agentsStatus, rolloutCondition, type AgentsStatus } from './rollout.ts';

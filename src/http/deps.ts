@@ -32,7 +32,3 @@ export interface FleetDeps {
   /** Largest status report or decision-log upload, received and decompressed (413 beyond). */
   readonly maxUploadBytes: number;
 }
-
-/** 1 MiB: a decision request with a large context fits many times over. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-export const DEFAULT_MAX_WAIT_SECONDS = 120;

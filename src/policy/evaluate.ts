@@ -18,7 +18,7 @@ import type { Json, RuleModel } from './model.ts';
 import { pathText, pathsOf } from './model.ts';
 import { ERR, type Result } from './values.ts';
 
-export { compileConditionFn, ERROR, FALSE, TRUE, type DecisionInput, type Truth } from './closures.ts';
+export { compileConditionFn, ERROR, TRUE, type DecisionInput } from './closures.ts';
 
 /** A rule ready for decisions: its condition compiled once. */
 export interface CompiledRule {

@@ -1,6 +1,6 @@
-export type { Cidr, CompareOp, Cond, Json, Literal, Root, RuleModel, TimePart, Value } from './model.ts';
-export { pathText, pathsOf, walkCondition } from './model.ts';
-export { compileCondition, type CompileResult, type ConditionError } from './cel.ts';
+export type { Json, RuleModel } from './model.ts';
+export { pathsOf } from './model.ts';
+export { compileCondition } from './cel.ts';
 export {
   buildIndex,
   buildIndexSteps,
@@ -11,20 +11,17 @@ export {
   compileRule,
   decide,
   matchingRules,
-  testRule,
   ERROR,
-  FALSE,
   TRUE,
   type CompiledRule,
   type Decision,
   type DecisionInput,
   type RuleIndex,
-  type Truth,
 } from './evaluate.ts';
-export { translate, translatePartsSteps, type TranslateOptions } from './rego.ts';
-export { translateRule, type RuleRego } from './regorule.ts';
-export { regoString, type RegoVersion } from './regotext.ts';
-export { ruleModel, type RuleModelResult } from './rule.ts';
+export { translate, translatePartsSteps } from './rego.ts';
+export { translateRule } from './regorule.ts';
+export type { RegoVersion } from './regotext.ts';
+export { ruleModel } from './rule.ts';
 export { toDecisionInput } from './input.ts';
 export {
   buildDirectory,
@@ -32,10 +29,8 @@ export {
   updateDirectory,
   EMPTY_DIRECTORY,
   type EntityChange,
-  neededProperties,
-  withDirectory,
   type DirectoryEntity,
   type EntityDirectory,
 } from './directory.ts';
-export { normalizeInput, ERR, type JsonMap } from './values.ts';
-export { parseExactJson, type ParsedJson } from './json.ts';
+export { normalizeInput, type JsonMap } from './values.ts';
+export { parseExactJson } from './json.ts';

@@ -1,4 +1,3 @@
 export { startService, type Service, type ServiceOptions } from './standalone.ts';
 export { startOperator, type Operator, type OperatorOptions } from './operator.ts';
-export { buildOffline, type Offline, type OfflineOptions, type Unreadable } from './offline.ts';
-export { createMemoryState } from './memory-state.ts';
+export { buildOffline, type Offline } from './offline.ts';
