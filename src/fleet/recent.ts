@@ -3,6 +3,7 @@
 // result larger than MAX_KEPT_BYTES is replaced by a note (the decision log keeps it whole).
 import type { DecisionResult } from './events.ts';
 import { jsonSizeAtMost, redact } from './json.ts';
+import { createKeyedRings } from '../store/index.ts';
 
 export const RECENT_PER_BUNDLE = 100;
 export const MAX_KEPT_BYTES = 4096;
@@ -36,40 +37,17 @@ function bounded(v: unknown): unknown {
 }
 
 export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecisions {
-  const rings = new Map<string, { items: RecentDecision[]; next: number }>();
-  const changed = new Set<string>();
-  const push = (key: string, d: RecentDecision): void => {
-    let r = rings.get(key);
-    if (!r) {
-      r = { items: [], next: 0 };
-      rings.set(key, r);
-    }
-    if (r.items.length < capacity) r.items.push(d);
-    else r.items[r.next] = d;
-    r.next = (r.next + 1) % capacity;
-  };
+  const rings = createKeyedRings<RecentDecision>(capacity);
   return {
     add(key, d) {
-      push(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
-      changed.add(key);
+      rings.add(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
     },
-    list(key) {
-      const r = rings.get(key);
-      if (!r) return [];
-      const ordered = r.items.length < capacity ? r.items.slice() : [...r.items.slice(r.next), ...r.items.slice(0, r.next)];
-      return ordered.reverse().map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) }));
-    },
-    takeChanged() {
-      const keys = [...changed];
-      changed.clear();
-      return keys;
-    },
-    forget(key) {
-      rings.delete(key);
-      changed.delete(key);
-    },
+    list: (key) => rings.newestFirst(key).map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) })),
+    takeChanged: () => rings.takeChanged(),
+    forget: (key) => rings.forget(key),
     restore(key, decisions) {
-      for (const d of [...decisions].slice(0, capacity).reverse()) push(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
+      for (const d of [...decisions].slice(0, capacity).reverse())
+        rings.load(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
     },
   };
 }

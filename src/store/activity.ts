@@ -1,4 +1,5 @@
 // Sync activity (service spec 2.5): every bundle request, in a bounded log per bundle.
+import { createKeyedRings } from './rings.ts';
 
 export interface SyncRecord {
   /** ISO 8601 */
@@ -29,52 +30,31 @@ export interface ActivityLog {
 
 /** A ring of the newest `capacity` records per bundle. */
 export function createActivityLog(capacity = 100): ActivityLog {
-  const rings = new Map<string, { items: SyncEvent[]; next: number; lastSyncMs: number | undefined }>();
-  const changed = new Set<string>();
-  const ring = (key: string) => {
-    let r = rings.get(key);
-    if (!r) {
-      r = { items: [], next: 0, lastSyncMs: undefined };
-      rings.set(key, r);
-    }
-    return r;
-  };
-  const list = (key: string): SyncRecord[] => {
-    const r = rings.get(key);
-    if (!r) return [];
-    const ordered: SyncEvent[] = r.items.length < capacity ? r.items.slice() : [...r.items.slice(r.next), ...r.items.slice(0, r.next)];
-    return ordered.reverse().map(({ timeMs, ...rest }) => ({ time: new Date(timeMs).toISOString(), ...rest }));
-  };
-  const push = (key: string, entry: SyncEvent): void => {
-    const r = ring(key);
-    if (r.items.length < capacity) r.items.push(entry);
-    else r.items[r.next] = entry;
-    r.next = (r.next + 1) % capacity;
-    if (entry.status === 200 || entry.status === 304) r.lastSyncMs = entry.timeMs;
+  const rings = createKeyedRings<SyncEvent>(capacity);
+  const lastSyncMs = new Map<string, number>();
+  const load = (key: string, entry: SyncEvent): void => {
+    rings.load(key, entry);
+    if (entry.status === 200 || entry.status === 304) lastSyncMs.set(key, entry.timeMs);
   };
   return {
     record(key, entry) {
-      push(key, entry);
-      changed.add(key);
+      rings.add(key, entry);
+      if (entry.status === 200 || entry.status === 304) lastSyncMs.set(key, entry.timeMs);
     },
-    list,
+    list: (key) => rings.newestFirst(key).map(({ timeMs, ...rest }) => ({ time: new Date(timeMs).toISOString(), ...rest })),
     lastSync: (key) => {
-      const ms = rings.get(key)?.lastSyncMs;
+      const ms = lastSyncMs.get(key);
       return ms === undefined ? undefined : new Date(ms).toISOString();
     },
-    takeChanged() {
-      const keys = [...changed];
-      changed.clear();
-      return keys;
-    },
+    takeChanged: () => rings.takeChanged(),
     forget(key) {
-      rings.delete(key);
-      changed.delete(key);
+      rings.forget(key);
+      lastSyncMs.delete(key);
     },
     restore(key, entries) {
       for (const { time, ...rest } of [...entries].slice(0, capacity).reverse()) {
         const timeMs = Date.parse(time);
-        if (Number.isFinite(timeMs)) push(key, { timeMs, ...rest });
+        if (Number.isFinite(timeMs)) load(key, { timeMs, ...rest });
       }
     },
   };
