@@ -5,7 +5,7 @@ import { decide, EMPTY_DIRECTORY, type CompiledRule, type Decision } from '../po
 import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
-import { guarded, type ThrowSite } from './guard.ts';
+import { answerThrow, type ThrowSite } from './guard.ts';
 import { jsonHeaders, requestId, sendUnauthenticated, withRequestId } from './reply.ts';
 import { decisionInputOf } from './request.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
@@ -93,13 +93,14 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
       sendUnauthenticated(req, res, id);
       return;
     }
-    // Called from a stream event, where a throw would end the process.
-    readJsonBody(
-      req,
-      deps.maxBodyBytes,
-      guarded(site, req, res, function decideBody(body: BodyResult) {
+    // Called from a stream event, where a throw would end the process. The guard is written inline
+    // rather than through guarded(): one closure less per decision.
+    readJsonBody(req, deps.maxBodyBytes, function decideBody(body: BodyResult) {
+      try {
         answer(res, tenant, id, started, body);
-      }),
-    );
+      } catch (err) {
+        answerThrow(site, req, res, err);
+      }
+    });
   };
 }

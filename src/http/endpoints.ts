@@ -10,7 +10,7 @@ import { evaluation, evaluations, metadata, search, type Reply, type TenantView 
 import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
-import { guarded, type ThrowSite } from './guard.ts';
+import { answerThrow, type ThrowSite } from './guard.ts';
 import type { AuthzenEndpoint } from './paths.ts';
 import { requestId, sendJson, sendUnauthenticated, withRequestId } from './reply.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
@@ -153,9 +153,14 @@ function createHandler(state: AuthzenState, endpoint: AuthzenEndpoint): Handler 
     readJsonBody(
       req,
       deps.maxBodyBytes,
-      guarded(site, req, res, (body: BodyResult) => {
-        answer(state, asked, res, body);
-      }),
+      // Inline rather than through guarded(): one closure less per decision.
+      function answerBody(body: BodyResult) {
+        try {
+          answer(state, asked, res, body);
+        } catch (err) {
+          answerThrow(site, req, res, err);
+        }
+      },
     );
   };
 }
