@@ -163,3 +163,13 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   const read = readFlags(argv, env);
   return read.ok === true ? configOf(read.values, env) : read;
 }
+
+/**
+ * The Config that `acl-operator serve <argv>` would run with in an empty environment: every value
+ * not given comes from the flags table, as in production. For tests and benchmarks; a bad flag throws.
+ */
+export function configFromFlags(argv: readonly string[]): Config {
+  const read = readConfig(argv, {});
+  if (read.ok !== true) throw new Error(read.ok === 'help' ? 'configFromFlags: --help asks for no Config' : read.message);
+  return read.config;
+}

@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../src/config.ts';
+import { configFromFlags } from '../../src/config.ts';
+import { LOCAL_LISTENERS } from '../../test/support/service.ts';
 import { startService } from '../../src/service/index.ts';
 import { directoryFile, directoryTenant } from './tenants.ts';
 const DIRS = Number(process.env['DIRS'] ?? 100);
@@ -13,19 +14,7 @@ const manifests = join(root, 'm');
 await mkdir(manifests);
 await writeFile(join(manifests, 'people.yaml'), directoryTenant());
 for (let d = 0; d < DIRS; d++) await writeFile(join(manifests, `dir-${String(d).padStart(3, '0')}.yaml`), directoryFile(d, 0));
-const config = {
-  manifests,
-  stateDir: join(root, 'state'),
-  listen: { host: '127.0.0.1', port: 0 },
-  opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' },
-  publicUrl: undefined,
-  maxBodyBytes: 1 << 20,
-  maxLongPollSeconds: 120,
-  logLevel: 'silent',
-  ...DEFAULT_FLEET,
-  kube: DEFAULT_KUBE,
-} as Config;
+const config = configFromFlags(['--manifests', manifests, '--state-dir', join(root, 'state'), ...LOCAL_LISTENERS, '--log-level', 'silent']);
 const svc = await startService(config, { log: pino({ level: 'silent' }), debounceMs: 3_600_000, racyWindowMs: 0, settleMs: 0 });
 let last = performance.now();
 const iv = setInterval(() => {

@@ -4,7 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../src/config.ts';
+import { configFromFlags } from '../../src/config.ts';
+import { LOCAL_LISTENERS } from '../../test/support/service.ts';
 import { startService } from '../../src/service/index.ts';
 import { serveCommands } from '../http/ipc.ts';
 import { CONNECTOR, TENANT } from '../http/tenant.ts';
@@ -31,19 +32,7 @@ const { values } = parseArgs({
   },
 });
 if (!values.folder || !values.state) throw new Error('--folder and --state are required');
-const config: Config = {
-  manifests: values.folder,
-  stateDir: values.state,
-  listen: { host: '127.0.0.1', port: 0 },
-  opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' },
-  publicUrl: undefined,
-  maxBodyBytes: 1024 * 1024,
-  maxLongPollSeconds: 120,
-  logLevel: 'silent',
-  ...DEFAULT_FLEET,
-  kube: DEFAULT_KUBE,
-};
+const config = configFromFlags(['--manifests', values.folder, '--state-dir', values.state, ...LOCAL_LISTENERS, '--log-level', 'silent']);
 const started = performance.now();
 const service = await startService(config, {
   log: pino({ level: 'silent' }),

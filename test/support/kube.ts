@@ -15,7 +15,8 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
+import { configFromFlags, type Config, type Tls } from '../../src/config.ts';
+import { LOCAL_LISTENERS } from './service.ts';
 import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator, type OperatorOptions } from '../../src/service/index.ts';
@@ -392,20 +393,14 @@ export async function startApiProxy(): Promise<ApiProxy> {
 
 /** The Config of an operator watching one namespace (its Lease there too), for tests that call startOperator. */
 export function operatorConfig(namespace: string, identity: string, extra: Partial<Config> = {}): Config {
-  return {
-    manifests: undefined,
-    stateDir: join(tmpdir(), 'acl-operator-e2e', namespace, identity),
-    listen: { host: '127.0.0.1', port: 0 },
-    opsListen: { host: '127.0.0.1', port: 0 },
-    tls: { mode: 'insecure' },
-    publicUrl: undefined,
-    maxBodyBytes: 1024 * 1024,
-    maxLongPollSeconds: 120,
-    logLevel: 'silent',
-    ...DEFAULT_FLEET,
-    kube: { ...DEFAULT_KUBE, namespaces: [namespace], operatorNamespace: namespace, identity },
-    ...extra,
-  };
+  const base = configFromFlags([
+    '--state-dir',
+    join(tmpdir(), 'acl-operator-e2e', namespace, identity),
+    ...LOCAL_LISTENERS,
+    '--log-level',
+    'silent',
+  ]);
+  return { ...base, kube: { ...base.kube, namespaces: [namespace], operatorNamespace: namespace, identity }, ...extra };
 }
 
 /** A counter's value in an operator's registry (summed over labels matching `labels`). */

@@ -4,7 +4,10 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
-import { DEFAULT_FLEET, DEFAULT_KUBE, type Config, type Tls } from '../../src/config.ts';
+import { configFromFlags, type Config, type Tls } from '../../src/config.ts';
+
+/** Both listeners on a free loopback port, the API in plain HTTP. */
+export const LOCAL_LISTENERS = ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--insecure-http'] as const;
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.ts';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
@@ -148,18 +151,13 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     await mkdir(manifests, { recursive: true });
     for (const [file, text] of Object.entries(options.manifests ?? BASE_MANIFESTS)) await writeFile(join(manifests, file), text);
   }
+  // Everything a test does not set is what `serve` would run with (the flags table's defaults).
   const config: Config = {
-    manifests,
-    stateDir,
-    listen: { host: '127.0.0.1', port: 0 },
-    opsListen: { host: '127.0.0.1', port: 0 },
+    ...configFromFlags(['--manifests', manifests, '--state-dir', stateDir, ...LOCAL_LISTENERS, '--log-level', 'silent']),
     tls: options.tls ?? { mode: 'insecure' },
     publicUrl: options.publicUrl,
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
     maxLongPollSeconds: options.maxLongPollSeconds ?? 30,
-    logLevel: 'silent',
-    ...DEFAULT_FLEET,
-    kube: DEFAULT_KUBE,
     ...options.config,
   };
   // Deletions and edits apply at once here (confirmDeleteMs 0, settleMs 0) unless a test asks for the delays.

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../../src/config.ts';
+import { configFromFlags } from '../../../src/config.ts';
+import { LOCAL_LISTENERS } from '../../../test/support/service.ts';
 import { startService, type ServiceOptions } from '../../../src/service/index.ts';
 import { serveCommands } from '../ipc.ts';
 import { BUNDLE, CONNECTOR, manifestFiles, TENANT, tenantRules } from '../tenant.ts';
@@ -79,20 +80,16 @@ for (const [file, text] of Object.entries(manifestFiles(tenantRules(Number(value
 const decisionLog = logTo === 'file' ? join(root, 'decisions.log') : logTo === 'null' ? '/dev/null' : undefined;
 const serviceLog = logLevel === 'info' ? join(root, 'service.log') : undefined;
 
-const config: Config = {
+const config = configFromFlags([
+  '--manifests',
   manifests,
-  stateDir: join(root, 'state'),
-  listen: { host: '127.0.0.1', port: 0 },
-  opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' },
-  publicUrl: undefined,
-  maxBodyBytes: 1024 * 1024,
-  maxLongPollSeconds: 120,
+  '--state-dir',
+  join(root, 'state'),
+  ...LOCAL_LISTENERS,
+  '--log-level',
   logLevel,
-  ...DEFAULT_FLEET,
-  decisionLog: decisionLog === undefined ? { kind: 'off' } : { kind: 'file', path: decisionLog },
-  kube: DEFAULT_KUBE,
-};
+  ...(decisionLog === undefined ? [] : ['--decision-log', decisionLog]),
+]);
 const log =
   serviceLog === undefined ? pino({ level: 'silent' }) : pino({ level: 'info' }, pino.destination({ dest: serviceLog, sync: false }));
 const quiet: ServiceOptions = timers === 'off' ? { activityFlushMs: 3_600_000, debounceMs: 3_600_000 } : {};

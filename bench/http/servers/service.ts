@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { DEFAULT_FLEET, DEFAULT_KUBE, type Config } from '../../../src/config.ts';
+import { configFromFlags } from '../../../src/config.ts';
+import { LOCAL_LISTENERS } from '../../../test/support/service.ts';
 import { startService } from '../../../src/service/index.ts';
 import { serveCommands } from '../ipc.ts';
 import { CONNECTOR, generateRules, manifestFiles, ruleManifest, TENANT, tenantRules } from '../tenant.ts';
@@ -38,19 +39,7 @@ const manifests = join(root, 'manifests');
 await mkdir(manifests, { recursive: true });
 for (const [file, text] of Object.entries(manifestFiles(rules))) await writeFile(join(manifests, file), text);
 
-const config: Config = {
-  manifests,
-  stateDir: join(root, 'state'),
-  listen: { host: '127.0.0.1', port: 0 },
-  opsListen: { host: '127.0.0.1', port: 0 },
-  tls: { mode: 'insecure' },
-  publicUrl: undefined,
-  maxBodyBytes: 1024 * 1024,
-  maxLongPollSeconds: 120,
-  logLevel: 'silent',
-  ...DEFAULT_FLEET,
-  kube: DEFAULT_KUBE,
-};
+const config = configFromFlags(['--manifests', manifests, '--state-dir', join(root, 'state'), ...LOCAL_LISTENERS, '--log-level', 'silent']);
 const started = performance.now();
 // The folder is re-read only on `change`, so the measured runs see no background rescans or flushes.
 // settleMs 0: `change` writes the file whole before the rescan, so the measured time is the rebuild,
