@@ -2,12 +2,12 @@
 // write to (objects with their generations and status, token Secrets, problems, activity), held in
 // memory only, so an offline build runs the pipeline `serve` runs and writes nothing to disk.
 import { join } from 'node:path';
-import type { Kind, TokenSecret } from '../controller/index.ts';
+import { type Kind, keyText, type TokenSecret } from '../controller/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
 import type { DocumentProblem, ObjectState, StateFolder } from '../standalone/index.ts';
 import type { SyncRecord } from '../store/index.ts';
 
-const keyOf = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+const keyOf = (kind: Kind, namespace: string, name: string): string => keyText({ kind, namespace, name });
 
 /** An empty state folder in memory; token files are named as they would be, never written. */
 export function createMemoryState(): StateFolder {

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ObjectMeta } from '../api/index.ts';
-import type { Kind } from '../controller/index.ts';
+import { type Kind, keyText } from '../controller/index.ts';
 import { readYamlFiles, type StateFiles, writeAtomic } from './files.ts';
 import { isObject } from '../api/index.ts';
 
@@ -46,7 +46,8 @@ export function stripInternal(metadata: unknown): ObjectMeta {
 }
 
 /** The key an object is kept under in memory. */
-export const stateKey = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+/** The key an object's state is held under: the controller's key text. */
+export const stateKey = (kind: Kind, namespace: string, name: string): string => keyText({ kind, namespace, name });
 
 const objectFile = (dir: string, kind: Kind, namespace: string, name: string): string =>
   join(dir, 'objects', namespace, kind.toLowerCase(), `${name}.yaml`);
