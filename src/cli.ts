@@ -2,10 +2,10 @@
 // Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
 // state folder, `render` prints what `serve` would serve for a folder of manifests (the offline pipeline).
 import { closeSync, openSync } from 'node:fs';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatRender, renderOffline } from './cli/render.ts';
+import { formatRender, type RenderResult, renderOffline } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
 import { pino, type Logger } from 'pino';
@@ -99,11 +99,9 @@ async function serve(argv: string[]): Promise<number> {
     return 2;
   }
   if (config.manifests === undefined) return serveKubernetes(config);
-  try {
-    const { stat } = await import('node:fs/promises');
-    if (!(await stat(config.manifests)).isDirectory()) throw new Error('not a folder');
-  } catch (err) {
-    process.stderr.write(`--manifests ${config.manifests}: ${err instanceof Error ? err.message : String(err)}\n`);
+  const notFolder = await folderProblem(config.manifests);
+  if (notFolder !== undefined) {
+    process.stderr.write(`--manifests ${config.manifests}: ${notFolder}\n`);
     return 2;
   }
   const stdout = logStream(config);
@@ -119,6 +117,30 @@ async function serve(argv: string[]): Promise<number> {
   process.stderr.write(`${await describeService(service, config)}\n`);
   await untilSignal(service, log);
   return 0;
+}
+
+/** Why `dir` cannot be read as a folder ("not a folder", ENOENT, ...), or undefined when it can. */
+async function folderProblem(dir: string): Promise<string | undefined> {
+  try {
+    return (await stat(dir)).isDirectory() ? undefined : 'not a folder';
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** Writes each bundle to <out>/<tenant>/<bundle>.tar.gz; the first failure is said in one line. */
+async function writeArchives(out: string, bundles: RenderResult['bundles']): Promise<string | undefined> {
+  for (const b of bundles) {
+    const target = join(out, b.tenant, `${b.name}.tar.gz`);
+    try {
+      await mkdir(join(out, b.tenant), { recursive: true });
+      await writeFile(target, b.built.bytes);
+    } catch (err) {
+      return `--out ${out}: cannot write ${target}: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    process.stderr.write(`Wrote ${target}\n`);
+  }
+  return undefined;
 }
 
 /** Resolves once SIGTERM or SIGINT stopped the service. */
@@ -206,6 +228,11 @@ async function render(argv: string[]): Promise<number> {
     process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${USAGE}`);
     return 2;
   }
+  const notFolder = await folderProblem(dir);
+  if (notFolder !== undefined) {
+    process.stderr.write(`cannot read manifests from ${dir}: ${notFolder}\n`);
+    return 2;
+  }
   const built = await buildOffline(dir);
   if ('unreadable' in built) {
     process.stderr.write(`cannot read manifests from ${dir}: ${built.unreadable}\n`);
@@ -218,13 +245,10 @@ async function render(argv: string[]): Promise<number> {
   process.stderr.write(`Read ${built.files.length} file(s) from ${dir}\n`);
   const result = renderOffline(built);
   process.stdout.write(formatRender(result, { rego: !values['no-rego'] }));
-  if (values.out) {
-    for (const b of result.bundles) {
-      const target = join(values.out, b.tenant, `${b.name}.tar.gz`);
-      await mkdir(join(values.out, b.tenant), { recursive: true });
-      await writeFile(target, b.built.bytes);
-      process.stderr.write(`Wrote ${target}\n`);
-    }
+  const unwritten = values.out ? await writeArchives(values.out, result.bundles) : undefined;
+  if (unwritten !== undefined) {
+    process.stderr.write(`${unwritten}\n`);
+    return 2;
   }
   return result.problems.length > 0 ? 1 : 0;
 }

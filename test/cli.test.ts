@@ -72,4 +72,21 @@ describe('acl-operator render', () => {
     expect(cli('render', '--manifests', join(tmp, 'missing')).stderr).toContain('cannot read manifests');
     expect(cli('--help').status).toBe(0);
   });
+
+  it('says a file given as the manifests folder is not a folder, with exit status 2', () => {
+    const file = join(tmp, 'not-a-folder.yaml');
+    writeFileSync(file, 'a: 1\n');
+    const r = cli('render', '--manifests', file);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(`cannot read manifests from ${file}: not a folder\n`);
+  });
+
+  it('says which archive --out could not write, with exit status 2 and no stack trace', () => {
+    const blocker = join(tmp, 'blocker');
+    writeFileSync(blocker, 'a file where a folder must go\n');
+    const r = cli('render', '--manifests', 'examples', '--no-rego', '--out', join(blocker, 'out'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--out .*blocker\/out: cannot write .*\.tar\.gz: ENOTDIR/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
 });
