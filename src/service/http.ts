@@ -34,7 +34,7 @@ export interface ServingOptions {
 
 export async function startServing(o: ServingOptions): Promise<Serving> {
   const { config, store, metrics, log } = o;
-  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n) });
+  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n), now: () => o.now().getTime() });
   store.onBundleChange((changed, snapshot) => {
     for (const b of changed) longPolls.changed(bundleKey(b.tenant, b.name));
     metrics.bundleRevision.reset();
@@ -65,7 +65,14 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
           publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
           fleet: o.fleet,
         }),
-        { address: config.listen, tls, stateDir: config.stateDir, log, requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000 },
+        {
+          address: config.listen,
+          tls,
+          stateDir: config.stateDir,
+          log,
+          now: o.now,
+          requestTimeoutMs: (config.maxLongPollSeconds + 30) * 1000,
+        },
       );
       return api;
     },

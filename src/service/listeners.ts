@@ -41,6 +41,8 @@ export interface ApiListenOptions {
   readonly log: Logger;
   /** Held long polls must outlive the request timeout. */
   readonly requestTimeoutMs: number;
+  /** The service's clock: when a generated certificate starts, and whether it is due for renewal. */
+  readonly now: () => Date;
 }
 
 /** Starts the API listener; TLS files are watched and reloaded, a bad new pair is logged and ignored. */
@@ -57,7 +59,7 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
     );
   } else {
     if (tls.mode === 'secret') throw new Error('listenApi needs the TLS Secret written to files first (Kubernetes mode does it)');
-    const files = tls.mode === 'files' ? tls : await ensureSelfSigned(join(options.stateDir, 'tls'), log);
+    const files = tls.mode === 'files' ? tls : await ensureSelfSigned(join(options.stateDir, 'tls'), log, options.now());
     caFile = files.cert;
     const read = async () => ({ cert: await readFile(files.cert), key: await readFile(files.key) });
     const https = createHttpsServer({ ...(await read()) }, app);
