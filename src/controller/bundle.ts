@@ -1,6 +1,7 @@
 // Bundle → deterministic archive in the store; the revision moves exactly when the bytes would.
 // Status: phase, the revision served (digest, ETag, rules), lastSync, the agents and conditions.
-import { describeIssues, Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.ts';
+import { checkSpec } from '../admission/index.ts';
+import { Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.ts';
 import { selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
 import { agentsStatus, rolloutCondition, type AgentsStatus } from '../fleet/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
@@ -69,9 +70,9 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
     return served ? { enqueue: [{ kind: 'Connector', namespace, name: served.connector }] } : {};
   }
   const seen: Seen = { key, obj, generation: obj.metadata.generation ?? 0, previous: readStatus(BundleStatus, obj.raw['status']), served };
-  const parsed = Bundle.safeParse(obj.raw);
-  if (!parsed.success) return reject(seen, deps, describeIssues(parsed.error));
-  const plan = await planOf(seen, parsed.data.spec, deps);
+  const parsed = checkSpec(Bundle, obj.raw);
+  if (!parsed.ok) return reject(seen, deps, parsed.problem.message);
+  const plan = await planOf(seen, parsed.object.spec, deps);
   if (!deps.leading()) return follow(seen, plan, deps);
   const { built, enqueue } = await lead(seen, plan, deps);
   return { ...builtStatus(seen, plan, built, deps), enqueue };

@@ -1,7 +1,8 @@
 // Connector → its token Secret (issued, rotated, revoked) and the entry the bundle route checks,
 // and status: phase, the token Secret, the bundles it serves and conditions.
 import type { Logger } from 'pino';
-import { describeIssues, Connector, type ConnectorSpec, ConnectorStatus, readStatus } from '../api/index.ts';
+import { checkSpec } from '../admission/index.ts';
+import { Connector, type ConnectorSpec, ConnectorStatus, readStatus } from '../api/index.ts';
 import { hashToken } from '../auth/index.ts';
 import { conditionsFor, readyIn, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
@@ -55,9 +56,9 @@ export async function reconcileConnector(key: ObjectKey, deps: ReconcileDeps): P
     existed,
     log,
   };
-  const parsed = Connector.safeParse(obj.raw);
-  if (!parsed.success) return reject(seen, deps, describeIssues(parsed.error));
-  const spec = parsed.data.spec;
+  const parsed = checkSpec(Connector, obj.raw);
+  if (!parsed.ok) return reject(seen, deps, parsed.problem.message);
+  const spec = parsed.object.spec;
   let secret = deps.writer.readTokenSecret(namespace, name);
   if (deps.leading()) {
     try {

@@ -1,7 +1,8 @@
 // Directory → the tenant's entity directory in the store, and status: phase, entityCount, conditions.
 // Every replica puts the same entities in effect (followers decide and build bundles too); only the
 // leader writes status and events.
-import { describeIssues, Directory, DirectoryStatus, readStatus } from '../api/index.ts';
+import { checkSpec } from '../admission/index.ts';
+import { Directory, DirectoryStatus, readStatus } from '../api/index.ts';
 import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
@@ -73,15 +74,15 @@ type Placed = Pick<Outcome, 'rebuildIn' | 'enqueue'>;
 function parse(parsedBy: ParsedBy, id: string, raw: Readonly<Record<string, unknown>>): Parsed {
   const known = parsedBy.get(id);
   if (known?.raw === raw) return known;
-  const parsed = Directory.safeParse(raw);
-  const entities = parsed.success ? entitiesOf(parsed.data) : undefined;
+  const parsed = checkSpec(Directory, raw);
+  const entities = parsed.ok ? entitiesOf(parsed.object) : undefined;
   // Plain JSON text, not canonical: keys written in another order read as a change, which rebuilds
   // the same bytes (the bundle compares them) at a fraction of the cost for thousands of entities.
   const key = entities ? JSON.stringify(entities) : '';
   // The same entities as before (an edit of the description, a new resourceVersion): the same array,
   // so the store sees no change.
   const same = known !== undefined && known.key === key && entities !== undefined ? known.entities : entities;
-  const made: Parsed = { raw, entities: same, problem: parsed.success ? undefined : describeIssues(parsed.error), key };
+  const made: Parsed = { raw, entities: same, problem: parsed.ok ? undefined : parsed.problem.message, key };
   parsedBy.set(id, made);
   return made;
 }

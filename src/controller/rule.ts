@@ -1,5 +1,6 @@
 // Rule → deployed CompiledRule in the store, and status: phase, conditions and translation.
-import { describeIssues, readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
+import { checkSpec, conditionProblem } from '../admission/index.ts';
+import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
 import { compileRule, ruleModel, translateRule, type RuleModel } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
@@ -46,8 +47,10 @@ function deployed(state: RuleModel['state']): boolean {
 
 function translate(obj: SourceObject, spec: RuleSpec, generation: number, regenerate: string | undefined): Translated | Failed {
   const res = ruleModel({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: obj.metadata, spec });
-  // A condition that is not CEL is an invalid spec; valid CEL outside our subset cannot be translated.
-  if (!res.ok) return { error: res.error.message, reason: res.error.kind === 'syntax' ? 'InvalidSpec' : 'TranslationFailed' };
+  if (!res.ok) {
+    const problem = conditionProblem(res.error);
+    return { error: problem.message, reason: problem.reason };
+  }
   const model: RuleModel = deployed(res.model.state) ? { ...res.model, state: 'Enforced' } : res.model;
   return { spec, specKey: canonicalJson(spec), regenerate, generation, model, rego: translateRule(model, 0).text };
 }
@@ -82,9 +85,9 @@ function reconcile(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Out
     regenerate: obj.metadata.annotations?.[ANNOTATION_REGENERATE],
     previous: readStatus(RuleStatus, obj.raw['status']),
   };
-  const parsed = Rule.safeParse(obj.raw);
-  if (!parsed.success) return reject(seen, deps, lastGood, { reason: 'InvalidSpec', error: describeIssues(parsed.error) });
-  const spec = parsed.data.spec;
+  const parsed = checkSpec(Rule, obj.raw);
+  if (!parsed.ok) return reject(seen, deps, lastGood, { reason: parsed.problem.reason, error: parsed.problem.message });
+  const spec = parsed.object.spec;
   const t = translation(seen, spec, deps, lastGood);
   if ('error' in t) return reject(seen, deps, lastGood, t);
   const rebuildIn = putInForce(key, t, deps);
