@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
+import { ADMISSION_PATH, createAdmissionHandler } from './admission.ts';
 import { createAuthorizationHandler } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
@@ -115,7 +116,7 @@ function routeConnectors(app: express.Express, deps: ApiDeps, handlers: ApiHandl
   app.all(`${CONNECTOR_PATH}/logs`, methodNotAllowed('POST'));
 }
 
-/** The API: POST /authorization, the AuthZEN 1.0 endpoints and metadata, and the bundle endpoint. */
+/** The API: POST /authorization, the AuthZEN 1.0 endpoints and metadata, the bundle endpoint, and the admission webhook. */
 export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(deps)): express.Express {
   const app = express();
   common(app);
@@ -125,6 +126,13 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   app.all('/authorization', methodNotAllowed('POST'));
   routeAuthzen(app, deps, handlers.authzen);
   routeConnectors(app, deps, handlers);
+  if (deps.admission) {
+    const admit = createAdmissionHandler(deps.admission, deps.log);
+    app.post(ADMISSION_PATH, (req, res) => {
+      admit(req, res);
+    });
+    app.all(ADMISSION_PATH, methodNotAllowed('POST'));
+  }
   app.use(notFound);
   app.use(errorMiddleware(deps.log));
   return app;

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AgentRegistry, DecisionSink, RecentDecisions } from '../fleet/index.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/index.ts';
+import type { AdmissionDeps } from './admission.ts';
 import type { LongPolls } from './longpoll.ts';
 
 export interface ApiDeps {
@@ -21,6 +22,8 @@ export interface ApiDeps {
    */
   readonly publicUrl: () => string;
   readonly fleet: FleetDeps;
+  /** The validating admission webhook (Kubernetes mode); without it the route is not served. */
+  readonly admission?: AdmissionDeps;
 }
 
 /** What OPA agents report, and where decisions are written. */
