@@ -179,10 +179,30 @@ describe('readConfig', () => {
     [['--manifests', 'm', '--tls-secret', 'tls'], /--tls-secret is for Kubernetes mode/],
     [['--insecure-http', '--namespaces', 'a,B'], /"B" is not a namespace name/],
     [['--insecure-http', '--resync-seconds', '1'], /--resync-seconds/],
+    [
+      ['--insecure-http', '--webhook-config', 'acl-operator'],
+      /--webhook-config \(ACL_WEBHOOK_CONFIG\): the caBundle kept is the CA of --tls-secret/,
+    ],
+    [
+      ['--manifests', 'm', '--insecure-http', '--webhook-config', 'acl-operator'],
+      /--webhook-config \(ACL_WEBHOOK_CONFIG\) is for Kubernetes mode/,
+    ],
+    [['--tls-secret', 'tls', '--webhook-config', 'Not A Name'], /--webhook-config \(ACL_WEBHOOK_CONFIG\)/],
   ])('refuses %j with a message saying what to do', (argv, message) => {
     const r = readConfig(argv, {});
     expect(r.ok).toBe(false);
     expect(r.ok === false ? r.message : '').toMatch(message);
+  });
+
+  it('names the webhook configuration to keep, and none when the value is empty', () => {
+    const named = (argv: string[], env: Record<string, string> = {}) => {
+      const r = readConfig(['--tls-secret', 'acl-tls', ...argv], env);
+      return r.ok === true ? r.config.kube.webhookConfiguration : r;
+    };
+    expect(named(['--webhook-config', 'acl-operator'])).toBe('acl-operator');
+    expect(named([], { ACL_WEBHOOK_CONFIG: 'acl-operator' })).toBe('acl-operator');
+    expect(named(['--webhook-config', ''], { ACL_WEBHOOK_CONFIG: 'acl-operator' })).toBeUndefined();
+    expect(named([])).toBeUndefined();
   });
 
   it('asks for help', () => {
@@ -271,6 +291,9 @@ describe('SERVE_USAGE', () => {
         --operator-namespace <ns>    Namespace of the leader Lease and the TLS Secret (default: POD_NAMESPACE,
                                      then the service account's namespace, then acl-system) [ACL_OPERATOR_NAMESPACE]
         --service-name <name>        Service name the generated certificate is for (default acl-operator) [ACL_SERVICE_NAME]
+        --webhook-config <name>      ValidatingWebhookConfiguration whose caBundle the leader keeps equal to
+                                     the CA of --tls-secret (default: none; left alone when annotated
+                                     cert-manager.io/inject-ca-from) [ACL_WEBHOOK_CONFIG]
         --identity <id>              This replica's name in the Lease (default: POD_NAME, then host-pid) [ACL_IDENTITY]
         --resync-seconds <n>         Every n seconds every object is reconciled again (default 300) [ACL_RESYNC_SECONDS]
         -h, --help                   Show this help

@@ -20,6 +20,7 @@ export const DEFAULT_KUBE: KubeSettings = {
   namespaces: undefined,
   operatorNamespace: undefined,
   serviceName: DEFAULTS['service-name'],
+  webhookConfiguration: undefined,
   identity: undefined,
   resyncSeconds: DEFAULTS['resync-seconds'],
   pod: {},
@@ -90,6 +91,15 @@ function tlsOf(r: RawValues): Checked<Tls> {
   return { ok: true, value: { mode: chosen[0] as 'self-signed' | 'insecure' } };
 }
 
+/** Why --webhook-config cannot be kept with these flags: its caBundle is the CA of the TLS Secret. */
+function webhookOf(r: RawValues, tls: Tls): string | undefined {
+  if (!r['webhook-config']) return undefined;
+  if (r.manifests !== undefined) return `${flagLabel('webhook-config')} is for Kubernetes mode`;
+  if (tls.mode !== 'secret')
+    return `${flagLabel('webhook-config')}: the caBundle kept is the CA of --tls-secret; give --tls-secret, or leave the caBundle to cert-manager`;
+  return undefined;
+}
+
 /** --namespaces "b, a,b" as ["a", "b"]: trimmed, deduplicated, sorted; undefined (every namespace) when blank. */
 function namespacesOf(text: string | undefined): Checked<string[] | undefined> {
   if (text === undefined || text.trim() === '') return { ok: true, value: undefined };
@@ -119,6 +129,7 @@ function kubeOf(r: RawValues, namespaces: string[] | undefined, env: NodeJS.Proc
     namespaces,
     operatorNamespace: r['operator-namespace'],
     serviceName: r['service-name'],
+    webhookConfiguration: r['webhook-config'] || undefined,
     identity: r.identity,
     resyncSeconds: r['resync-seconds'],
     pod: podOf(env),
@@ -134,6 +145,8 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
   if (typeof opsListen === 'string') return { ok: false, message: `--ops-listen: ${opsListen}` };
   const tls = tlsOf(r);
   if (!tls.ok) return tls;
+  const webhook = webhookOf(r, tls.value);
+  if (webhook) return { ok: false, message: webhook };
   const namespaces = namespacesOf(r.namespaces);
   if (!namespaces.ok) return namespaces;
   const publicUrl = publicUrlValue(r['public-url'], tls.value);

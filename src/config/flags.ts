@@ -235,6 +235,18 @@ export const FLAGS = {
     section: 'kubernetes',
     into: 'kube.serviceName',
   },
+  'webhook-config': {
+    arg: '<name>',
+    env: 'ACL_WEBHOOK_CONFIG',
+    schema: z.union([z.literal(''), DnsSubdomain]).optional(),
+    help: [
+      'ValidatingWebhookConfiguration whose caBundle the leader keeps equal to',
+      'the CA of --tls-secret (default: none; left alone when annotated',
+      'cert-manager.io/inject-ca-from)',
+    ],
+    section: 'kubernetes',
+    into: 'kube.webhookConfiguration',
+  },
   identity: {
     arg: '<id>',
     env: 'ACL_IDENTITY',

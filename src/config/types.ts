@@ -33,6 +33,8 @@ export interface KubeSettings {
   /** undefined: POD_NAMESPACE, then the service account's namespace file, then acl-system. */
   readonly operatorNamespace: string | undefined;
   readonly serviceName: string;
+  /** The ValidatingWebhookConfiguration whose caBundle the leader keeps current; undefined: none. */
+  readonly webhookConfiguration: string | undefined;
   readonly identity: string | undefined;
   readonly resyncSeconds: number;
   readonly pod: PodIdentity;

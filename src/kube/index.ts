@@ -4,3 +4,4 @@ export { clientsFor, createClients, type CustomKind, type KubeClients, PLURALS, 
 export { createLeaderElector, type LeaderElector } from './leader.ts';
 export { createKubeSource, type KubeSource } from './source.ts';
 export { openTlsSecret, type TlsSecret } from './tls.ts';
+export { createWebhookCa, webhookApi, type WebhookCa } from './webhook.ts';

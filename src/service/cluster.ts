@@ -1,9 +1,11 @@
 // Kubernetes mode's own parts, as top-level functions over one explicit state object: who this
 // replica is, the Kubernetes source with the API listener's TLS Secret, the Lease elector (a new
-// leader writes every object once, then the CA), agent sharing between replicas, and their release.
+// leader writes every object once, then the CA, into token Secrets and the webhook's caBundle), agent
+// sharing between replicas, and their release.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { JudgedKind, WarningsFor } from '../admission/index.ts';
 import type { Config, Tls } from '../config.ts';
 import type { Controller } from '../controller/index.ts';
 import {
@@ -15,9 +17,13 @@ import {
   type KubeClients,
   type KubeSource,
   type LeaderElector,
+  createWebhookCa,
   openTlsSecret,
   type TlsSecret,
+  type WebhookCa,
+  webhookApi,
 } from '../kube/index.ts';
+import type { AdmissionDeps } from '../http/index.ts';
 import type { Core } from './core.ts';
 import type { Fleet } from './fleet.ts';
 
@@ -36,6 +42,8 @@ export interface ClusterOptions {
   readonly agentPublishIntervalMs?: number;
   /** How often that ConfigMap is rewritten while it holds agents (default 30 s, at most a third of the expiry). */
   readonly agentHeartbeatMs?: number;
+  /** How often the TLS Secret is re-read (default 60 s). */
+  readonly tlsRefreshMs?: number;
 }
 
 export interface Cluster {
@@ -47,6 +55,8 @@ export interface Cluster {
   tlsSecret: TlsSecret | undefined;
   /** Set once created (after the controller, which asks whether this replica leads). */
   elector: LeaderElector | undefined;
+  /** The webhook's caBundle upkeep, with --webhook-config and --tls-secret. */
+  webhookCa: WebhookCa | undefined;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -88,6 +98,7 @@ export async function openCluster(core: Core, options: ClusterOptions): Promise<
     identity,
     tlsSecret: undefined,
     elector: undefined,
+    webhookCa: undefined,
     source: createKubeSource({
       clients,
       namespaces: config.kube.namespaces,
@@ -111,13 +122,24 @@ export async function openCluster(core: Core, options: ClusterOptions): Promise<
       dir: join(config.stateDir, 'tls-secret'),
       log,
       now: () => core.now().getTime(),
+      ...(options.tlsRefreshMs !== undefined ? { refreshMs: options.tlsRefreshMs } : {}),
       onCaChange: () => {
-        if (isLeading(cluster))
-          cluster.source.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets'));
+        if (!isLeading(cluster)) return;
+        cluster.source.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the new CA into token Secrets'));
+        void cluster.webhookCa?.sync();
       },
     });
+    const name = config.kube.webhookConfiguration;
+    const secret = cluster.tlsSecret;
+    if (name !== undefined)
+      cluster.webhookCa = createWebhookCa({ api: webhookApi(clients), name, ca: () => secret.ca(), log: log.child({ module: 'webhook' }) });
   }
   return cluster;
+}
+
+/** The leader writes the serving CA into the webhook's caBundle where it differs (also repairing a hand edit). */
+export function keepWebhookCa(cluster: Cluster): void {
+  if (isLeading(cluster)) void cluster.webhookCa?.sync();
 }
 
 /** Enqueues every object the source holds (the periodic resync, and a new leader's first pass). */
@@ -143,6 +165,7 @@ export function createElection(cluster: Cluster, core: Core, controller: Control
       if (!isLeader) return;
       resyncAll(cluster, controller);
       cluster.source.syncCa().catch((err: unknown) => log.error({ err }, 'Failed to write the CA into token Secrets'));
+      void cluster.webhookCa?.sync();
     },
   });
 }
@@ -162,6 +185,17 @@ export function createSharing(cluster: Cluster, core: Core, fleet: Fleet, option
     ...(options.agentPublishIntervalMs !== undefined ? { publishIntervalMs: options.agentPublishIntervalMs } : {}),
     ...(options.agentHeartbeatMs !== undefined ? { heartbeatMs: options.agentHeartbeatMs } : {}),
   });
+}
+
+const REVIEWED: readonly JudgedKind[] = ['Rule', 'Connector', 'Bundle', 'Directory'];
+
+/** What the admission webhook reads: the tenant's objects in this replica's cache, and the warnings to give. */
+export function clusterAdmission(cluster: Cluster, warningsFor: WarningsFor | undefined): AdmissionDeps {
+  return {
+    objectsOf: (namespace) =>
+      REVIEWED.flatMap((kind) => cluster.source.list(kind, namespace).map((o) => ({ kind, namespace, name: o.metadata.name, raw: o.raw }))),
+    ...(warningsFor ? { warningsFor } : {}),
+  };
 }
 
 /** The API listener's TLS: the Secret's files in Kubernetes mode, else what the flags say. */

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Controller, ControllerOptions, ObjectKey } from '../controller/index.ts';
 import type { Destination } from '../fleet/index.ts';
+import type { AdmissionDeps } from '../http/index.ts';
 import { createLogger } from '../log.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { createStore, type Store } from '../store/index.ts';
@@ -92,8 +93,17 @@ export function controllerBase(core: Core, fleet: Fleet, options: CommonOptions)
   };
 }
 
-/** Opens the ops listener; /readyz answers `notReady` until `core.ready`. The API listener opens later. */
-export function startCoreHttp(core: Core, fleet: Fleet, notReady: string, defaultPublicUrl?: string): Promise<Serving> {
+/**
+ * Opens the ops listener; /readyz answers `notReady` until `core.ready`. The API listener opens later,
+ * with the admission webhook when `admission` is given (Kubernetes mode).
+ */
+export function startCoreHttp(
+  core: Core,
+  fleet: Fleet,
+  notReady: string,
+  defaultPublicUrl?: string,
+  admission?: AdmissionDeps,
+): Promise<Serving> {
   return startServing({
     config: core.config,
     store: core.store,
@@ -103,5 +113,6 @@ export function startCoreHttp(core: Core, fleet: Fleet, notReady: string, defaul
     fleet,
     notReady: () => (core.ready ? undefined : notReady),
     ...(defaultPublicUrl === undefined ? {} : { defaultPublicUrl }),
+    ...(admission === undefined ? {} : { admission }),
   });
 }

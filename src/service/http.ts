@@ -3,7 +3,7 @@
 // finished, idle connections dropped).
 import type { Logger } from 'pino';
 import type { Config, Tls } from '../config.ts';
-import { createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from '../http/index.ts';
+import { type AdmissionDeps, createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from '../http/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { listenApi, listenOps, type Listening } from './listeners.ts';
 import { bundleKey, type Store } from '../store/index.ts';
@@ -30,6 +30,8 @@ export interface ServingOptions {
   readonly defaultPublicUrl?: string;
   /** What OPA agents report, and the decision log. */
   readonly fleet: FleetDeps;
+  /** The admission webhook on the API listener (Kubernetes mode). */
+  readonly admission?: AdmissionDeps;
 }
 
 export async function startServing(o: ServingOptions): Promise<Serving> {
@@ -64,6 +66,7 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
           maxWaitSeconds: config.maxLongPollSeconds,
           publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
           fleet: o.fleet,
+          ...(o.admission ? { admission: o.admission } : {}),
         }),
         {
           address: config.listen,

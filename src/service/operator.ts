@@ -1,16 +1,19 @@
 // Kubernetes mode, wiring and lifecycle only: informers → controller → store → HTTP, with a Lease
 // deciding which replica writes. Every replica lists, reconciles and serves from its own cache; only
 // the leader writes token Secrets and status, and followers serve the bundle revisions it recorded.
+import type { WarningsFor } from '../admission/index.ts';
 import { kubePublicUrl, type Config } from '../config.ts';
 import { createController, type Controller } from '../controller/index.ts';
 import type { AgentSharing, KubeSource, LeaderElector } from '../kube/index.ts';
 import { createThreadPacker } from '../work/packer.ts';
 import { createWorkerThread } from '../work/pool.ts';
 import {
+  clusterAdmission,
   clusterTls,
   createElection,
   createSharing,
   isLeading,
+  keepWebhookCa,
   openCluster,
   releaseCluster,
   resyncAll,
@@ -33,6 +36,8 @@ export interface Operator extends Running {
 export interface OperatorOptions extends CommonOptions, ClusterOptions {
   /** How often sync activity reaches Bundle status (default 30 s: one status write per bundle at most). */
   readonly activityFlushMs?: number;
+  /** The admission webhook's warnings for an object it admits (default: none). */
+  readonly admissionWarnings?: WarningsFor;
 }
 
 /** Lists every kind, takes part in the election, waits for the first build to be published, then opens the API. */
@@ -77,6 +82,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     fleet,
     'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet',
     kubePublicUrl(config.kube.serviceName, cluster.namespace, config.listen.port),
+    clusterAdmission(cluster, options.admissionWarnings),
   );
   const remaining = { fleet, closeThreads: () => packingThread.close(), http: serving };
   let api: Listening;
@@ -87,7 +93,10 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     throw err;
   }
 
-  const resync = setInterval(() => resyncAll(cluster, controller), config.kube.resyncSeconds * 1000);
+  const resync = setInterval(() => {
+    resyncAll(cluster, controller);
+    keepWebhookCa(cluster);
+  }, config.kube.resyncSeconds * 1000);
   resync.unref();
   const activity = startActivityFlush({
     store: core.store,
