@@ -49,7 +49,10 @@ describe("deploy/'s admission webhook", () => {
   });
 
   it("calls the operator's Service on its HTTPS port, at the route's path", () => {
-    const service = one('40-service.yaml', 'Service') as Doc & { metadata: { namespace: string }; spec: { ports: { name: string; port: number }[] } };
+    const service = one('40-service.yaml', 'Service') as Doc & {
+      metadata: { namespace: string };
+      spec: { ports: { name: string; port: number }[] };
+    };
     const https = service.spec.ports.find((p) => p.name === 'https');
     expect(webhooks[0]?.clientConfig.service).toEqual({
       namespace: service.metadata.namespace,
