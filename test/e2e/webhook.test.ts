@@ -168,6 +168,7 @@ async function startWebhookOperator(ns: string, configuration: string, identity:
 function invalidObjects(ns: string): KubernetesObject[] {
   return [
     ruleYaml(ns, 'broken', { ...TEAM_RULE, condition: 'principal.team == ' }),
+    ruleYaml(ns, 'outside-subset', { ...TEAM_RULE, condition: 'principal.name.matches("^a")' }),
     bundleYaml(ns, 'docs.v2', { connector: 'gateways' }),
     connectorYaml(ns, 'gateways.v2'),
     directoryYaml(ns, 'twice', {
@@ -176,6 +177,8 @@ function invalidObjects(ns: string): KubernetesObject[] {
         { type: 'user', id: 'alice' },
       ],
     }),
+    directoryYaml(ns, 'own-type', { entities: [{ type: 'user', id: 'bob', properties: { type: 'admin' } }] }),
+    directoryYaml(ns, 'big-number', { entities: [{ type: 'user', id: 'carol', properties: { count: 2 ** 60 } }] }),
   ];
 }
 
