@@ -140,6 +140,25 @@ describe('verdictOf', () => {
     expect(verdict).toMatchObject({ allowed: true, object: { kind: 'Connector', namespace: 'acme', name: 'gateways' } });
   });
 
+  it('judges an UPDATE that changes the spec, and admits one that leaves it as stored (labels, finalizers) or of an object being deleted', () => {
+    const stored = obj('Rule', 'bad', { ...RULE, condition: 'principal.team ==' });
+    const update = (object: Record<string, unknown>) => verdictOf(create('Rule', object, { operation: 'UPDATE', oldObject: stored }));
+    const metadata = stored['metadata'] as Record<string, unknown>;
+    expect(update({ ...stored, metadata: { ...metadata, labels: { team: 'blue' } } })).toMatchObject({ allowed: true });
+    // Keys in another order are the same spec.
+    const reordered = Object.fromEntries(Object.entries(stored['spec'] as Record<string, unknown>).reverse());
+    expect(update({ ...stored, spec: reordered, metadata: { ...metadata, finalizers: [] } })).toMatchObject({ allowed: true });
+    expect(update({ ...stored, spec: { ...RULE, condition: 'principal.team === 1' } })).toMatchObject({ allowed: false });
+    expect(update({ ...stored, spec: { ...RULE, condition: 'principal.team ==', actions: ['read', 'write'] } })).toMatchObject({
+      allowed: false,
+    });
+    expect(
+      update({ ...stored, spec: { ...RULE, condition: '!!' }, metadata: { ...metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }),
+    ).toMatchObject({ allowed: true });
+    // Without the stored version there is nothing to compare with: the spec is judged.
+    expect(verdictOf(create('Rule', stored, { operation: 'UPDATE' }))).toMatchObject({ allowed: false });
+  });
+
   it('always admits a DELETE and a write to a subresource (the operator writes status through /status)', () => {
     const invalid = obj('Rule', 'bad', { ...RULE, condition: '!!!' });
     const del = readReview(

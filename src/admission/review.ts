@@ -20,6 +20,7 @@ const AdmissionRequest = z.object({
   name: z.string().optional(),
   namespace: z.string().optional(),
   object: z.unknown().optional(),
+  oldObject: z.unknown().optional(),
 });
 
 /** One review: what is asked about which object. */
@@ -33,6 +34,8 @@ export interface Review {
   readonly name: string | undefined;
   /** The object as it would be stored (CREATE, UPDATE); undefined for DELETE and CONNECT. */
   readonly object: Readonly<Record<string, unknown>> | undefined;
+  /** The object as stored before an UPDATE. */
+  readonly oldObject: Readonly<Record<string, unknown>> | undefined;
 }
 
 export type ReviewRead =
@@ -82,6 +85,7 @@ export function readReview(body: unknown): ReviewRead {
       namespace: r.namespace || undefined,
       name: r.name || undefined,
       object: changes && isObject(r.object) ? r.object : undefined,
+      oldObject: r.operation === 'UPDATE' && isObject(r.oldObject) ? r.oldObject : undefined,
     },
   };
 }

@@ -31,11 +31,33 @@ function withNamespace(object: Readonly<Record<string, unknown>>, namespace: str
   return { ...object, metadata: { ...metadata, namespace } };
 }
 
+/** Whether two JSON values are equal (object keys in any order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+}
+
+/**
+ * An UPDATE that leaves the spec as stored (labels, annotations, finalizers), or of an object being
+ * deleted, is not judged: refusing it would not make a stored object valid (status says it is
+ * Invalid), and would keep tools from labelling it or a finalizer from ever being removed.
+ */
+function specUntouched(review: Review, raw: Readonly<Record<string, unknown>>): boolean {
+  if (review.operation !== 'UPDATE') return false;
+  const metadata = isObject(raw['metadata']) ? raw['metadata'] : {};
+  if (metadata['deletionTimestamp'] !== undefined) return true;
+  return review.oldObject !== undefined && sameJson(review.oldObject['spec'], raw['spec']);
+}
+
 /** Refused with the spec's problem, or admitted; nothing but the object itself is looked at. */
 export function verdictOf(review: Review): Verdict {
   if (review.object === undefined || review.subResource !== undefined) return { allowed: true, object: undefined };
   const raw = withNamespace(review.object, review.namespace);
-  const problem = specProblem(review.kind, raw);
+  const problem = specUntouched(review, raw) ? undefined : specProblem(review.kind, raw);
   if (problem) return { allowed: false, problem };
   // A valid spec has passed ObjectMeta: name and namespace are strings.
   const metadata = isObject(raw['metadata']) ? raw['metadata'] : {};

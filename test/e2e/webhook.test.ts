@@ -280,7 +280,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the admission webhook (real API se
     }
 
     // A later operator marks each one Invalid, with the message the webhook refused it with.
-    operators.push(await startWebhookOperator(ns, configuration, 'b'));
+    const second = await startWebhookOperator(ns, configuration, 'b');
+    operators.push(second);
     for (const [key, refused] of refusals) {
       const [kind, name] = key.split('/') as [CustomKind, string];
       const status = await waitFor(`${key} Invalid`, async () => {
@@ -290,6 +291,16 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the admission webhook (real API se
       const inEffect = kind === 'Directory' ? '; none of its entities are in effect' : '';
       expect(readyMessage(status)).toBe(`${refused}${inEffect}`);
     }
+
+    // With the webhook answering again, an object stored invalid can still be labelled (its spec is
+    // untouched; refusing would not make it valid), but a new spec for it is judged.
+    await setUrl(configuration, `${second.apiUrl}${PATH}`);
+    await waitFor('the API server calling the second operator', () => refusesNow(ns));
+    const labelled = await kubectl(['label', '-n', ns, 'rule/broken', 'team=blue']);
+    expect(labelled.code, labelled.stderr).toBe(0);
+    const reedit = await kubectl(['apply', '-f', '-'], [ruleYaml(ns, 'broken', { ...TEAM_RULE, condition: 'principal.team === 1' })]);
+    expect(reedit.code).toBe(1);
+    expect(deniedWith(reedit)).toMatch(/^syntax error at line 1, column 16: found = but expecting/);
   });
 
   it('keeps the caBundle equal to the serving CA: after a renewal, and after a hand edit', async () => {
