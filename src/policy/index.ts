@@ -1,5 +1,5 @@
 export type { Json, RuleModel } from './model.ts';
-export { pathsOf } from './model.ts';
+export { pathsOf, pathText } from './model.ts';
 export { compileCondition } from './cel.ts';
 export {
   buildIndex,

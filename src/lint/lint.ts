@@ -1,0 +1,84 @@
+// Lint: objects → findings. Objects are grouped by namespace (a tenant), each object's facts come
+// from the cache of facts.ts, every check of checks.ts runs over each tenant, and the findings come
+// back in one deterministic order. Pure: no clock, no I/O.
+import { CHECKS, type Draft } from './checks.ts';
+import { factsOf, type Facts, type LintKind } from './facts.ts';
+import { type Entry, type LintObject, tenantOf } from './tenant.ts';
+
+export interface Finding {
+  /** Stable, UpperCamelCase (docs/testing.md lists them); never renamed. */
+  readonly code: string;
+  readonly kind: LintKind;
+  readonly namespace: string;
+  readonly name: string;
+  /** What is wrong, naming the construct. */
+  readonly message: string;
+  /** How to fix it. */
+  readonly hint: string;
+  /** The manifest file, when known. */
+  readonly source?: string;
+}
+
+/** Codes (comma or space separated) a person chose to accept on this object: its findings of those codes are dropped. */
+export const ANNOTATION_LINT_IGNORE = 'acl.policyagent.dev/lint-ignore';
+
+/** Findings of one object are listed in this kind order (as render lists problems), then by name. */
+const KIND_RANK: Readonly<Record<LintKind, number>> = { Rule: 0, Directory: 1, Connector: 2, Bundle: 3 };
+const CHECK_RANK = new Map(CHECKS.map((c, i) => [c.code, i]));
+
+function ignoredCodes(raw: Readonly<Record<string, unknown>>): ReadonlySet<string> | undefined {
+  const metadata = raw['metadata'];
+  const annotations = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['annotations'] : undefined;
+  const value = typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>)[ANNOTATION_LINT_IGNORE] : undefined;
+  return typeof value === 'string' ? new Set(value.split(/[\s,]+/).filter(Boolean)) : undefined;
+}
+
+function findingOf(code: string, d: Draft): Finding {
+  const { kind, namespace, name, source } = d.object;
+  return { code, kind, namespace, name, message: d.message, hint: d.hint, ...(source === undefined ? {} : { source }) };
+}
+
+function compare(a: Finding, b: Finding): number {
+  if (a.namespace !== b.namespace) return a.namespace < b.namespace ? -1 : 1;
+  if (a.kind !== b.kind) return KIND_RANK[a.kind] - KIND_RANK[b.kind];
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return (CHECK_RANK.get(a.code) ?? 0) - (CHECK_RANK.get(b.code) ?? 0);
+}
+
+/** lintObjects as steps (a yield after each object and each check), for callers that share the event loop. */
+export function* lintSteps(objects: readonly LintObject[]): Generator<void, Finding[]> {
+  const byTenant = new Map<string, Entry<Facts>[]>();
+  for (const object of objects) {
+    const facts = factsOf(object.kind, object.raw);
+    if (facts) {
+      const entries = byTenant.get(object.namespace);
+      if (entries) entries.push({ object, facts });
+      else byTenant.set(object.namespace, [{ object, facts }]);
+    }
+    yield;
+  }
+  const findings: Finding[] = [];
+  for (const [namespace, entries] of byTenant) {
+    const tenant = tenantOf(namespace, entries);
+    for (const check of CHECKS) {
+      for (const d of check.run(tenant)) if (!ignoredCodes(d.object.raw)?.has(check.code)) findings.push(findingOf(check.code, d));
+      yield;
+    }
+  }
+  // Stable: one object's findings of one check keep the order the check gave them.
+  return findings.sort(compare);
+}
+
+/** The findings of these objects (any namespaces; each namespace is linted as one tenant), in a deterministic order. */
+export function lintObjects(objects: readonly LintObject[]): Finding[] {
+  const steps = lintSteps(objects);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** One line a person reads: file, object, code, what is wrong and how to fix it. */
+export function formatFinding(f: Finding): string {
+  return `${f.source ? `${f.source}: ` : ''}${f.kind} ${f.namespace}/${f.name}: ${f.code}: ${f.message}. Fix: ${f.hint}.`;
+}
