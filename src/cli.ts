@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
-// state folder, `render` prints what `serve` would serve for a folder of manifests (the offline pipeline).
+// state folder, `render` prints what `serve` would serve for a folder of manifests (the offline pipeline),
+// `lint` what is legal in it but almost certainly wrong.
 import { closeSync, openSync } from 'node:fs';
 import { access, mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { lint } from './cli/lint.ts';
 import { formatRender, type RenderResult, renderOffline } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
@@ -21,12 +23,18 @@ Commands:
   serve    (default) Run the service: decisions, OPA bundles, metrics; see acl-operator serve --help
   status   Print the state folder of standalone mode as tables, like kubectl get
   render   Print the bundles (listing, .manifest and policy.rego) built from a folder of manifests
+  lint     Print what is legal but almost certainly wrong in a folder of manifests (docs/testing.md)
 
 Options of render:
   --manifests <dir>   Folder of YAML manifests (Rule, Connector, Bundle); read recursively
                       (default: $ACL_MANIFESTS)
   --out <dir>         Also write each bundle to <dir>/<tenant>/<bundle>.tar.gz, e.g. for opa eval -b
   --no-rego           Print the listing only, not the file contents
+
+Options of lint:
+  --manifests <dir>   Folder of YAML manifests, read recursively (default: $ACL_MANIFESTS)
+  --strict            Exit with status 1 when there are findings (for CI)
+  --format <f>        text (default: one line per finding and a count) or json
 
 Options of status:
   --state-dir <dir>   The state folder of a standalone service (default: $ACL_STATE_DIR or .acl-state)
@@ -36,6 +44,7 @@ Options of status:
   -h, --help          Show this help
 
 Exit status: 0 when every manifest was used, 1 when some were reported as problems, 2 on bad usage.
+lint: 0 (1 with --strict when there are findings), 2 on bad usage or manifests reported as problems.
 `;
 
 /**
@@ -259,6 +268,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'render':
         return await render(rest);
+      case 'lint':
+        return await lint(rest, USAGE);
       case 'status':
         return await status(rest);
       case 'serve':

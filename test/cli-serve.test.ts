@@ -1,6 +1,6 @@
 // The service as a person starts it: the process, its banner, `status`, and a graceful SIGTERM.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,5 +229,83 @@ describe('acl-operator serve --decision-log stdout', () => {
     ]);
     expect(lines.some((l) => l['msg'] === 'Serving')).toBe(true);
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('acl-operator serve with lint findings', () => {
+  const RULE = (name: string, spec: string): string =>
+    `apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: ${name}, namespace: todo}\nspec: {subjectType: user, actions: [read], resourceType: todo${spec}}\n`;
+
+  it('counts them in the banner, and logs each finding once when it appears', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acl-serve-lint-'));
+    const manifests = join(dir, 'manifests');
+    mkdirSync(manifests);
+    writeFileSync(join(manifests, 'rules.yaml'), RULE('loose', ''));
+    const proc = spawn(
+      process.execPath,
+      [
+        CLI,
+        ...['--manifests', manifests, '--state-dir', join(dir, 'state'), '--insecure-http'],
+        ...['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--log-level', 'warn', '--settle-ms', '0'],
+      ],
+      { cwd: ROOT },
+    );
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+    });
+    await new Promise<void>((resolve, reject) => {
+      proc.stderr.on('data', (c: Buffer) => {
+        err += c.toString('utf8');
+        if (err.includes('Status like kubectl get')) resolve();
+      });
+      proc.on('exit', (code) => reject(new Error(`exited with ${String(code)}: ${err}`)));
+    });
+    try {
+      expect(err).toContain(`  Lint     1 lint finding(s) (each with its fix: acl-operator lint --manifests ${manifests})`);
+      expect(err).toContain('    - rules.yaml: Rule todo/loose: StateNotSet: spec.state is not set');
+      const found = (): Record<string, unknown>[] =>
+        out
+          .split('\n')
+          .filter((l) => l.includes('"Found a lint finding"'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const until = async (what: string, ok: () => boolean): Promise<void> => {
+        const deadline = Date.now() + 20_000;
+        while (!ok()) {
+          if (Date.now() > deadline) throw new Error(`no ${what} in ${out}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      // A finding that appears while it serves is logged, with its code and object as fields.
+      writeFileSync(
+        join(manifests, 'more.yaml'),
+        RULE('todo-owner', ', state: Draft, condition: "resource.properties.ownerID == principal.id"'),
+      );
+      await until('PropertiesPath line', () => found().some((l) => l['code'] === 'PropertiesPath'));
+      expect(found().find((l) => l['code'] === 'PropertiesPath')).toMatchObject({
+        level: 40,
+        kind: 'Rule',
+        namespace: 'todo',
+        name: 'todo-owner',
+        hint: 'read resource.ownerID instead',
+      });
+      // Another change later: the findings already reported are not logged again.
+      writeFileSync(
+        join(manifests, 'spare.yaml'),
+        'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata: {name: spare, namespace: todo}\nspec: {}\n',
+      );
+      await until('ConnectorUnused line', () => found().some((l) => l['code'] === 'ConnectorUnused'));
+      expect(found().map((l) => `${String(l['code'])} ${String(l['name'])}`)).toEqual([
+        'StateNotSet loose',
+        'PropertiesPath todo-owner',
+        'ConnectorUnused spare',
+      ]);
+    } finally {
+      const exited = new Promise((resolve) => proc.on('exit', resolve));
+      proc.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

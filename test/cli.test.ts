@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -88,5 +88,104 @@ describe('acl-operator render', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/--out .*blocker\/out: cannot write .*\.tar\.gz: ENOTDIR/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+/** A folder of manifests under the temporary folder, from file name → text. */
+function folder(name: string, files: Record<string, string>): string {
+  const dir = join(tmp, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+  return dir;
+}
+
+const TODO = {
+  'rules.yaml': [
+    'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: can-read-own, namespace: todo}\nspec: {state: Enforced, subjectType: user, actions: [read], resourceType: todo, condition: "resource.properties.ownerID == principal.properties.email"}',
+    'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: can-write, namespace: todo}\nspec: {subjectType: user, actions: [write], resourceType: todo}',
+  ].join('\n---\n'),
+  'bundle.yaml':
+    'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata: {name: c, namespace: todo}\nspec: {}\n---\napiVersion: acl.policyagent.dev/v1alpha1\nkind: Bundle\nmetadata: {name: b, namespace: todo}\nspec: {connector: c}\n',
+};
+
+describe('acl-operator lint', () => {
+  it('finds nothing in the examples, even with --strict', () => {
+    const r = cli('lint', '--manifests', 'examples', '--strict');
+    expect(r.stdout).toBe('0 lint finding(s) in 7 file(s) of examples\n');
+    expect(r.status).toBe(0);
+  });
+
+  it('prints one line per finding with file, object, code, what and fix, and a count; exit 0, or 1 with --strict', () => {
+    const dir = folder('lint-todo', TODO);
+    const r = cli('lint', '--manifests', dir);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([
+      'rules.yaml: Rule todo/can-read-own: PropertiesPath: the condition reads resource.properties.ownerID, but a request\'s resource.properties are flattened into resource, so it looks for a property named "properties" that requests do not send. Fix: read resource.ownerID instead.',
+      'rules.yaml: Rule todo/can-read-own: PropertiesPath: the condition reads principal.properties.email, but a request\'s subject.properties are flattened into principal, so it looks for a property named "properties" that requests do not send. Fix: read principal.email instead.',
+      'rules.yaml: Rule todo/can-write: StateNotSet: spec.state is not set, so the rule is a Draft: the service does not decide with it and no bundle carries it. Fix: write state: Enforced to deploy it, or state: Draft to say it is a draft.',
+      `3 lint finding(s) in 2 file(s) of ${dir}`,
+      '',
+    ]);
+    expect(cli('lint', '--manifests', dir, '--strict').status).toBe(1);
+  });
+
+  it('prints the findings as JSON with --format json', () => {
+    const r = cli('lint', '--manifests', folder('lint-json', TODO), '--format', 'json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { findings: Record<string, unknown>[]; problems: string[] };
+    expect(out.problems).toEqual([]);
+    expect(out.findings.map((f) => [f['code'], f['kind'], f['namespace'], f['name'], f['source']])).toEqual([
+      ['PropertiesPath', 'Rule', 'todo', 'can-read-own', 'rules.yaml'],
+      ['PropertiesPath', 'Rule', 'todo', 'can-read-own', 'rules.yaml'],
+      ['StateNotSet', 'Rule', 'todo', 'can-write', 'rules.yaml'],
+    ]);
+    expect(out.findings[0]).toMatchObject({ hint: 'read resource.ownerID instead' });
+  });
+
+  it('refuses invalid manifests with the problem lines render prints, exit 2, and still lints the valid ones', () => {
+    const dir = folder('lint-invalid', {
+      ...TODO,
+      'bad.yaml':
+        'apiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: {name: bad, namespace: todo}\nspec: {state: Enforced, subjectType: user, actions: [read], resourceType: todo, condition: "principal.a + 1 > 2"}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: todo}\n',
+    });
+    const r = cli('lint', '--manifests', dir);
+    expect(r.status).toBe(2);
+    const rendered = cli('render', '--manifests', dir, '--no-rego').stdout;
+    const problems = r.stdout.split('\n').filter((l) => l.startsWith('  - '));
+    expect(problems).toHaveLength(2);
+    for (const p of problems) expect(rendered).toContain(p);
+    expect(r.stdout).toContain('Rule todo/bad is Invalid: addition "+" is not supported (at line 1, column 13)');
+    expect(r.stdout).toContain('StateNotSet');
+    expect(r.stdout).not.toMatch(/Rule todo\/bad: /);
+    expect(cli('lint', '--manifests', dir, '--format', 'json').status).toBe(2);
+  });
+
+  it('explains bad usage with exit status 2 and no stack trace', () => {
+    const empty = folder('lint-empty', {});
+    const cases: [string[], RegExp][] = [
+      [['lint'], /lint needs --manifests <dir>/],
+      [['lint', '--manifests', 'examples', '--format', 'xml'], /--format must be text or json, not "xml"/],
+      [['lint', '--manifest', 'examples'], /Unknown option '--manifest'/],
+      [['lint', '--manifests', join(tmp, 'missing')], /cannot read manifests from .*missing: ENOENT/],
+      [['lint', '--manifests', join(ROOT, 'package.json')], /cannot read manifests from .*package\.json: not a folder/],
+      [['lint', '--manifests', empty], /no \.yaml or \.yml files in/],
+    ];
+    for (const [args, message] of cases) {
+      const r = cli(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(cli('lint', '--help').stdout).toContain('Options of lint:');
+  });
+
+  it('is shown by render after its problems, without changing its exit status', () => {
+    const r = cli('render', '--manifests', folder('render-lint', TODO), '--no-rego');
+    expect(r.status).toBe(0);
+    const block = r.stdout.slice(r.stdout.indexOf('\n3 lint finding(s):\n'));
+    expect(block.split('\n').filter((l) => l.startsWith('  - '))).toHaveLength(3);
+    expect(block).toContain('  - rules.yaml: Rule todo/can-write: StateNotSet: ');
+    expect(cli('render', '--manifests', 'examples', '--no-rego').stdout).not.toContain('lint finding');
   });
 });

@@ -3,10 +3,12 @@
 import { z } from 'zod';
 import { Condition } from '../api/index.ts';
 import type { BuiltBundle } from '../bundle/index.ts';
+import { type Finding, formatFinding } from '../lint/index.ts';
 import type { RegoVersion } from '../policy/index.ts';
 import type { Offline } from '../service/index.ts';
 import type { DocumentProblem, ObjectState } from '../standalone/index.ts';
 import type { Snapshot } from '../store/index.ts';
+import { countFindings, findingsOf } from './findings.ts';
 
 export interface RenderedBundle {
   readonly tenant: string;
@@ -30,6 +32,8 @@ export interface RenderResult {
   readonly bundles: readonly RenderedBundle[];
   /** Everything a person must fix, one line each, in a stable order. */
   readonly problems: readonly string[];
+  /** What is legal but almost certainly wrong (src/lint), in lint's order. */
+  readonly findings: readonly Finding[];
 }
 
 /** The part of a status this listing reads, parsed once from what the controllers wrote. */
@@ -102,6 +106,7 @@ export function renderOffline(offline: Offline): RenderResult {
     },
     bundles,
     problems: [...offline.problems.map(describeDocument), ...objectProblems],
+    findings: findingsOf(offline.objects),
   };
 }
 
@@ -123,5 +128,7 @@ export function formatRender(result: RenderResult, options: { rego: boolean }): 
     }
   }
   if (result.problems.length > 0) lines.push('', `${result.problems.length} problem(s):`, ...result.problems.map((p) => `  - ${p}`));
+  if (result.findings.length > 0)
+    lines.push('', `${countFindings(result.findings.length)}:`, ...result.findings.map((f) => `  - ${formatFinding(f)}`));
   return `${lines.join('\n')}\n`;
 }

@@ -1,18 +1,36 @@
 // `acl-operator [serve]`: starts the service and, for people at a terminal, says where everything
-// is: listeners, token files, a decision and a bundle curl, and the OPA configuration of each bundle.
+// is: listeners, token files, lint findings, a decision and a bundle curl, and the OPA configuration
+// of each bundle.
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { secretToken } from '../controller/index.ts';
 import { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from '../http/index.ts';
+import { formatFinding } from '../lint/index.ts';
 import type { Service } from '../service/index.ts';
 import { opaConfigFile } from '../standalone/index.ts';
+import { countFindings, findingsOf } from './findings.ts';
 
 /** Marks an API key Secret whose key is public (examples/): the banner may print it. */
 export const ANNOTATION_PUBLIC_EXAMPLE = 'acl.policyagent.dev/public-example';
 
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Findings shown in the banner; `acl-operator lint` prints them all. */
+const BANNER_FINDINGS = 5;
+
+/** The banner's lint lines: the count, the command that prints every finding, and the first few. */
+function lintLines(service: Service, config: Config): string[] {
+  const findings = findingsOf(service.state.objects());
+  if (findings.length === 0) return [];
+  const more = findings.length - BANNER_FINDINGS;
+  return [
+    `  Lint     ${countFindings(findings.length)} (each with its fix: acl-operator lint --manifests ${shellQuote(config.manifests ?? '')}); later ones are logged`,
+    ...findings.slice(0, BANNER_FINDINGS).map((f) => `    - ${formatFinding(f)}`),
+    ...(more > 0 ? [`    - and ${more} more`] : []),
+  ];
 }
 
 /** The banner: listeners, token files, one OPA configuration per bundle, and commands to paste. */
@@ -32,6 +50,7 @@ export async function describeService(service: Service, config: Config): Promise
     lines.push(
       `  Problems ${problems.length} manifest document(s) skipped: see ${join(resolve(config.stateDir), 'problems.yaml')} or acl-operator status`,
     );
+  lines.push(...lintLines(service, config));
   lines.push(
     '',
     'One OPA per bundle: every bundle has roots ["acl"], so an OPA given two of them activates one and refuses',

@@ -10,6 +10,7 @@ import { reconcileConnector } from './connector.ts';
 import { createDirectoryReconciler } from './directory.ts';
 import type { AgentView, Outcome, ReconcileDeps } from './deps.ts';
 import { drainOnce, type ControllerMetrics, type DrainState } from './drain.ts';
+import { createDrainLinter } from './lint.ts';
 import { createRuleReconciler } from './rule.ts';
 import { reconcileSecret } from './secret.ts';
 import { keyText, type ClusterWriter, type ObjectKey, type ObjectReader } from './types.ts';
@@ -33,6 +34,11 @@ export interface ControllerOptions {
   readonly packer?: BundlePacker;
   /** Gives the event loop back between slices of a drain (default: every SLICE_BUDGET_MS of work). */
   readonly slicer?: Slicer;
+  /**
+   * Lint the tenants each drain touched, after its publish: Warning conditions and Events (leader
+   * only; controller/lint.ts). The services turn it on; off by default, so a test sees only what it tests.
+   */
+  readonly lint?: boolean;
 }
 
 export interface Controller {
@@ -76,6 +82,7 @@ export function createController(options: ControllerOptions): Controller {
     failures: new Map(),
     drains: 0,
     retry: (text, err) => retry(s, text, err),
+    lint: options.lint ? createDrainLinter() : undefined,
     retryMs: options.retryMs ?? 500,
     maxRetryMs: options.maxRetryMs ?? 60_000,
     retries: new Set(),

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/index.ts';
 import { drive } from '../work/slice.ts';
 import { sameStatus } from './conditions.ts';
-import type { ObjectStatus, Outcome, ReconcileDeps } from './deps.ts';
+import type { Outcome, ReconcileDeps } from './deps.ts';
+import type { DrainLinter, LintPass } from './lint.ts';
 import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
 
 export interface ControllerMetrics {
@@ -45,13 +46,15 @@ export interface DrainState {
   drains: number;
   /** Queues a key again after a failure, with backoff. */
   readonly retry: (text: string, err: unknown) => void;
+  /** Lints the tenants a drain touched, after its publish (the leader's Warning conditions and Events). */
+  readonly lint: DrainLinter | undefined;
 }
 
 type Outcomes = Map<string, { key: ObjectKey; outcome: Outcome }>;
 
 interface StatusWrite {
   readonly key: ObjectKey;
-  readonly status: ObjectStatus;
+  readonly status: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -74,13 +77,14 @@ export async function drainOnce(s: DrainState): Promise<void> {
   }
   await s.store.prepare((steps) => drive(steps, s.deps.slicer));
   s.store.publish();
-  const writes = changedStatuses(s, outcomes);
-  // What is served is published: readiness need not wait for the status writes below (whose
+  // What is served is published: readiness need not wait for lint or the status writes below (whose
   // echoes from the API server keep the queue busy while thousands are written).
   for (const w of s.settledWaiters.filter((x) => x.drain <= drain)) {
     s.settledWaiters.splice(s.settledWaiters.indexOf(w), 1);
     w.resolve();
   }
+  const linted = s.lint && s.deps.leading() ? await lintTouched(s, s.lint, outcomes) : undefined;
+  const writes = changedStatuses(s, outcomes, linted);
   // Status writes are independent of each other: a few at a time (a first start writes thousands).
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -143,16 +147,31 @@ function bundlesToRebuild(s: DrainState, done: readonly Outcome[], seen: Set<str
   return keys;
 }
 
-/** Records each outcome's phase, and lists the statuses this replica writes: as leader, where they changed. */
-function changedStatuses(s: DrainState, outcomes: Outcomes): StatusWrite[] {
+/** Lints the tenants of the keys this drain reconciled. */
+function lintTouched(s: DrainState, lint: DrainLinter, outcomes: Outcomes): Promise<LintPass> {
+  const reconciled = new Set([...outcomes].filter(([, o]) => o.outcome.status !== undefined).map(([text]) => text));
+  return lint.pass(
+    [...outcomes.values()].map((o) => o.key),
+    reconciled,
+    s.deps,
+  );
+}
+
+/**
+ * Records each outcome's phase, and lists the statuses this replica writes: as leader, where they
+ * changed (with the Warning condition of `linted`, which also rewrites objects whose findings changed).
+ */
+function changedStatuses(s: DrainState, outcomes: Outcomes, linted: LintPass | undefined): StatusWrite[] {
   const writes: StatusWrite[] = [];
   for (const { key, outcome } of outcomes.values()) {
     recordPhase(s, key, outcome.phase);
     if (!outcome.status || !s.deps.leading()) continue;
     const obj = s.objects.get(key.kind, key.namespace, key.name);
-    if (!obj || sameStatus(obj.raw['status'], outcome.status)) continue;
-    writes.push({ key, status: outcome.status });
+    const status = linted ? linted.withWarning(key, outcome.status) : outcome.status;
+    if (!obj || sameStatus(obj.raw['status'], status)) continue;
+    writes.push({ key, status });
   }
+  if (linted && s.deps.leading()) writes.push(...linted.rewrites);
   return writes;
 }
 

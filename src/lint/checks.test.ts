@@ -112,7 +112,13 @@ describe('EntityTypeUnused', () => {
   });
 
   it('counts rules of every state as using their types', () => {
-    expect(names('EntityTypeUnused', [connector(), bundle('b', { entityTypes: ['report'] }), rule('r', { state: 'Draft', resourceType: 'report' })])).toEqual([]);
+    expect(
+      names('EntityTypeUnused', [
+        connector(),
+        bundle('b', { entityTypes: ['report'] }),
+        rule('r', { state: 'Draft', resourceType: 'report' }),
+      ]),
+    ).toEqual([]);
   });
 });
 
@@ -132,7 +138,9 @@ describe('DirectoryTypeUnused', () => {
         { type: 'user', id: 'bob', properties: { role: 'member' } },
       ]),
     ]).filter((x) => x.code === 'DirectoryTypeUnused');
-    expect(f.map((x) => [x.message.split(',')[0], x.hint])).toEqual([['lists entities of type "usr"', 'did you mean "user"? Otherwise remove these entities']]);
+    expect(f.map((x) => [x.message.split(',')[0], x.hint])).toEqual([
+      ['lists entities of type "usr"', 'did you mean "user"? Otherwise remove these entities'],
+    ]);
   });
 });
 
@@ -142,7 +150,9 @@ describe('DirectoryPropertyUnread', () => {
     { type: 'document', id: 'd1', properties: { owner: 'alice', size: 3 } },
   ]);
   const unread = (...rules: LintObject[]): string[] =>
-    found('DirectoryPropertyUnread', [...clean(), people, ...rules]).map(([, m]) => /property "([^"]+)" of (\w+)/.exec(m)?.slice(1).join(' of ') ?? m);
+    found('DirectoryPropertyUnread', [...clean(), people, ...rules]).map(
+      ([, m]) => /property "([^"]+)" of (\w+)/.exec(m)?.slice(1).join(' of ') ?? m,
+    );
 
   it('finds properties no condition reads, per entity type', () => {
     expect(unread(rule('r', { condition: 'principal.role == "admin" && resource.owner == principal.id' }))).toEqual([
@@ -155,7 +165,9 @@ describe('DirectoryPropertyUnread', () => {
   });
 
   it('counts a nested path, an index, a quoted key and a list element as reading the top-level property', () => {
-    const r = rule('r', { condition: 'principal.org.unit == "x" && principal["x-y"] == 1 && principal.tags[0] == "a" && principal.role == "a"' });
+    const r = rule('r', {
+      condition: 'principal.org.unit == "x" && principal["x-y"] == 1 && principal.tags[0] == "a" && principal.role == "a"',
+    });
     expect(unread(r)).toEqual(['owner of document', 'size of document', 'email of user']);
   });
 
@@ -168,31 +180,36 @@ describe('DirectoryPropertyUnread', () => {
     // resource.email of a document rule reads documents, not users; principal.size reads users.
     expect(unread(rule('r', { condition: 'resource.email == "a" && principal.size == 1' }))).toContain('email of user');
     expect(unread(rule('r', { condition: 'resource.email == "a" && principal.size == 1' }))).toContain('size of document');
-    expect(unread(rule('r', { subjectType: 'document', resourceType: 'user', condition: 'resource.email == "a" && principal.size == 1' }))).not.toContain(
-      'email of user',
-    );
+    expect(
+      unread(rule('r', { subjectType: 'document', resourceType: 'user', condition: 'resource.email == "a" && principal.size == 1' })),
+    ).not.toContain('email of user');
   });
 
   it('names how to read the property in its hint', () => {
-    const [f] = lintObjects([...clean(), people, rule('r')]).filter((x) => x.code === 'DirectoryPropertyUnread' && x.message.includes('"x-y"'));
+    const [f] = lintObjects([...clean(), people, rule('r')]).filter(
+      (x) => x.code === 'DirectoryPropertyUnread' && x.message.includes('"x-y"'),
+    );
     expect(f?.hint).toBe('remove it, or read it in a condition: principal["x-y"] in a rule whose subjectType is user');
   });
 });
 
 describe('DuplicateRule', () => {
-  it('finds a rule deciding exactly as an earlier one, however the condition is spelled', () => {
+  it('finds a deployed rule deciding exactly as an earlier one, however the condition is spelled; drafts are left alone', () => {
     const objects = [
       ...clean(),
       rule('b-copy', { actions: ['write', 'read'], condition: "principal.team  ==\n resource['team']" }),
       rule('a-first', { actions: ['read', 'write'], condition: 'principal.team == resource.team' }),
       rule('c-other-action', { actions: ['read'], condition: 'principal.team == resource.team' }),
       rule('d-true', { actions: ['delete'], condition: 'true' }),
-      rule('e-none', { actions: ['delete'] }),
-      rule('f-archived', { state: 'Archived', actions: ['delete'] }),
+      rule('e-none', { actions: ['delete'], state: 'Approved' }),
+      rule('f-draft', { state: 'Draft', actions: ['delete'] }),
+      rule('g-suspended', { state: 'Suspended', actions: ['delete'] }),
     ];
+    const message = (earlier: string): string =>
+      `decides exactly as rule ${earlier}: both are deployed, with the same subjectType, actions, resourceType and condition`;
     expect(found('DuplicateRule', objects)).toEqual([
-      ['b-copy', 'decides exactly as rule a-first: the same subjectType, actions, resourceType and condition'],
-      ['e-none', 'decides exactly as rule d-true: the same subjectType, actions, resourceType and condition'],
+      ['b-copy', message('a-first')],
+      ['e-none', message('d-true')],
     ]);
   });
 });

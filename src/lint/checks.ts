@@ -200,17 +200,20 @@ const directoryPropertyUnread: Check = {
 const duplicateRule: Check = {
   code: 'DuplicateRule',
   *run(t) {
+    // Deployed rules only: a Draft copy of a rule is how an edit starts, and decides nothing.
+    const deployed = t.rules.filter((x) => x.facts.deployed);
     const first = new Map<string, Entry<RuleFacts>>();
-    for (const r of t.rules.filter(notArchived)) {
+    for (const r of deployed) {
       const earlier = first.get(r.facts.signature);
-      if (!earlier) {
-        first.set(r.facts.signature, r);
-        continue;
-      }
+      if (!earlier || r.object.name < earlier.object.name) first.set(r.facts.signature, r);
+    }
+    for (const r of deployed) {
+      const earlier = first.get(r.facts.signature);
+      if (!earlier || earlier === r) continue;
       yield {
         object: r.object,
-        message: `decides exactly as rule ${earlier.object.name}: the same subjectType, actions, resourceType and condition`,
-        hint: `delete one of the two, or make them differ`,
+        message: `decides exactly as rule ${earlier.object.name}: both are deployed, with the same subjectType, actions, resourceType and condition`,
+        hint: 'delete one of the two, or make them differ: while both are in force, narrowing one changes nothing',
       };
     }
   },

@@ -146,8 +146,8 @@ function directoryFacts(rawSpec: Record<string, unknown>): DirectoryFacts | null
   if (!parsed.success) return null;
   const types = new Map<string, Set<string>>();
   for (const e of parsed.data.entities) {
-    let props = types.get(e.type);
-    if (!props) types.set(e.type, (props = new Set()));
+    const props = types.get(e.type) ?? new Set<string>();
+    types.set(e.type, props);
     for (const k of Object.keys(e.properties)) props.add(k);
   }
   const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -8,8 +8,19 @@ import { ANNOTATION_LINT_IGNORE, formatFinding, type LintObject, lintObjects } f
 
 const API = 'acl.policyagent.dev/v1alpha1';
 
-function object(kind: LintObject['kind'], namespace: string, name: string, spec: unknown, annotations?: Record<string, string>): LintObject {
-  return { kind, namespace, name, raw: { apiVersion: API, kind, metadata: { name, namespace, ...(annotations ? { annotations } : {}) }, spec } };
+function object(
+  kind: LintObject['kind'],
+  namespace: string,
+  name: string,
+  spec: unknown,
+  annotations?: Record<string, string>,
+): LintObject {
+  return {
+    kind,
+    namespace,
+    name,
+    raw: { apiVersion: API, kind, metadata: { name, namespace, ...(annotations ? { annotations } : {}) }, spec },
+  };
 }
 const rule = (namespace: string, name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>): LintObject =>
   object('Rule', namespace, name, { subjectType: 'user', actions: ['read'], resourceType: 'doc', ...spec }, annotations);
@@ -33,7 +44,12 @@ describe('lintObjects', () => {
       rule('t', 'bad-actions', { actions: [] }),
       object('Bundle', 't', 'bad', { connector: 'c', unknown: true }),
       object('Connector', 't', 'c', {}),
-      object('Directory', 't', 'dup', { entities: [{ type: 'x', id: '1' }, { type: 'x', id: '1' }] }),
+      object('Directory', 't', 'dup', {
+        entities: [
+          { type: 'x', id: '1' },
+          { type: 'x', id: '1' },
+        ],
+      }),
       object('Rule', 't', 'no-spec', undefined),
     ]);
     // The Connector is named by no valid Bundle.
@@ -43,16 +59,16 @@ describe('lintObjects', () => {
   it('lists findings by namespace, kind, name and check, whatever the input order', () => {
     const objects = [
       object('Bundle', 'z', 'b', { connector: 'missing', entityTypes: ['nothing'] }),
-      rule('z', 'r2', { condition: 'principal.properties.a == 1' }),
-      rule('z', 'r1', { condition: 'principal.properties.a == 1' }),
+      rule('z', 'r2', { state: 'Enforced', condition: 'principal.properties.a == 1' }),
+      rule('z', 'r1', { state: 'Enforced', condition: 'principal.properties.a == 1' }),
       object('Connector', 'y', 'c', {}),
     ];
     const expected = [
       'y Connector c ConnectorUnused',
       'z Rule r1 PropertiesPath',
-      'z Rule r1 StateNotSet',
+      'z Rule r1 RuleNotBundled',
       'z Rule r2 PropertiesPath',
-      'z Rule r2 StateNotSet',
+      'z Rule r2 RuleNotBundled',
       'z Rule r2 DuplicateRule',
       'z Bundle b BundleSelectsNoRules',
       'z Bundle b EntityTypeUnused',
@@ -82,7 +98,9 @@ describe('lintObjects', () => {
   it('keeps the manifest file of a finding and formats it as one line', () => {
     const [f] = lintObjects([{ ...rule('t', 'r'), source: 'rules/a.yaml' }]);
     expect(f?.source).toBe('rules/a.yaml');
-    expect(formatFinding({ ...f!, source: 'rules/a.yaml', code: 'X', message: 'what', hint: 'how' })).toBe('rules/a.yaml: Rule t/r: X: what. Fix: how.');
+    expect(formatFinding({ ...f!, source: 'rules/a.yaml', code: 'X', message: 'what', hint: 'how' })).toBe(
+      'rules/a.yaml: Rule t/r: X: what. Fix: how.',
+    );
     const [g] = lintObjects([rule('t', 's')]);
     expect(g && formatFinding(g)).toBe(
       'Rule t/s: StateNotSet: spec.state is not set, so the rule is a Draft: the service does not decide with it and no bundle carries it. Fix: write state: Enforced to deploy it, or state: Draft to say it is a draft.',

@@ -29,7 +29,8 @@ const CHECK_RANK = new Map(CHECKS.map((c, i) => [c.code, i]));
 function ignoredCodes(raw: Readonly<Record<string, unknown>>): ReadonlySet<string> | undefined {
   const metadata = raw['metadata'];
   const annotations = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['annotations'] : undefined;
-  const value = typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>)[ANNOTATION_LINT_IGNORE] : undefined;
+  const value =
+    typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>)[ANNOTATION_LINT_IGNORE] : undefined;
   return typeof value === 'string' ? new Set(value.split(/[\s,]+/).filter(Boolean)) : undefined;
 }
 
@@ -45,17 +46,21 @@ function compare(a: Finding, b: Finding): number {
   return (CHECK_RANK.get(a.code) ?? 0) - (CHECK_RANK.get(b.code) ?? 0);
 }
 
-/** lintObjects as steps (a yield after each object and each check), for callers that share the event loop. */
+/** Objects between two yields: a new spec costs about 0.1 ms (its condition compiled), a known one far less. */
+const OBJECTS_PER_STEP = 32;
+
+/** lintObjects as steps (a yield every few objects and after each check), for callers that share the event loop. */
 export function* lintSteps(objects: readonly LintObject[]): Generator<void, Finding[]> {
   const byTenant = new Map<string, Entry<Facts>[]>();
-  for (const object of objects) {
+  for (let i = 0; i < objects.length; i++) {
+    const object = objects[i] as LintObject;
     const facts = factsOf(object.kind, object.raw);
     if (facts) {
       const entries = byTenant.get(object.namespace);
       if (entries) entries.push({ object, facts });
       else byTenant.set(object.namespace, [{ object, facts }]);
     }
-    yield;
+    if (i % OBJECTS_PER_STEP === OBJECTS_PER_STEP - 1) yield;
   }
   const findings: Finding[] = [];
   for (const [namespace, entries] of byTenant) {

@@ -89,6 +89,7 @@ export function controllerBase(core: Core, fleet: Fleet, options: CommonOptions)
     now: core.now,
     metrics: core.metrics.controller,
     agents: fleet.view,
+    lint: true,
     ...(options.random ? { random: options.random } : {}),
   };
 }

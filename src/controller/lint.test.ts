@@ -1,0 +1,262 @@
+// Lint in the controller: the Warning condition on objects with findings (and none on the others),
+// one Warning Event and one log line per finding that appears, statuses that follow a change of
+// another object, and nothing written twice: not on a second drain, a restart, or by a follower.
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createStore } from '../store/index.ts';
+import { createController } from './controller.ts';
+import type { ClusterWriter, Kind, ObjectEvent, ObjectKey, ObjectReader, SourceObject } from './types.ts';
+
+const NS = 'acme';
+const API = 'acl.policyagent.dev/v1alpha1';
+
+function object(kind: Kind, name: string, spec: unknown, generation = 1): SourceObject {
+  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation };
+  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
+}
+const rule = (name: string, spec: Record<string, unknown> = {}, generation = 1): SourceObject =>
+  object('Rule', name, { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document', ...spec }, generation);
+
+/** A tenant without findings: one Connector, one Bundle of every rule, one rule. */
+const cleanTenant = (): SourceObject[] => [
+  object('Connector', 'gateways', {}),
+  object('Bundle', 'all', { connector: 'gateways' }),
+  rule('team', { condition: 'principal.team == resource.team' }),
+];
+
+type Status = { conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[] };
+
+interface Harness {
+  readonly objects: Map<string, SourceObject>;
+  readonly writes: string[];
+  /** Warning Events. */
+  readonly events: { key: string; event: ObjectEvent }[];
+  readonly logs: Record<string, unknown>[];
+  /** Puts (or removes) objects and drains their keys. */
+  put(...objs: (SourceObject | { kind: Kind; name: string; gone: true })[]): Promise<void>;
+  /** Every key again (a resync, or a new leader's first pass). */
+  resync(): Promise<void>;
+  status(kind: Kind, name: string): Status;
+  warning(kind: Kind, name: string): NonNullable<Status['conditions']>[number] | undefined;
+  setLeading(leading: boolean): void;
+  /** Status writes fail (and are retried) while true. */
+  failWrites(fail: boolean): void;
+}
+
+const textOf = (kind: Kind, name: string): string => `${kind}/${NS}/${name}`;
+
+async function harness(initial: SourceObject[], options: { leading?: boolean; lint?: boolean } = {}): Promise<Harness> {
+  const objects = new Map(initial.map((o) => [textOf(o.kind, o.metadata.name), o]));
+  const writes: string[] = [];
+  const events: { key: string; event: ObjectEvent }[] = [];
+  const logs: Record<string, unknown>[] = [];
+  let leading = options.leading ?? true;
+  let failing = false;
+  const reader: ObjectReader = {
+    get: (kind, _ns, name) => objects.get(textOf(kind, name)),
+    list: (kind, ns) => [...objects.values()].filter((o) => o.kind === kind && (ns === undefined || o.metadata.namespace === ns)),
+  };
+  const writer: ClusterWriter = {
+    readTokenSecret: () => undefined,
+    async writeTokenSecret() {
+      /* not under test */
+    },
+    async deleteTokenSecret() {
+      /* not under test */
+    },
+    async writeStatus(key: ObjectKey, status) {
+      if (failing) throw new Error('the API server is away');
+      writes.push(textOf(key.kind, key.name));
+      const o = objects.get(textOf(key.kind, key.name));
+      // A source replaces the object when its status is written (the spec object stays, as in both sources).
+      if (o) objects.set(textOf(key.kind, key.name), { ...o, raw: { ...o.raw, status } });
+    },
+    recordEvent(obj, event) {
+      // Warnings only: tokens issued and bundles built are not under test.
+      if (event.type === 'Warning') events.push({ key: textOf(obj.kind, obj.metadata.name), event });
+    },
+  };
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  const controller = createController({
+    objects: reader,
+    writer,
+    store: createStore(),
+    log: pino({ level: 'warn' }, sink),
+    leading: () => leading,
+    lint: options.lint ?? true,
+    retryMs: 1,
+    maxRetryMs: 1,
+  });
+  const drain = async (keys: { kind: Kind; name: string }[]): Promise<void> => {
+    for (const k of keys) controller.enqueue({ kind: k.kind, namespace: NS, name: k.name });
+    await controller.idle();
+  };
+  const all = (): { kind: Kind; name: string }[] => [...objects.values()].map((o) => ({ kind: o.kind, name: o.metadata.name }));
+  await drain(all());
+  const h: Harness = {
+    objects,
+    writes,
+    events,
+    logs,
+    async put(...objs) {
+      for (const o of objs) {
+        const key = 'gone' in o ? textOf(o.kind, o.name) : textOf(o.kind, o.metadata.name);
+        const status = objects.get(key)?.raw['status'];
+        if ('gone' in o) objects.delete(key);
+        // A new spec keeps the status recorded, as in both sources.
+        else objects.set(key, status === undefined ? o : { ...o, raw: { ...o.raw, status } });
+      }
+      await drain(objs.map((o) => ('gone' in o ? o : { kind: o.kind, name: o.metadata.name })));
+    },
+    resync: () => drain(all()),
+    status: (kind, name) => (objects.get(textOf(kind, name))?.raw['status'] ?? {}) as Status,
+    warning: (kind, name) => h.status(kind, name).conditions?.find((c) => c.type === 'Warning'),
+    setLeading(l) {
+      leading = l;
+    },
+    failWrites(fail) {
+      failing = fail;
+    },
+  };
+  return h;
+}
+
+const lintLogs = (h: Harness): Record<string, unknown>[] => h.logs.filter((l) => l['msg'] === 'Found a lint finding');
+
+describe('lint in the controller', () => {
+  it('puts a Warning condition on a rule reading principal.properties, with one Event and one log line', async () => {
+    const h = await harness([...cleanTenant(), rule('todo', { condition: 'resource.properties.ownerID == principal.id' })]);
+    expect(h.warning('Rule', 'todo')).toMatchObject({
+      type: 'Warning',
+      status: 'True',
+      reason: 'PropertiesPath',
+      message: expect.stringMatching(
+        /^PropertiesPath: the condition reads resource\.properties\.ownerID, .* Fix: read resource\.ownerID instead$/,
+      ),
+    });
+    expect(h.events).toEqual([
+      {
+        key: 'Rule/acme/todo',
+        event: { type: 'Warning', reason: 'PropertiesPath', message: expect.stringContaining('read resource.ownerID instead') },
+      },
+    ]);
+    expect(lintLogs(h)).toEqual([
+      expect.objectContaining({ level: 40, code: 'PropertiesPath', kind: 'Rule', namespace: NS, name: 'todo' }),
+    ]);
+    // Clean objects carry no Warning condition.
+    for (const [kind, name] of [
+      ['Rule', 'team'],
+      ['Bundle', 'all'],
+      ['Connector', 'gateways'],
+    ] as const) {
+      expect(h.status(kind, name).conditions?.length).toBeGreaterThan(0);
+      expect(h.warning(kind, name)).toBeUndefined();
+    }
+  });
+
+  it('writes nothing and reports nothing again when nothing changed', async () => {
+    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })]);
+    const [writes, events] = [h.writes.length, h.events.length];
+    await h.resync();
+    expect(h.writes.length).toBe(writes);
+    expect(h.events.length).toBe(events);
+    expect(lintLogs(h)).toHaveLength(1);
+  });
+
+  it('removes the condition once the rule is fixed, and reports a finding that appears again', async () => {
+    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })]);
+    const was = h.warning('Rule', 'todo');
+    await h.put(rule('todo', { condition: 'principal.email == "x"' }, 2));
+    expect(h.warning('Rule', 'todo')).toBeUndefined();
+    expect(h.status('Rule', 'todo').conditions?.map((c) => c.type)).toEqual(['Ready']);
+    expect(h.events).toHaveLength(1);
+    await h.put(rule('todo', { condition: 'principal.properties.email == "x"' }, 3));
+    expect(h.warning('Rule', 'todo')?.message).toBe(was?.message);
+    expect(h.events).toHaveLength(2);
+  });
+
+  it('lists every finding of an object in its message, the first one as reason, and reports only the one that is new', async () => {
+    const h = await harness([
+      ...cleanTenant(),
+      object('Rule', 'loose', { subjectType: 'user', actions: ['read'], resourceType: 'document' }),
+    ]);
+    expect(h.warning('Rule', 'loose')).toMatchObject({ reason: 'StateNotSet' });
+    const since = h.warning('Rule', 'loose')?.lastTransitionTime;
+    await h.put(
+      object(
+        'Rule',
+        'loose',
+        { subjectType: 'user', actions: ['read'], resourceType: 'document', condition: 'principal.properties.a == 1' },
+        2,
+      ),
+    );
+    const w = h.warning('Rule', 'loose');
+    expect(w?.reason).toBe('PropertiesPath');
+    expect(w?.message?.split('; ').map((m) => m.split(':')[0])).toEqual(['PropertiesPath', 'StateNotSet']);
+    // Still True: the condition did not transition.
+    expect(w?.lastTransitionTime).toBe(since);
+    expect(h.events.map((e) => e.event.reason)).toEqual(['StateNotSet', 'PropertiesPath']);
+  });
+
+  it("rewrites the status of an object whose findings changed because of another object's change", async () => {
+    const h = await harness([
+      object('Connector', 'gateways', {}),
+      object('Bundle', 'docs', { connector: 'gateways', entityTypes: ['document'] }),
+      rule('docs-rule'),
+      rule('reports-rule', { resourceType: 'report' }),
+    ]);
+    expect(h.warning('Rule', 'reports-rule')?.reason).toBe('RuleNotBundled');
+    const writes = h.writes.length;
+    // A Bundle of every rule: the rule is selected now, though it was not reconciled.
+    await h.put(object('Bundle', 'all', { connector: 'gateways' }));
+    expect(h.warning('Rule', 'reports-rule')).toBeUndefined();
+    expect(h.writes.slice(writes)).toContain('Rule/acme/reports-rule');
+    // And back when the Bundle goes.
+    await h.put({ kind: 'Bundle', name: 'all', gone: true });
+    expect(h.warning('Rule', 'reports-rule')?.reason).toBe('RuleNotBundled');
+    expect(h.events.filter((e) => e.key === 'Rule/acme/reports-rule')).toHaveLength(2);
+  });
+
+  it('reports a finding once while its status cannot be written', async () => {
+    const h = await harness(cleanTenant());
+    h.failWrites(true);
+    await h.put(rule('todo', { condition: 'principal.properties.email == "x"' }));
+    await h.resync();
+    expect(h.warning('Rule', 'todo')).toBeUndefined();
+    h.failWrites(false);
+    await h.resync();
+    expect(h.warning('Rule', 'todo')?.reason).toBe('PropertiesPath');
+    expect(h.events).toHaveLength(1);
+  });
+
+  it('leaves invalid objects to their Ready condition', async () => {
+    const h = await harness([...cleanTenant(), rule('broken', { condition: 'principal.properties.a +' })]);
+    expect(h.status('Rule', 'broken').conditions?.map((c) => [c.type, c.reason])).toEqual([['Ready', 'InvalidSpec']]);
+  });
+
+  it('writes and reports nothing as a follower; a new leader reports only what status does not record yet', async () => {
+    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })], { leading: false });
+    expect(h.writes).toEqual([]);
+    expect(h.events).toEqual([]);
+    h.setLeading(true);
+    await h.resync();
+    expect(h.warning('Rule', 'todo')?.reason).toBe('PropertiesPath');
+    expect(h.events).toHaveLength(1);
+    // A restart (a controller that remembers nothing) over the statuses written: no second Event.
+    const again = await harness([...h.objects.values()]);
+    expect(again.events).toEqual([]);
+    expect(again.writes).toEqual([]);
+  });
+
+  it('is off unless asked for', async () => {
+    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })], { lint: false });
+    expect(h.warning('Rule', 'todo')).toBeUndefined();
+    expect(h.events).toEqual([]);
+  });
+});
