@@ -76,6 +76,8 @@ describe('RuleNotBundled', () => {
       rule('draft-out', { state: 'Draft', resourceType: 'report' }),
     ];
     expect(names('RuleNotBundled', objects)).toEqual(['approved-out']);
+    const [f] = lintObjects([bundle('zeta', { entityTypes: ['x'] }), ...objects]).filter((x) => x.code === 'RuleNotBundled');
+    expect(f?.hint).toBe('add user or report to the entityTypes of a Bundle (docs, zeta), or add a Bundle without entityTypes');
     expect(names('RuleNotBundled', [...objects, bundle('all')])).toEqual([]);
   });
 

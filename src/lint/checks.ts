@@ -45,6 +45,13 @@ function nearest(type: string, known: ReadonlySet<string>): string | undefined {
   return best;
 }
 
+/** The tenant's Bundles by name, for hints. */
+const bundleNames = (t: Tenant): string =>
+  t.bundles
+    .map((b) => b.object.name)
+    .sort()
+    .join(', ');
+
 const notArchived = (r: Entry<RuleFacts>): boolean => r.facts.state !== 'Archived';
 
 const propertiesPath: Check = {
@@ -93,7 +100,7 @@ const ruleNotBundled: Check = {
       yield {
         object: r.object,
         message: `no Bundle selects this deployed rule (subjectType ${subjectType}, resourceType ${resourceType}): the service decides with it, but no OPA sidecar gets it`,
-        hint: `add ${subjectType} or ${resourceType} to the entityTypes of a Bundle (${t.bundles.map((b) => b.object.name).join(', ')}), or add a Bundle without entityTypes`,
+        hint: `add ${subjectType} or ${resourceType} to the entityTypes of a Bundle (${bundleNames(t)}), or add a Bundle without entityTypes`,
       };
     }
   },
