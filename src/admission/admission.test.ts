@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { readReview, type Review } from './review.ts';
 import { specProblem } from './spec.ts';
+import { lintWarnings } from './lint.ts';
 import { boundWarnings, MAX_WARNING_CHARS, MAX_WARNINGS, reviewResponse, verdictOf, withIncoming, type ReviewedObject } from './verdict.ts';
 
 const API = 'acl.policyagent.dev/v1alpha1';
@@ -183,13 +184,13 @@ describe('warnings', () => {
   });
 
   it(`keeps each warning one line of at most ${MAX_WARNING_CHARS} characters`, () => {
-    const long = `R001 ${'x'.repeat(200)}`;
+    const long = `R001 ${'x'.repeat(400)}`;
     const [cut] = boundWarnings([long]);
     expect(Array.from(cut ?? '')).toHaveLength(MAX_WARNING_CHARS);
     expect(cut?.endsWith('…')).toBe(true);
     expect(boundWarnings(['two\nlines\tand\u0007 a bell ', '  ', 'ok'])).toEqual(['two lines and a bell', 'ok']);
     // Characters, not UTF-16 units: an emoji is not split in half.
-    const emoji = boundWarnings(['😀'.repeat(130)])[0] ?? '';
+    const emoji = boundWarnings(['😀'.repeat(300)])[0] ?? '';
     expect(emoji.isWellFormed()).toBe(true);
     expect(Array.from(emoji)).toHaveLength(MAX_WARNING_CHARS);
   });
@@ -232,5 +233,25 @@ describe('reviewResponse', () => {
       kind: 'AdmissionReview',
       response: { uid: 'u-3', allowed: true },
     });
+  });
+});
+
+describe('lint warnings', () => {
+  const ruleOf = (name: string, spec: Record<string, unknown>): ReviewedObject => ({
+    kind: 'Rule',
+    namespace: 'acme',
+    name,
+    raw: { apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Rule', metadata: { name, namespace: 'acme' }, spec },
+  });
+  const base = { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document' };
+
+  it('are the findings about the object admitted only, code first', () => {
+    const incoming = ruleOf('owners', { ...base, condition: 'resource.properties.owner == principal.id' });
+    const { state: _state, ...stateless } = base;
+    const other = ruleOf('drafty', { ...stateless, condition: 'principal.id == "x"' });
+    const warnings = lintWarnings(incoming, [other, incoming]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^PropertiesPath: the condition reads resource\.properties\.owner, .*Fix: read resource\.owner instead\.$/);
+    expect(lintWarnings(other, [other, incoming])[0]).toMatch(/^StateNotSet: /);
   });
 });

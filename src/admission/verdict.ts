@@ -73,10 +73,11 @@ export function withIncoming(objects: readonly ReviewedObject[], object: Reviewe
 }
 
 /**
- * Kubernetes recommends warnings of at most 120 characters (longer ones may be truncated) and caps
- * their total (4 KiB): each is cut to this, and at most MAX_WARNINGS are sent.
+ * Kubernetes asks for warnings of 120 characters "if possible" and may truncate those over 256 (and
+ * many of them: their total is capped at 4 KiB). A lint finding with its fix needs about 200, so
+ * each is cut at 256, and at most MAX_WARNINGS are sent.
  */
-export const MAX_WARNING_CHARS = 120;
+export const MAX_WARNING_CHARS = 256;
 export const MAX_WARNINGS = 10;
 
 /** One line of at most MAX_WARNING_CHARS characters: runs of spaces and control characters become one space, a longer one ends in "…". */

@@ -137,7 +137,7 @@ describe('POST /admission/validate', () => {
       const res = await post(JSON.stringify(review(rule('team'))));
       const warnings = (res.json as { response: { warnings: string[] } }).response.warnings;
       expect(warnings).toHaveLength(10);
-      expect(warnings.every((w) => Array.from(w).length <= 120)).toBe(true);
+      expect(warnings.every((w) => Array.from(w).length <= 256)).toBe(true);
       expect(warnings.at(-1)).toBe('and 21 more warnings');
     } finally {
       warningsFor = before;

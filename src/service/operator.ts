@@ -1,7 +1,7 @@
 // Kubernetes mode, wiring and lifecycle only: informers → controller → store → HTTP, with a Lease
 // deciding which replica writes. Every replica lists, reconciles and serves from its own cache; only
 // the leader writes token Secrets and status, and followers serve the bundle revisions it recorded.
-import type { WarningsFor } from '../admission/index.ts';
+import { lintWarnings, type WarningsFor } from '../admission/index.ts';
 import { kubePublicUrl, type Config } from '../config.ts';
 import { createController, type Controller } from '../controller/index.ts';
 import type { AgentSharing, KubeSource, LeaderElector } from '../kube/index.ts';
@@ -36,7 +36,7 @@ export interface Operator extends Running {
 export interface OperatorOptions extends CommonOptions, ClusterOptions {
   /** How often sync activity reaches Bundle status (default 30 s: one status write per bundle at most). */
   readonly activityFlushMs?: number;
-  /** The admission webhook's warnings for an object it admits (default: none). */
+  /** The admission webhook's warnings for an object it admits (default: its lint findings). */
   readonly admissionWarnings?: WarningsFor;
 }
 
@@ -82,7 +82,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     fleet,
     'the first list of Rules, Connectors, Bundles, Directories and Secrets has not been processed yet',
     kubePublicUrl(config.kube.serviceName, cluster.namespace, config.listen.port),
-    clusterAdmission(cluster, options.admissionWarnings),
+    clusterAdmission(cluster, options.admissionWarnings ?? lintWarnings),
   );
   const remaining = { fleet, closeThreads: () => packingThread.close(), http: serving };
   let api: Listening;
