@@ -2,17 +2,22 @@
 // inside the folder and lead somewhere not read yet: a link out of the folder, a loop (a link to a
 // folder that contains it) or a second way into a folder already read is reported, never followed.
 // Names starting with a dot are skipped (Kubernetes' `..data` copies of a mounted ConfigMap, editor
-// and VCS folders); a mounted ConfigMap's `file.yaml -> ..data/file.yaml` links are read.
+// and VCS folders); a mounted ConfigMap's `file.yaml -> ..data/file.yaml` links are read. Test files
+// (`*.test.yaml`, `*.test.yml`: cases for `acl-operator test`) sit beside the manifests but are never
+// read as manifests: they are listed apart.
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { DocumentProblem } from './objects.ts';
 
 const YAML = /\.ya?ml$/i;
+const TEST = /\.test\.ya?ml$/i;
 
 export interface ManifestFiles {
-  /** Absolute paths (as reached through the folder, not resolved), in name order. */
+  /** Manifests: absolute paths (as reached through the folder, not resolved), in name order. */
   readonly files: string[];
+  /** Test files (`*.test.yaml`, `*.test.yml`), found the same way; never manifests. */
+  readonly tests: string[];
   /** Links not followed and folders that could not be read, one problem each. */
   readonly problems: DocumentProblem[];
 }
@@ -28,6 +33,12 @@ function compareNames(a: Dirent, b: Dirent): number {
 export async function walkManifests(dir: string): Promise<ManifestFiles> {
   const root = await realpath(dir);
   const files: string[] = [];
+  const tests: string[] = [];
+  /** A YAML file reached at `path` under the name `name`: a test file or a manifest. */
+  const found = (path: string, name: string): void => {
+    if (TEST.test(name)) tests.push(path);
+    else if (YAML.test(name)) files.push(path);
+  };
   const problems: DocumentProblem[] = [];
   const problem = (path: string, message: string): void => {
     problems.push({ source: relative(dir, path) || path, document: 0, name: undefined, message });
@@ -55,7 +66,7 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
         continue;
       }
       if (entry.isFile()) {
-        if (YAML.test(entry.name)) files.push(path);
+        found(path, entry.name);
         continue;
       }
       if (!entry.isSymbolicLink()) continue;
@@ -71,7 +82,7 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
       }
       const target = await stat(real).catch(() => undefined);
       if (target?.isFile()) {
-        if (YAML.test(entry.name)) files.push(path);
+        found(path, entry.name);
         continue;
       }
       if (!target?.isDirectory()) continue;
@@ -89,5 +100,5 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
   }
 
   await walk(dir, root);
-  return { files, problems };
+  return { files, tests, problems };
 }
