@@ -10,6 +10,7 @@ import { lint } from './cli/lint.ts';
 import { formatRender, type RenderResult, renderOffline } from './cli/render.ts';
 import { describeService } from './cli/serve.ts';
 import { formatStatus } from './cli/status.ts';
+import { testCommand } from './cli/test.ts';
 import { pino, type Logger } from 'pino';
 import { commandDefaults, readConfig, SERVE_USAGE, type Config } from './config.ts';
 import { MAX_BACKLOG_BYTES, type Destination } from './fleet/index.ts';
@@ -24,6 +25,7 @@ Commands:
   status   Print the state folder of standalone mode as tables, like kubectl get
   render   Print the bundles (listing, .manifest and policy.rego) built from a folder of manifests
   lint     Print what is legal but almost certainly wrong in a folder of manifests (docs/testing.md)
+  test     Decide the cases of test files (*.test.yaml) against a folder of manifests, natively and in OPA
 
 Options of render:
   --manifests <dir>   Folder of YAML manifests (Rule, Connector, Bundle); read recursively
@@ -36,6 +38,15 @@ Options of lint:
   --strict            Exit with status 1 when there are findings (for CI)
   --format <f>        text (default: one line per finding and a count) or json
 
+Options of test (docs/testing.md):
+  --manifests <dir>   Folder of YAML manifests, built as serve would (default: $ACL_MANIFESTS); its
+                      *.test.yaml / *.test.yml files are the test files unless --tests is given
+  --tests <path>      A test file, or a folder searched recursively for test files
+  --opa <binary>      Also decide every case with this OPA on the bundles its tenant serves
+                      (default: $OPA_BIN)
+  --format <format>   text (default), junit, tap or json
+  --out <file>        Write the report to <file> instead of stdout
+
 Options of status:
   --state-dir <dir>   The state folder of a standalone service (default: $ACL_STATE_DIR or .acl-state)
   --rule <ns/name>    One rule: phase, conditions and its Rego translation
@@ -43,8 +54,10 @@ Options of status:
 
   -h, --help          Show this help
 
-Exit status: 0 when every manifest was used, 1 when some were reported as problems, 2 on bad usage.
-lint: 0 (1 with --strict when there are findings), 2 on bad usage or manifests reported as problems.
+Exit status of render: 0 when every manifest was used, 1 when some were reported as problems, 2 on bad usage.
+Exit status of lint: 0 (1 with --strict when there are findings), 2 on bad usage or manifests reported as problems.
+Exit status of test: 0 when every case passed, 1 on a failed case or a disagreement with OPA, 2 on bad
+usage, manifests with problems, test files with errors (or none found), or an OPA that does not run.
 `;
 
 /**
@@ -272,6 +285,8 @@ export async function main(argv: string[]): Promise<number> {
         return await lint(rest, USAGE);
       case 'status':
         return await status(rest);
+      case 'test':
+        return await testCommand(rest, USAGE);
       case 'serve':
         return await serve(rest);
       case '-h':
