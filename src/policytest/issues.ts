@@ -52,7 +52,7 @@ export function closest(word: string, known: readonly string[]): string | undefi
       bestDistance = d;
     }
   }
-  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+  return bestDistance <= Math.max(1, Math.ceil(word.length / 3)) ? best : undefined;
 }
 
 /** Which object a path leads into, for the keys it allows. */
@@ -86,10 +86,6 @@ const MISSING_HINT: Record<string, string> = {
 function typeMessage(issue: Issue, root: unknown, prefix: string): { path: Path; message: string } {
   const path = issue.path as Path;
   const found = valueAt(root, path);
-  const last = path[path.length - 1];
-  if (found === undefined && path.length > 0) {
-    return { path: path.slice(0, -1), message: `${prefix}${JSON.stringify(last)} is missing${MISSING_HINT[String(last)] ?? ''}` };
-  }
   if (path.length === 0) {
     return { path, message: `a test file is a mapping with ${KEYS.file.join(', ')}; this file holds ${describeValue(found)}` };
   }
@@ -105,6 +101,10 @@ function typeMessage(issue: Issue, root: unknown, prefix: string): { path: Path;
 function describeIssue(issue: Issue, root: unknown): { path: Path; at: 'key' | 'value'; message: string }[] {
   const path = issue.path as Path;
   const prefix = casePrefix(root, path);
+  const last = path[path.length - 1];
+  if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && path.length > 0 && valueAt(root, path) === undefined) {
+    return [{ path: path.slice(0, -1), at: 'value', message: `${prefix}${JSON.stringify(last)} is missing${MISSING_HINT[String(last)] ?? ''}` }];
+  }
   switch (issue.code) {
     case 'unrecognized_keys': {
       const { what, keys } = objectAt(path);

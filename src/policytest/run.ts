@@ -4,7 +4,7 @@
 // disagreement, a failure of its own kind.
 import { decide, matchingRules, type DecisionInput } from '../policy/index.ts';
 import type { Decision, ResolvedCase } from './cases.ts';
-import type { World } from './world.ts';
+import type { TenantWorld, World } from './world.ts';
 
 export interface NativeDecision {
   readonly decision: Decision;
@@ -41,27 +41,32 @@ function describeNative(n: NativeDecision): string {
   return n.rule !== undefined ? `allow (rule ${n.rule})` : n.decision;
 }
 
+/** Why an expected rule did not decide: it is not deployed, it lost to a rule earlier by name, or it does not match. */
+function whyNotRule(rule: string, tenant: TenantWorld | undefined, input: DecisionInput): string {
+  const phase = tenant?.rules.get(rule);
+  if (phase !== 'Enforced') return `rule ${rule} is ${phase ?? 'not there'}: only an Enforced rule decides`;
+  const matching = tenant ? matchingRules(tenant.index, input, tenant.directory) : [];
+  return matching.includes(rule) ? `rule ${rule} matches too, but the first matching rule by name decides` : `rule ${rule} does not match`;
+}
+
 /** What misses the expectation, in one sentence each. */
-function expectationFailures(c: ResolvedCase, native: NativeDecision, world: World, input: DecisionInput): Failure[] {
+function expectationFailures(c: ResolvedCase, native: NativeDecision, world: World): Failure[] {
   const { expect } = c;
+  const tenant = world.get(c.tenant);
   if (native.decision !== expect.decision) {
-    return [{ kind: 'expectation', message: `expected ${expect.decision}, got ${describeNative(native)}` }];
+    const note = expect.rule !== undefined ? ` (${whyNotRule(expect.rule, tenant, c.input)})` : '';
+    return [{ kind: 'expectation', message: `expected ${expect.decision}, got ${describeNative(native)}${note}` }];
   }
   const failures: Failure[] = [];
   if (expect.rule !== undefined && native.rule !== expect.rule) {
-    const tenant = world.get(c.tenant);
-    const phase = tenant?.rules.get(expect.rule);
-    const matching = tenant ? matchingRules(tenant.index, input, tenant.directory) : [];
-    const why =
-      phase !== 'Enforced'
-        ? ` (rule ${expect.rule} is ${phase ?? 'not there'}: only an Enforced rule decides)`
-        : matching.includes(expect.rule)
-          ? ` (both match: the first matching rule by name decides)`
-          : ` (rule ${expect.rule} does not match)`;
-    failures.push({ kind: 'expectation', message: `expected rule ${expect.rule} to allow, but rule ${native.rule ?? '?'} did${why}` });
+    failures.push({
+      kind: 'expectation',
+      message: `expected rule ${expect.rule} to allow, but rule ${native.rule ?? '?'} did (${whyNotRule(expect.rule, tenant, c.input)})`,
+    });
   }
-  if (expect.reason !== undefined && !native.reasons.some((r) => r.includes(expect.reason as string))) {
-    failures.push({ kind: 'expectation', message: `expected a reason containing ${JSON.stringify(expect.reason)}; none does` });
+  const { reason } = expect;
+  if (reason !== undefined && !native.reasons.some((r) => r.includes(reason))) {
+    failures.push({ kind: 'expectation', message: `expected a reason containing ${JSON.stringify(reason)}; none does` });
   }
   return failures;
 }
@@ -74,7 +79,7 @@ export function decideNatively(cases: readonly ResolvedCase[], world: World): Ca
     if (tenant === undefined) throw new Error(`no tenant ${c.tenant} in the world`);
     const d = decide(tenant.index, c.input, tenant.directory);
     const native: NativeDecision = d.rule ? { decision: 'allow', rule: d.rule.model.name, reasons: d.reasons } : { decision: word(d.allow), reasons: d.reasons };
-    return { case: c, native, opa: undefined, failures: expectationFailures(c, native, world, c.input) };
+    return { case: c, native, opa: undefined, failures: expectationFailures(c, native, world) };
   });
 }
 
