@@ -134,7 +134,9 @@ async function prepare(options: Options): Promise<number | { texts: TestText[]; 
   if ('unreadable' in offline) return fail(`cannot read manifests from ${options.manifests}: ${offline.unreadable}`);
   const { problems } = renderOffline(offline);
   if (problems.length > 0) {
-    return fail(`${problems.length} problem(s) in the manifests of ${options.manifests}; no case was decided:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    return fail(
+      `${problems.length} problem(s) in the manifests of ${options.manifests}; no case was decided:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
   }
   return { texts, opa, offline };
 }

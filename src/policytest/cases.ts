@@ -91,11 +91,17 @@ function serviceBody(c: TestCase, at: Path, defaults: Defaults, entities: Entiti
 function inputOf(c: TestCase, at: Path, defaults: Defaults, entities: Entities | undefined): DecisionInput | Problem {
   const own = SERVICE_PARTS.filter((k) => c[k] !== undefined);
   if (c.input !== undefined && own.length > 0) {
-    return new Problem([...at, 'input'], 'key', `a case gives its request as ${SERVICE_PARTS.join(', ')} or as input, not both (it has ${own.join(', ')})`);
+    return new Problem(
+      [...at, 'input'],
+      'key',
+      `a case gives its request as ${SERVICE_PARTS.join(', ')} or as input, not both (it has ${own.join(', ')})`,
+    );
   }
   if (c.input !== undefined || (own.length === 0 && defaults.input !== undefined)) {
     const mapped = toDecisionInput(merge(defaults.input, c.input));
-    return typeof mapped === 'string' ? new Problem([...at, 'input'], c.input === undefined ? 'value' : 'key', `input is not a decision input: ${mapped}`) : mapped;
+    return typeof mapped === 'string'
+      ? new Problem([...at, 'input'], c.input === undefined ? 'value' : 'key', `input is not a decision input: ${mapped}`)
+      : mapped;
   }
   if (own.length === 0 && SERVICE_PARTS.every((k) => defaults[k] === undefined)) {
     return new Problem(at, 'value', 'no request: give subject, action and resource (and context), or input');
@@ -106,11 +112,21 @@ function inputOf(c: TestCase, at: Path, defaults: Defaults, entities: Entities |
   if (mapped.ok) return mapped.input;
   // Point at the part the API names, when the case has it (else it came from the defaults).
   const part = SERVICE_PARTS.find((p) => mapped.message.startsWith(p) && c[p] !== undefined);
-  return new Problem(part ? [...at, part] : at, part ? 'key' : 'value', `the request is refused as POST /authorization refuses it: ${mapped.message}`);
+  return new Problem(
+    part ? [...at, part] : at,
+    part ? 'key' : 'value',
+    `the request is refused as POST /authorization refuses it: ${mapped.message}`,
+  );
 }
 
 /** The tenant and bundles of a case, and its rule, checked against the world. */
-function targetOf(c: TestCase, at: Path, file: TestFile, world: World, manifests: string): { tenant: string; bundles: string[] | undefined } | Problem {
+function targetOf(
+  c: TestCase,
+  at: Path,
+  file: TestFile,
+  world: World,
+  manifests: string,
+): { tenant: string; bundles: string[] | undefined } | Problem {
   const tenant = c.tenant ?? file.tenant;
   if (tenant === undefined) return new Problem(at, 'value', 'no tenant: set tenant: at the top of the file or in the case');
   const facts = world.get(tenant);
@@ -123,11 +139,19 @@ function targetOf(c: TestCase, at: Path, file: TestFile, world: World, manifests
     );
   }
   if (c.rule !== undefined && c.expect === 'deny') {
-    return new Problem([...at, 'rule'], 'key', 'rule: names the rule that allows, and this case expects deny (reason: checks why a request is denied)');
+    return new Problem(
+      [...at, 'rule'],
+      'key',
+      'rule: names the rule that allows, and this case expects deny (reason: checks why a request is denied)',
+    );
   }
   if (c.rule !== undefined && !facts.rules.has(c.rule)) {
     const near = closest(c.rule, [...facts.rules.keys()]);
-    return new Problem([...at, 'rule'], 'key', `rule ${JSON.stringify(c.rule)} is not a Rule of tenant ${tenant}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`);
+    return new Problem(
+      [...at, 'rule'],
+      'key',
+      `rule ${JSON.stringify(c.rule)} is not a Rule of tenant ${tenant}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`,
+    );
   }
   const bundles = c.bundle === undefined ? undefined : typeof c.bundle === 'string' ? [c.bundle] : c.bundle;
   const unknown = bundles?.find((b) => !facts.bundles.has(b));
@@ -143,12 +167,24 @@ function targetOf(c: TestCase, at: Path, file: TestFile, world: World, manifests
 }
 
 /** One case ready to decide, or its first problem. */
-function resolveCase(c: TestCase, at: Path, where: Position, file: TestFile, world: World, manifests: string, source: SourceFile): ResolvedCase | Problem {
+function resolveCase(
+  c: TestCase,
+  at: Path,
+  where: Position,
+  file: TestFile,
+  world: World,
+  manifests: string,
+  source: SourceFile,
+): ResolvedCase | Problem {
   const input = inputOf(c, at, file.defaults ?? {}, file.entities);
   if (input instanceof Problem) return input;
   const target = targetOf(c, at, file, world, manifests);
   if (target instanceof Problem) return target;
-  const expect = { decision: c.expect, ...(c.rule !== undefined ? { rule: c.rule } : {}), ...(c.reason !== undefined ? { reason: c.reason } : {}) };
+  const expect = {
+    decision: c.expect,
+    ...(c.rule !== undefined ? { rule: c.rule } : {}),
+    ...(c.reason !== undefined ? { reason: c.reason } : {}),
+  };
   return { file: source.file, ...where, name: c.name, tenant: target.tenant, input, expect, bundles: target.bundles };
 }
 
@@ -156,7 +192,9 @@ function resolveCase(c: TestCase, at: Path, where: Position, file: TestFile, wor
 export function resolveCases(source: SourceFile, world: World, manifests: string): { cases: ResolvedCase[]; errors: FileError[] } {
   const fail = (errors: FileError[]): { cases: ResolvedCase[]; errors: FileError[] } => ({ cases: [], errors });
   if (source.value === null || source.value === undefined) {
-    return fail([{ file: source.file, line: 1, column: 1, message: 'the file is empty: a test file holds cases: (docs/testing.md#test-files)' }]);
+    return fail([
+      { file: source.file, line: 1, column: 1, message: 'the file is empty: a test file holds cases: (docs/testing.md#test-files)' },
+    ]);
   }
   const parsed = TestFile.safeParse(source.value);
   if (!parsed.success) return fail(issueErrors(source, parsed.error.issues));

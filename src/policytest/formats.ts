@@ -1,7 +1,17 @@
 // The reports for CI systems: JUnit XML (one testsuite per test file, one testcase per case), TAP
 // version 13 (with a YAML block per failing case), and JSON (docs/testing.md gives its schema).
 import { stringify } from 'yaml';
-import { caseDetails, describeExpected, describeNative, describeOpa, locationOf, statusOf, summarize, summaryLine, type TestReport } from './report.ts';
+import {
+  caseDetails,
+  describeExpected,
+  describeNative,
+  describeOpa,
+  locationOf,
+  statusOf,
+  summarize,
+  summaryLine,
+  type TestReport,
+} from './report.ts';
 import type { CaseResult } from './run.ts';
 
 /** Characters XML 1.0 cannot hold, even escaped: replaced by U+FFFD. */
@@ -62,7 +72,10 @@ export function formatJunit(report: TestReport): string {
 
 /** A TAP description: one line, and `#` escaped (it would start a directive). */
 function tapText(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replaceAll('\\', '\\\\').replaceAll('#', '\\#');
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replaceAll('\\', '\\\\')
+    .replaceAll('#', '\\#');
 }
 
 /** TAP version 13: a test point per case; a failing one carries a YAML block. */
@@ -90,7 +103,15 @@ export function formatTap(report: TestReport): string {
       },
       { lineWidth: 0 },
     );
-    lines.push(`not ok ${title}`, '  ---', ...block.trimEnd().split('\n').map((l) => `  ${l}`), '  ...');
+    lines.push(
+      `not ok ${title}`,
+      '  ---',
+      ...block
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+      '  ...',
+    );
   });
   lines.push(`# ${tapText(summaryLine(report))}`);
   return `${lines.join('\n')}\n`;

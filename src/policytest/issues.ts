@@ -103,7 +103,9 @@ function describeIssue(issue: Issue, root: unknown): { path: Path; at: 'key' | '
   const prefix = casePrefix(root, path);
   const last = path[path.length - 1];
   if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && path.length > 0 && valueAt(root, path) === undefined) {
-    return [{ path: path.slice(0, -1), at: 'value', message: `${prefix}${JSON.stringify(last)} is missing${MISSING_HINT[String(last)] ?? ''}` }];
+    return [
+      { path: path.slice(0, -1), at: 'value', message: `${prefix}${JSON.stringify(last)} is missing${MISSING_HINT[String(last)] ?? ''}` },
+    ];
   }
   switch (issue.code) {
     case 'unrecognized_keys': {
@@ -120,7 +122,13 @@ function describeIssue(issue: Issue, root: unknown): { path: Path; at: 'key' | '
     case 'invalid_type':
       return [{ ...typeMessage(issue, root, prefix), at: 'value' }];
     case 'invalid_value':
-      return [{ path, at: 'value', message: `${prefix}${shortPath(path)} must be ${issue.values.join(' or ')}, not ${describeValue(valueAt(root, path))}` }];
+      return [
+        {
+          path,
+          at: 'value',
+          message: `${prefix}${shortPath(path)} must be ${issue.values.join(' or ')}, not ${describeValue(valueAt(root, path))}`,
+        },
+      ];
     case 'too_small': {
       const message =
         path.length === 1 && path[0] === 'cases'
@@ -129,7 +137,13 @@ function describeIssue(issue: Issue, root: unknown): { path: Path; at: 'key' | '
       return [{ path, at: 'value', message }];
     }
     case 'invalid_union':
-      return [{ path, at: 'value', message: `${prefix}${shortPath(path)} must be a name or a list of names, not ${describeValue(valueAt(root, path))}` }];
+      return [
+        {
+          path,
+          at: 'value',
+          message: `${prefix}${shortPath(path)} must be a name or a list of names, not ${describeValue(valueAt(root, path))}`,
+        },
+      ];
     default:
       return [{ path, at: 'value', message: `${prefix}${shortPath(path) || 'the file'}: ${issue.message}` }];
   }

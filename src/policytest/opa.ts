@@ -36,7 +36,9 @@ function run(binary: string, args: readonly string[], stdin?: string): Promise<R
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) => resolve({ code: null, stdout: '', stderr: '', error: e.message }));
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
     // An OPA that exits before reading its input closes the pipe; what it printed says why.
     child.stdin.on('error', () => {});
     child.stdin.end(stdin ?? '');
@@ -118,7 +120,7 @@ export async function decideWithOpa(opa: Opa, cases: readonly ResolvedCase[], wo
           label,
         );
         if (typeof allows === 'string') failed ??= allows;
-        else indexes.forEach((i, k) => (decisions[i] as OpaDecision[]).push({ bundle: label, decision: allows[k] ? 'allow' : 'deny' }));
+        else for (const [k, i] of indexes.entries()) decisions[i]?.push({ bundle: label, decision: allows[k] ? 'allow' : 'deny' });
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));

@@ -18,13 +18,15 @@ export interface QuickRead {
 const OUTSIDE: unique symbol = Symbol('outside the subset');
 
 /** Characters whose handling differs between YAML readers, or that this one does not need to handle. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what sends a text to the yaml package.
 const AWKWARD = /[\t\r\0-\x08\x0b-\x1f\x7f-\x9f\ufeff\ufffe\uffff\u2028\u2029]/;
 /** Characters that cannot start a plain scalar (YAML's indicators). */
 const INDICATORS = new Set('-?:,[]{}#&*!|>\'"%@`');
 const FLOW_END = new Set(',[]{}');
 const SIMPLE_NUMBER = /^(?:0|-?[1-9][0-9]{0,14})(?:\.[0-9]+)?$/;
 /** Plain scalars YAML 1.2's core schema reads as numbers in a way not worth repeating here. */
-const OTHER_NUMBER = /^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+const OTHER_NUMBER =
+  /^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
 const ESCAPES: Record<string, string> = { '\\': '\\', '"': '"', '/': '/', n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' };
 
 function outside(): never {
@@ -65,7 +67,7 @@ export function quickRead(text: string): QuickRead | undefined {
   if (AWKWARD.test(text)) return undefined;
   const itemOffsets = new WeakMap<readonly unknown[], readonly number[]>();
   try {
-    return { value: reader(text, itemOffsets).document(), itemOffsets };
+    return { value: documentOf({ s: text, n: text.length, pos: 0, itemOffsets }), itemOffsets };
   } catch (err) {
     if (err === OUTSIDE) return undefined;
     throw err;
@@ -78,276 +80,294 @@ interface Line {
   readonly indent: number;
 }
 
-function reader(s: string, itemOffsets: WeakMap<readonly unknown[], readonly number[]>) {
-  const n = s.length;
-  /** Start of the first line not consumed yet. */
-  let pos = 0;
+/** The text being read, and the start of the first line not consumed yet. */
+interface Reader {
+  readonly s: string;
+  readonly n: number;
+  pos: number;
+  readonly itemOffsets: WeakMap<readonly unknown[], readonly number[]>;
+}
 
-  const lineEnd = (p: number): number => {
-    const e = s.indexOf('\n', p);
-    return e < 0 ? n : e;
-  };
-  const spaces = (p: number): number => {
-    while (s.charCodeAt(p) === 32) p++;
-    return p;
-  };
-  /** Whether the line's content ends at p: nothing, or a comment (a `#` after a space). */
-  const endsAt = (p: number): boolean => p >= n || s[p] === '\n' || (s[p] === '#' && s[p - 1] === ' ');
+function lineEnd(r: Reader, p: number): number {
+  const e = r.s.indexOf('\n', p);
+  return e < 0 ? r.n : e;
+}
 
-  /** The next line holding content (blank and comment lines skipped), without consuming it. */
-  function peek(): Line | undefined {
-    let p = pos;
-    while (p < n) {
-      const c = spaces(p);
-      if (c < n && s[c] !== '\n' && s[c] !== '#') return { start: p, indent: c - p };
-      p = lineEnd(c) + 1;
-    }
-    return undefined;
+function spaces(r: Reader, p: number): number {
+  while (r.s.charCodeAt(p) === 32) p++;
+  return p;
+}
+
+/** Whether the line's content ends at p: nothing, or a comment (a `#` after a space). */
+function endsAt(r: Reader, p: number): boolean {
+  return p >= r.n || r.s[p] === '\n' || (r.s[p] === '#' && r.s[p - 1] === ' ');
+}
+
+/** The next line holding content (blank and comment lines skipped), without consuming it. */
+function peek(r: Reader): Line | undefined {
+  let p = r.pos;
+  while (p < r.n) {
+    const c = spaces(r, p);
+    if (c < r.n && r.s[c] !== '\n' && r.s[c] !== '#') return { start: p, indent: c - p };
+    p = lineEnd(r, c) + 1;
   }
-  /** Consumes the rest of the line from p: only spaces and a comment may be left. */
-  function finishLine(p: number): void {
-    const q = spaces(p);
-    if (!endsAt(q)) outside();
-    pos = lineEnd(q) + 1;
-  }
-  const isItem = (p: number): boolean => s[p] === '-' && (p + 1 >= n || s[p + 1] === ' ' || s[p + 1] === '\n');
+  return undefined;
+}
 
-  function quoted(p: number): { value: string; end: number } {
-    const q = s[p];
-    let out = '';
-    let i = p + 1;
-    for (;;) {
-      if (i >= n || s[i] === '\n') outside();
-      const c = s[i] as string;
-      if (c === q) {
-        if (q === "'" && s[i + 1] === "'") {
-          out += "'";
-          i += 2;
-          continue;
-        }
-        return { value: out, end: i + 1 };
-      }
-      if (c === '\\' && q === '"') {
-        const e = s[i + 1] ?? '';
-        const simple = ESCAPES[e];
-        if (simple !== undefined) {
-          out += simple;
-          i += 2;
-          continue;
-        }
-        const hex = e === 'u' ? s.slice(i + 2, i + 6) : '';
-        if (!/^[0-9a-fA-F]{4}$/.test(hex)) outside();
-        const code = Number.parseInt(hex, 16);
-        if (code >= 0xd800 && code <= 0xdfff) outside();
-        out += String.fromCharCode(code);
-        i += 6;
+/** Consumes the rest of the line from p: only spaces and a comment may be left. */
+function finishLine(r: Reader, p: number): void {
+  const q = spaces(r, p);
+  if (!endsAt(r, q)) outside();
+  r.pos = lineEnd(r, q) + 1;
+}
+
+function isItem(r: Reader, p: number): boolean {
+  return r.s[p] === '-' && (p + 1 >= r.n || r.s[p + 1] === ' ' || r.s[p + 1] === '\n');
+}
+
+/** A quoted scalar on one line: `'...'` (with `''`) or `"..."` with the escapes JSON has. */
+function quoted(r: Reader, p: number): { value: string; end: number } {
+  const { s, n } = r;
+  const q = s[p];
+  let out = '';
+  let i = p + 1;
+  for (;;) {
+    if (i >= n || s[i] === '\n') outside();
+    const c = s[i] as string;
+    if (c === q) {
+      if (q === "'" && s[i + 1] === "'") {
+        out += "'";
+        i += 2;
         continue;
       }
-      out += c;
-      i++;
+      return { value: out, end: i + 1 };
     }
-  }
-
-  /** A plain scalar's text from p, in block (to the line's end) or flow context; bounds checked by the caller. */
-  function plainText(p: number, flow: boolean): { text: string; end: number } {
-    const c = s[p] as string;
-    if (INDICATORS.has(c) && !(c === '-' && /[0-9]/.test(s[p + 1] ?? ''))) outside();
-    let i = p;
-    for (; i < n; i++) {
-      const ch = s[i] as string;
-      if (ch === '\n') break;
-      if (ch === '#' && s[i - 1] === ' ') break;
-      if (ch === ':' && (i + 1 >= n || s[i + 1] === ' ' || s[i + 1] === '\n' || (flow && FLOW_END.has(s[i + 1] as string)))) break;
-      if (flow && FLOW_END.has(ch)) break;
-    }
-    return { text: s.slice(p, i).trimEnd(), end: i };
-  }
-
-  function flowValue(p: number): { value: unknown; end: number } {
-    const c = s[p];
-    if (c === '{') return flowMap(p);
-    if (c === '[') return flowSeq(p);
-    if (c === '"' || c === "'") return quoted(p);
-    const { text, end } = plainText(p, true);
-    if (text === '') outside();
-    return { value: plainValue(text), end };
-  }
-
-  function flowKey(p: number): { key: string; end: number } {
-    const c = s[p];
-    if (c === '"' || c === "'") {
-      const q = quoted(p);
-      return { key: keyText(q.value, true), end: q.end };
-    }
-    const { text, end } = plainText(p, true);
-    if (text === '') outside();
-    return { key: keyText(text, false), end };
-  }
-
-  function flowMap(p: number): { value: Record<string, unknown>; end: number } {
-    const out: Record<string, unknown> = {};
-    let i = spaces(p + 1);
-    if (s[i] === '}') return { value: out, end: i + 1 };
-    for (;;) {
-      const k = flowKey(i);
-      i = spaces(k.end);
-      if (s[i] !== ':') outside();
-      if (Object.hasOwn(out, k.key)) outside();
-      i = spaces(i + 1);
-      if (s[i] === ',' || s[i] === '}') out[k.key] = null;
-      else {
-        const v = flowValue(i);
-        out[k.key] = v.value;
-        i = spaces(v.end);
+    if (c === '\\' && q === '"') {
+      const e = s[i + 1] ?? '';
+      const simple = ESCAPES[e];
+      if (simple !== undefined) {
+        out += simple;
+        i += 2;
+        continue;
       }
-      if (s[i] === '}') return { value: out, end: i + 1 };
-      if (s[i] !== ',') outside();
-      i = spaces(i + 1);
+      const hex = e === 'u' ? s.slice(i + 2, i + 6) : '';
+      if (!/^[0-9a-fA-F]{4}$/.test(hex)) outside();
+      const code = Number.parseInt(hex, 16);
+      if (code >= 0xd800 && code <= 0xdfff) outside();
+      out += String.fromCharCode(code);
+      i += 6;
+      continue;
     }
+    out += c;
+    i++;
   }
+}
 
-  function flowSeq(p: number): { value: unknown[]; end: number } {
-    const out: unknown[] = [];
-    const offsets: number[] = [];
-    itemOffsets.set(out, offsets);
-    let i = spaces(p + 1);
-    if (s[i] === ']') return { value: out, end: i + 1 };
-    for (;;) {
-      offsets.push(i);
-      const v = flowValue(i);
-      out.push(v.value);
-      i = spaces(v.end);
-      if (s[i] === ']') return { value: out, end: i + 1 };
-      if (s[i] !== ',') outside();
-      i = spaces(i + 1);
-    }
+/** A plain scalar's text from p, in block (to the line's end) or flow context; bounds checked by the caller. */
+function plainText(r: Reader, p: number, flow: boolean): { text: string; end: number } {
+  const { s, n } = r;
+  const c = s[p] as string;
+  if (INDICATORS.has(c) && !(c === '-' && /[0-9]/.test(s[p + 1] ?? ''))) outside();
+  let i = p;
+  for (; i < n; i++) {
+    const ch = s[i] as string;
+    if (ch === '\n') break;
+    if (ch === '#' && s[i - 1] === ' ') break;
+    if (ch === ':' && (i + 1 >= n || s[i + 1] === ' ' || s[i + 1] === '\n' || (flow && FLOW_END.has(s[i + 1] as string)))) break;
+    if (flow && FLOW_END.has(ch)) break;
   }
+  return { text: s.slice(p, i).trimEnd(), end: i };
+}
 
-  /**
-   * A value written on its line (a flow collection, a quoted or a plain scalar); consumes the line.
-   * A deeper line after it (a multi-line scalar, or an error) is refused by the mapping or sequence loop.
-   */
-  function inlineValue(p: number): unknown {
-    let value: unknown;
-    let end: number;
-    const c = s[p];
-    if (c === '{' || c === '[' || c === '"' || c === "'") ({ value, end } = flowValue(p));
+function flowValue(r: Reader, p: number): { value: unknown; end: number } {
+  const c = r.s[p];
+  if (c === '{') return flowMap(r, p);
+  if (c === '[') return flowSeq(r, p);
+  if (c === '"' || c === "'") return quoted(r, p);
+  const { text, end } = plainText(r, p, true);
+  if (text === '') outside();
+  return { value: plainValue(text), end };
+}
+
+function flowKey(r: Reader, p: number): { key: string; end: number } {
+  const c = r.s[p];
+  if (c === '"' || c === "'") {
+    const q = quoted(r, p);
+    return { key: keyText(q.value, true), end: q.end };
+  }
+  const { text, end } = plainText(r, p, true);
+  if (text === '') outside();
+  return { key: keyText(text, false), end };
+}
+
+function flowMap(r: Reader, p: number): { value: Record<string, unknown>; end: number } {
+  const { s } = r;
+  const out: Record<string, unknown> = {};
+  let i = spaces(r, p + 1);
+  if (s[i] === '}') return { value: out, end: i + 1 };
+  for (;;) {
+    const k = flowKey(r, i);
+    i = spaces(r, k.end);
+    if (s[i] !== ':') outside();
+    if (Object.hasOwn(out, k.key)) outside();
+    i = spaces(r, i + 1);
+    if (s[i] === ',' || s[i] === '}') out[k.key] = null;
     else {
-      const plain = plainText(p, false);
-      value = plainValue(plain.text);
-      end = plain.end;
+      const v = flowValue(r, i);
+      out[k.key] = v.value;
+      i = spaces(r, v.end);
     }
-    finishLine(end);
-    return value;
+    if (s[i] === '}') return { value: out, end: i + 1 };
+    if (s[i] !== ',') outside();
+    i = spaces(r, i + 1);
   }
+}
 
-  /** The key of a block mapping entry at p, and where its value starts; undefined when p holds no key. */
-  function blockKey(p: number): { key: string; after: number } | undefined {
-    const c = s[p] as string;
-    let text: string;
-    let i: number;
-    if (c === '"' || c === "'") {
-      const q = quoted(p);
-      if (s[q.end] !== ':') return undefined;
-      text = keyText(q.value, true);
-      i = q.end;
-    } else {
-      if (INDICATORS.has(c)) return undefined;
-      for (i = p; i < n && s[i] !== '\n'; i++) {
-        const ch = s[i] as string;
-        if (ch === '#' && s[i - 1] === ' ') return undefined;
-        if (ch === ':' && (i + 1 >= n || s[i + 1] === ' ' || s[i + 1] === '\n')) break;
-      }
-      if (s[i] !== ':') return undefined;
-      text = keyText(s.slice(p, i).trimEnd(), false);
+function flowSeq(r: Reader, p: number): { value: unknown[]; end: number } {
+  const { s } = r;
+  const out: unknown[] = [];
+  const offsets: number[] = [];
+  r.itemOffsets.set(out, offsets);
+  let i = spaces(r, p + 1);
+  if (s[i] === ']') return { value: out, end: i + 1 };
+  for (;;) {
+    offsets.push(i);
+    const v = flowValue(r, i);
+    out.push(v.value);
+    i = spaces(r, v.end);
+    if (s[i] === ']') return { value: out, end: i + 1 };
+    if (s[i] !== ',') outside();
+    i = spaces(r, i + 1);
+  }
+}
+
+/**
+ * A value written on its line (a flow collection, a quoted or a plain scalar); consumes the line.
+ * A deeper line after it (a multi-line scalar, or an error) is refused by the mapping or sequence loop.
+ */
+function inlineValue(r: Reader, p: number): unknown {
+  let value: unknown;
+  let end: number;
+  const c = r.s[p];
+  if (c === '{' || c === '[' || c === '"' || c === "'") ({ value, end } = flowValue(r, p));
+  else {
+    const plain = plainText(r, p, false);
+    value = plainValue(plain.text);
+    end = plain.end;
+  }
+  finishLine(r, end);
+  return value;
+}
+
+/** The key of a block mapping entry at p, and where its value starts; undefined when p holds no key. */
+function blockKey(r: Reader, p: number): { key: string; after: number } | undefined {
+  const { s, n } = r;
+  const c = s[p] as string;
+  let text: string;
+  let i: number;
+  if (c === '"' || c === "'") {
+    const q = quoted(r, p);
+    if (s[q.end] !== ':') return undefined;
+    text = keyText(q.value, true);
+    i = q.end;
+  } else {
+    if (INDICATORS.has(c)) return undefined;
+    for (i = p; i < n && s[i] !== '\n'; i++) {
+      const ch = s[i] as string;
+      if (ch === '#' && s[i - 1] === ' ') return undefined;
+      if (ch === ':' && (i + 1 >= n || s[i + 1] === ' ' || s[i + 1] === '\n')) break;
     }
-    if (s[i] !== ':' || !(i + 1 >= n || s[i + 1] === ' ' || s[i + 1] === '\n')) outside();
-    return { key: text, after: i + 1 };
+    if (s[i] !== ':') return undefined;
+    text = keyText(s.slice(p, i).trimEnd(), false);
   }
+  if (s[i] !== ':' || !(i + 1 >= n || s[i + 1] === ' ' || s[i + 1] === '\n')) outside();
+  return { key: text, after: i + 1 };
+}
 
-  /** A node that starts on a line of its own, deeper than its parent. */
-  function blockNode(line: Line): unknown {
-    const p = line.start + line.indent;
-    if (isItem(p)) return blockSeq(line.indent, p);
-    if (blockKey(p) !== undefined) return blockMap(line.indent, p);
-    return outside();
+/** A node that starts on a line of its own, deeper than its parent. */
+function blockNode(r: Reader, line: Line): unknown {
+  const p = line.start + line.indent;
+  if (isItem(r, p)) return blockSeq(r, line.indent, p);
+  if (blockKey(r, p) !== undefined) return blockMap(r, line.indent, p);
+  return outside();
+}
+
+/** The value after `key:` with nothing else on the line: a deeper node, a sequence at the key's indent, or null. */
+function nestedValue(r: Reader, indent: number): unknown {
+  const next = peek(r);
+  if (next === undefined) return null;
+  if (next.indent > indent) return blockNode(r, next);
+  if (next.indent === indent && isItem(r, next.start + next.indent)) return blockSeq(r, indent, next.start + next.indent);
+  return null;
+}
+
+function blockMap(r: Reader, indent: number, first: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  let p = first;
+  for (;;) {
+    const k = blockKey(r, p);
+    if (k === undefined || Object.hasOwn(out, k.key)) outside();
+    const v = spaces(r, k.after);
+    if (endsAt(r, v)) {
+      r.pos = lineEnd(r, v) + 1;
+      out[k.key] = nestedValue(r, indent);
+    } else out[k.key] = inlineValue(r, v);
+    const next = peek(r);
+    if (next === undefined || next.indent < indent) return out;
+    if (next.indent > indent) outside();
+    p = next.start + next.indent;
+    // A sequence at the indent of a key belongs to that key (nestedValue took it); another is an error.
+    if (isItem(r, p)) return out;
   }
+}
 
-  /** The value after `key:` with nothing else on the line: a deeper node, a sequence at the key's indent, or null. */
-  function nestedValue(indent: number): unknown {
-    const next = peek();
-    if (next === undefined) return null;
-    if (next.indent > indent) return blockNode(next);
-    if (next.indent === indent && isItem(next.start + next.indent)) return blockSeq(indent, next.start + next.indent);
+/** One item of a block sequence, from its `-` at p. */
+function blockItem(r: Reader, indent: number, p: number, offsets: number[]): unknown {
+  const v = spaces(r, p + 1);
+  if (endsAt(r, v)) {
+    r.pos = lineEnd(r, v) + 1;
+    const next = peek(r);
+    if (next !== undefined && next.indent > indent) {
+      offsets.push(next.start + next.indent);
+      return blockNode(r, next);
+    }
+    offsets.push(p);
     return null;
   }
+  offsets.push(v);
+  const column = v - (r.s.lastIndexOf('\n', v - 1) + 1);
+  if (isItem(r, v)) return blockSeq(r, column, v);
+  if (blockKey(r, v) !== undefined) return blockMap(r, column, v);
+  return inlineValue(r, v);
+}
 
-  function blockMap(indent: number, first: number): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    let p = first;
-    for (;;) {
-      const k = blockKey(p);
-      if (k === undefined || Object.hasOwn(out, k.key)) outside();
-      const v = spaces(k.after);
-      if (endsAt(v)) {
-        pos = lineEnd(v) + 1;
-        out[k.key] = nestedValue(indent);
-      } else out[k.key] = inlineValue(v);
-      const next = peek();
-      if (next === undefined || next.indent < indent) return out;
-      if (next.indent > indent) outside();
-      p = next.start + next.indent;
-      // A sequence at the indent of a key belongs to that key (nestedValue took it); another is an error.
-      if (isItem(p)) return out;
-    }
+function blockSeq(r: Reader, indent: number, first: number): unknown[] {
+  const out: unknown[] = [];
+  const offsets: number[] = [];
+  r.itemOffsets.set(out, offsets);
+  let p = first;
+  for (;;) {
+    out.push(blockItem(r, indent, p, offsets));
+    const next = peek(r);
+    if (next === undefined || next.indent < indent) return out;
+    if (next.indent > indent) outside();
+    p = next.start + next.indent;
+    if (!isItem(r, p)) return out;
   }
+}
 
-  function blockSeq(indent: number, first: number): unknown[] {
-    const out: unknown[] = [];
-    const offsets: number[] = [];
-    itemOffsets.set(out, offsets);
-    let p = first;
-    for (;;) {
-      const v = spaces(p + 1);
-      if (endsAt(v)) {
-        pos = lineEnd(v) + 1;
-        const next = peek();
-        if (next !== undefined && next.indent > indent) {
-          offsets.push(next.start + next.indent);
-          out.push(blockNode(next));
-        } else {
-          offsets.push(p);
-          out.push(null);
-        }
-      } else {
-        offsets.push(v);
-        const column = v - (s.lastIndexOf('\n', v - 1) + 1);
-        if (isItem(v)) out.push(blockSeq(column, v));
-        else if (blockKey(v) !== undefined) out.push(blockMap(column, v));
-        else out.push(inlineValue(v));
-      }
-      const next = peek();
-      if (next === undefined || next.indent < indent) return out;
-      if (next.indent > indent) outside();
-      p = next.start + next.indent;
-      if (!isItem(p)) return out;
-    }
+/** The whole text: an optional `---` line, then a block mapping at column 0 and nothing after it. */
+function documentOf(r: Reader): Record<string, unknown> {
+  let first = peek(r);
+  if (first === undefined) return outside();
+  const p = first.start + first.indent;
+  if (first.indent === 0 && r.s.startsWith('---', p) && endsAt(r, spaces(r, p + 3))) {
+    finishLine(r, p + 3);
+    first = peek(r);
+    if (first === undefined) return outside();
   }
-
-  return {
-    document(): Record<string, unknown> {
-      let first = peek();
-      if (first === undefined) return outside();
-      const p = first.start + first.indent;
-      if (first.indent === 0 && s.startsWith('---', p) && endsAt(spaces(p + 3))) {
-        finishLine(p + 3);
-        first = peek();
-        if (first === undefined) return outside();
-      }
-      if (first.indent !== 0) outside();
-      const value = blockMap(0, first.start);
-      if (peek() !== undefined) outside();
-      return value;
-    },
-  };
+  if (first.indent !== 0) outside();
+  const value = blockMap(r, 0, first.start);
+  if (peek(r) !== undefined) outside();
+  return value;
 }

@@ -92,7 +92,8 @@ export function describeOpa(r: CaseResult): string | undefined {
 
 /** A labelled line of a case's block, the texts aligned. */
 function row(label: string, text: string): string {
-  return `${`${label}:`.padEnd(12)}${text}`;
+  const head = `${label}:`;
+  return `${head.padEnd(Math.max(12, head.length + 1))}${text}`;
 }
 
 /** The lines that explain one case (without its header), shared by the text, JUnit and TAP reports. */
@@ -118,8 +119,13 @@ export function locationOf(r: CaseResult): string {
 
 function header(report: TestReport): string[] {
   const s = summarize(report);
-  const opa = report.opa ? `OPA ${report.opa.version} (${report.opa.binary}) on the bundles` : 'native evaluator only (--opa or OPA_BIN adds OPA)';
-  return [`acl-operator test --manifests ${report.manifests}: ${plural(s.files, 'test file')}, ${plural(s.cases, 'case')}; ${opa}`, ...report.notes];
+  const opa = report.opa
+    ? `OPA ${report.opa.version} (${report.opa.binary}) on the bundles`
+    : 'native evaluator only (--opa or OPA_BIN adds OPA)';
+  return [
+    `acl-operator test --manifests ${report.manifests}: ${plural(s.files, 'test file')}, ${plural(s.cases, 'case')}; ${opa}`,
+    ...report.notes,
+  ];
 }
 
 /** The summary line: counts and speed. */
@@ -138,7 +144,11 @@ export function formatText(report: TestReport): string {
   for (const r of report.results) {
     const status = statusOf(r);
     if (status === 'passed') continue;
-    lines.push('', `${status === 'failed' ? 'FAIL' : 'DISAGREE'}  ${locationOf(r)}  ${r.case.name}`, ...caseDetails(r, report.opa).map((l) => `  ${l}`));
+    lines.push(
+      '',
+      `${status === 'failed' ? 'FAIL' : 'DISAGREE'}  ${locationOf(r)}  ${r.case.name}`,
+      ...caseDetails(r, report.opa).map((l) => `  ${l}`),
+    );
   }
   lines.push('');
   for (const file of report.files) {

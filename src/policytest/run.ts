@@ -78,13 +78,19 @@ export function decideNatively(cases: readonly ResolvedCase[], world: World): Ca
     // resolveCases only lets through cases of tenants the world has.
     if (tenant === undefined) throw new Error(`no tenant ${c.tenant} in the world`);
     const d = decide(tenant.index, c.input, tenant.directory);
-    const native: NativeDecision = d.rule ? { decision: 'allow', rule: d.rule.model.name, reasons: d.reasons } : { decision: word(d.allow), reasons: d.reasons };
+    const native: NativeDecision = d.rule
+      ? { decision: 'allow', rule: d.rule.model.name, reasons: d.reasons }
+      : { decision: word(d.allow), reasons: d.reasons };
     return { case: c, native, opa: undefined, failures: expectationFailures(c, native, world) };
   });
 }
 
 /** The results with OPA's decisions (per result, in order) added, and a disagreement for each that differs. */
-export function withOpaDecisions(results: readonly CaseResult[], decisions: readonly (readonly OpaDecision[])[], opaVersion: string): CaseResult[] {
+export function withOpaDecisions(
+  results: readonly CaseResult[],
+  decisions: readonly (readonly OpaDecision[])[],
+  opaVersion: string,
+): CaseResult[] {
   return results.map((r, i) => {
     const opa = decisions[i] ?? [];
     const differing = opa.filter((o) => o.decision !== r.native.decision);

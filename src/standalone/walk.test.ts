@@ -8,7 +8,15 @@ let dir = '';
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'acl-walk-'));
   await mkdir(join(dir, 'team', 'cases'), { recursive: true });
-  for (const f of ['rules.yaml', 'more.yml', 'rules.test.yaml', 'team/cases/a.test.yml', 'team/B.TEST.YAML', 'team/latest.yaml', 'notes.txt']) {
+  for (const f of [
+    'rules.yaml',
+    'more.yml',
+    'rules.test.yaml',
+    'team/cases/a.test.yml',
+    'team/B.TEST.YAML',
+    'team/latest.yaml',
+    'notes.txt',
+  ]) {
     await writeFile(join(dir, f), 'x: 1\n');
   }
   // A test file reached through a link is still a test file, never a manifest.

@@ -15,20 +15,47 @@ const BARRAGE: readonly { name: string; text: string; errors: string[] }[] = [
   { name: 'comments-only', text: '# nothing here\n', errors: ['1:1: the file is empty'] },
   { name: 'broken-flow', text: 'tenant: acme\ncases:\n  - {name: c, expect: allow\n', errors: ['4:1: invalid YAML'] },
   { name: 'tab-indent', text: 'tenant: acme\ncases:\n\t- name: c\n', errors: ['3:1: invalid YAML'] },
-  { name: 'duplicate-key', text: `tenant: acme\ntenant: records\ncases:\n  - ${CASE}\n`, errors: ['2:1: invalid YAML: Map keys must be unique'] },
-  { name: 'two-documents', text: `cases:\n  - ${CASE}\n---\ncases: []\n`, errors: ['3:1: invalid YAML: a test file holds one YAML document'] },
-  { name: 'a-list', text: '- name: c\n  expect: allow\n', errors: ['1:1: a test file is a mapping with tenant, entities, defaults, cases; this file holds a list'] },
-  { name: 'a-scalar', text: 'just some text\n', errors: ['1:1: a test file is a mapping with tenant, entities, defaults, cases; this file holds the text "just some text"'] },
+  {
+    name: 'duplicate-key',
+    text: `tenant: acme\ntenant: records\ncases:\n  - ${CASE}\n`,
+    errors: ['2:1: invalid YAML: Map keys must be unique'],
+  },
+  {
+    name: 'two-documents',
+    text: `cases:\n  - ${CASE}\n---\ncases: []\n`,
+    errors: ['3:1: invalid YAML: a test file holds one YAML document'],
+  },
+  {
+    name: 'a-list',
+    text: '- name: c\n  expect: allow\n',
+    errors: ['1:1: a test file is a mapping with tenant, entities, defaults, cases; this file holds a list'],
+  },
+  {
+    name: 'a-scalar',
+    text: 'just some text\n',
+    errors: ['1:1: a test file is a mapping with tenant, entities, defaults, cases; this file holds the text "just some text"'],
+  },
   { name: 'no-cases', text: 'tenant: acme\n', errors: ['1:1: "cases" is missing: the list of cases'] },
   { name: 'empty-cases', text: 'tenant: acme\ncases: []\n', errors: ['2:8: "cases" is empty: a test file needs at least one case'] },
   { name: 'cases-a-mapping', text: 'tenant: acme\ncases:\n  name: c\n', errors: ['3:3: cases must be a list, not a mapping'] },
-  { name: 'case-a-scalar', text: 'tenant: acme\ncases:\n  - just a name\n', errors: ['3:5: case 1: a case is a mapping with name, expect and a request; found the text "just a name"'] },
+  {
+    name: 'case-a-scalar',
+    text: 'tenant: acme\ncases:\n  - just a name\n',
+    errors: ['3:5: case 1: a case is a mapping with name, expect and a request; found the text "just a name"'],
+  },
   {
     name: 'misspelt-expect',
     text: 'tenant: acme\ncases:\n  - name: c\n    subject: {type: user, id: u}\n    action: read\n    resource: {type: document, id: d}\n    expected: allow\n',
-    errors: ['3:5: case "c": "expect" is missing: allow or deny', '7:5: case "c": unknown key "expected" (did you mean "expect"?); a case has name, expect, rule'],
+    errors: [
+      '3:5: case "c": "expect" is missing: allow or deny',
+      '7:5: case "c": unknown key "expected" (did you mean "expect"?); a case has name, expect, rule',
+    ],
   },
-  { name: 'misspelt-tenant', text: `tenants: acme\ncases:\n  - ${CASE}\n`, errors: ['1:1: unknown key "tenants" (did you mean "tenant"?); a test file has tenant, entities, defaults, cases'] },
+  {
+    name: 'misspelt-tenant',
+    text: `tenants: acme\ncases:\n  - ${CASE}\n`,
+    errors: ['1:1: unknown key "tenants" (did you mean "tenant"?); a test file has tenant, entities, defaults, cases'],
+  },
   {
     name: 'misspelt-default',
     text: `tenant: acme\ndefaults:\n  subjet: {type: user}\ncases:\n  - ${CASE}\n`,
@@ -37,23 +64,41 @@ const BARRAGE: readonly { name: string; text: string; errors: string[] }[] = [
   {
     name: 'misspelt-input-key',
     text: 'tenant: acme\ncases:\n  - name: c\n    input: {principal: {type: user, id: u}, action: read, resource: {type: document, id: d}, contxt: {}}\n    expect: deny\n',
-    errors: ['4:94: case "c": unknown key "contxt" (did you mean "context"?); input has principal, action, resource, context, actionProperties'],
+    errors: [
+      '4:94: case "c": unknown key "contxt" (did you mean "context"?); input has principal, action, resource, context, actionProperties',
+    ],
   },
-  { name: 'expect-permit', text: 'tenant: acme\ncases:\n  - {name: c, expect: permit}\n', errors: ['3:23: case "c": expect must be allow or deny, not the text "permit"'] },
-  { name: 'name-a-number', text: 'tenant: acme\ncases:\n  - {name: 42, expect: allow}\n', errors: ['3:12: case 1: name must be a string, not the number 42'] },
+  {
+    name: 'expect-permit',
+    text: 'tenant: acme\ncases:\n  - {name: c, expect: permit}\n',
+    errors: ['3:23: case "c": expect must be allow or deny, not the text "permit"'],
+  },
+  {
+    name: 'name-a-number',
+    text: 'tenant: acme\ncases:\n  - {name: 42, expect: allow}\n',
+    errors: ['3:12: case 1: name must be a string, not the number 42'],
+  },
   { name: 'name-empty', text: "tenant: acme\ncases:\n  - {name: '', expect: allow}\n", errors: ['3:12: case 1: name must not be empty'] },
   {
     name: 'bundle-empty-list',
     text: 'tenant: acme\ncases:\n  - {name: c, expect: allow, bundle: []}\n',
     errors: ['3:38: case "c": bundle must not be empty'],
   },
-  { name: 'entities-a-list', text: `tenant: acme\nentities: [alice]\ncases:\n  - ${CASE}\n`, errors: ['2:11: entities must be a mapping, not a list'] },
+  {
+    name: 'entities-a-list',
+    text: `tenant: acme\nentities: [alice]\ncases:\n  - ${CASE}\n`,
+    errors: ['2:11: entities must be a mapping, not a list'],
+  },
   {
     name: 'duplicate-names',
     text: `tenant: acme\ncases:\n  - ${CASE}\n  - ${CASE}\n`,
     errors: ['4:12: case "c": the name is used twice in this file (first at line 3)'],
   },
-  { name: 'no-tenant', text: `cases:\n  - ${CASE}\n`, errors: ['2:5: case "c": no tenant: set tenant: at the top of the file or in the case'] },
+  {
+    name: 'no-tenant',
+    text: `cases:\n  - ${CASE}\n`,
+    errors: ['2:5: case "c": no tenant: set tenant: at the top of the file or in the case'],
+  },
   {
     name: 'unknown-tenant',
     text: `tenant: acm\ncases:\n  - ${CASE}\n  - ${CASE.replace('name: c', 'name: d')}\n`,
@@ -82,7 +127,9 @@ const BARRAGE: readonly { name: string; text: string; errors: string[] }[] = [
   {
     name: 'action-a-number',
     text: 'tenant: acme\ncases:\n  - {name: c, subject: {type: user, id: u}, action: 42, resource: {type: document, id: d}, expect: allow}\n',
-    errors: ['3:45: case "c": the request is refused as POST /authorization refuses it: action must be a string or an object {name, properties}'],
+    errors: [
+      '3:45: case "c": the request is refused as POST /authorization refuses it: action must be a string or an object {name, properties}',
+    ],
   },
   {
     name: 'context-a-list',
@@ -104,7 +151,11 @@ const BARRAGE: readonly { name: string; text: string; errors: string[] }[] = [
     text: 'tenant: acme\nentities:\n  alice: {type: user, id: alice}\ncases:\n  - {name: c, subject: alcie, action: read, resource: {type: document, id: d}, expect: allow}\n',
     errors: ['5:15: case "c": subject names the entity "alcie", which entities: does not define (did you mean "alice"?); it defines alice'],
   },
-  { name: 'no-request', text: 'tenant: acme\ncases:\n  - {name: c, expect: allow}\n', errors: ['3:5: case "c": no request: give subject, action and resource'] },
+  {
+    name: 'no-request',
+    text: 'tenant: acme\ncases:\n  - {name: c, expect: allow}\n',
+    errors: ['3:5: case "c": no request: give subject, action and resource'],
+  },
 ];
 
 let offline: Offline;

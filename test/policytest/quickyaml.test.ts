@@ -36,8 +36,51 @@ function rng(seed: number): () => number {
   };
 }
 
-const WORDS = ['alice', 'read', 'team blue', 'doc-1', 'a:b', 'x, y', 'it is', 'null', 'True', '~', '12', '-3', '0.5', '1.50', '10.20.0.1', 'é ü ✓'];
-const TRICKY = ['#x', 'a #b', 'a#b', "it's", 'say "hi"', '', ' lead', 'trail ', '[x]', '{y}', '- z', ': q', '&a', '*b', '!t', '|', '>', '@x', '%p', '?', '0x1F', '.inf', '007', '+5', '1e3'];
+const WORDS = [
+  'alice',
+  'read',
+  'team blue',
+  'doc-1',
+  'a:b',
+  'x, y',
+  'it is',
+  'null',
+  'True',
+  '~',
+  '12',
+  '-3',
+  '0.5',
+  '1.50',
+  '10.20.0.1',
+  'é ü ✓',
+];
+const TRICKY = [
+  '#x',
+  'a #b',
+  'a#b',
+  "it's",
+  'say "hi"',
+  '',
+  ' lead',
+  'trail ',
+  '[x]',
+  '{y}',
+  '- z',
+  ': q',
+  '&a',
+  '*b',
+  '!t',
+  '|',
+  '>',
+  '@x',
+  '%p',
+  '?',
+  '0x1F',
+  '.inf',
+  '007',
+  '+5',
+  '1e3',
+];
 const KEYS = ['name', 'tenant', 'subject', 'id', 'type', 'properties', 'team', 'a b', 'k-1', 'x.y', '"quoted key"', "'single'"];
 const TRICKY_KEYS = ['1', 'true', 'null', 'a:b', 'a,b', '-k', '? k', '"a"b'];
 
@@ -182,7 +225,7 @@ describe('quickRead', () => {
         const roll = r();
         if (roll < 0.4) text = text.slice(0, at) + text.slice(at + 1);
         else if (roll < 0.8) text = text.slice(0, at) + (chars[Math.floor(r() * chars.length)] as string) + text.slice(at);
-        else text = text.slice(0, at) + ' ' + text.slice(at);
+        else text = `${text.slice(0, at)} ${text.slice(at)}`;
       }
       if (agreement(text) === 'accepted') accepted++;
     }
