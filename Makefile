@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck lint format test test-opa run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
+.PHONY: help install build typecheck lint format test test-opa test-policies run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -62,10 +62,16 @@ lint: $(INSTALL_STAMP) ## Check formatting and lint (biome), dead code (knip), f
 format: $(INSTALL_STAMP) ## Format every file and apply safe lint fixes in place (biome)
 	npx biome check --write .
 
-test: typecheck ## Type-check and run every test (OPA agreement tests run when OPA_BIN is set)
+test: typecheck ## Type-check, run every test, then the example test files (OPA tests run when OPA_BIN is set)
 	@rm -f .vitest-results.json
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.vitest-results.json || { node scripts/test-summary.ts; exit 1; }
 	@node scripts/test-summary.ts
+	@$(MAKE) --no-print-directory test-policies
+
+# The cases of the *.test.yaml files under MANIFESTS (examples/) against its manifests: natively, and with
+# OPA_BIN set also in that OPA on every bundle (docs/testing.md).
+test-policies: $(INSTALL_STAMP) ## Run acl-operator test on examples/ (OPA_BIN adds OPA on the bundles)
+	node src/cli.ts test --manifests $(MANIFESTS)$${OPA_BIN:+ --opa "$$OPA_BIN"}
 
 test-opa: $(INSTALL_STAMP) ## Run only the tests against a real OPA (needs OPA_BIN; fails if none ran)
 	@test -n "$${OPA_BIN:-}" || { echo "Set OPA_BIN to the path of an opa binary (e.g. OPA_BIN=\$$(../shared/tools/opa-bin 0.61))" >&2; exit 2; }
