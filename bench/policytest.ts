@@ -145,7 +145,7 @@ async function main(): Promise<void> {
     console.log('');
     console.log('Native (the evaluator POST /authorization uses)');
     console.log(
-      `  baseline, decide() over the same inputs:     ${fmt(decideMs, 1).padStart(8)} ms  ${fmt((CASES / decideMs) * 1000).padStart(10)} cases/s`,
+      `  baseline, decide() over the same inputs:     ${fmt(decideMs, 1).padStart(8)} ms  ${fmt((CASES / decideMs) * 1000).padStart(10)} cases/s (${fmt(allowed)} allowed)`,
     );
     console.log(
       `  acl-operator test, as its report measures:   ${fmt(reportMs, 1).padStart(8)} ms  ${fmt((CASES / reportMs) * 1000).padStart(10)} cases/s  ratio ${fmt(reportMs / decideMs, 1)}x (read, check, map, decide, report)`,
