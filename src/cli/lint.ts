@@ -1,10 +1,10 @@
 // `acl-operator lint`: the findings of src/lint for a folder of manifests, built by the offline
 // pipeline (as render builds it), as lines a person reads or JSON a pipeline reads.
-import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
-import { buildOffline } from '../service/index.ts';
+import { buildOffline } from '../service/offline.ts';
+import { folderProblem } from './folder.ts';
 import { countFindings } from './findings.ts';
 import { renderOffline } from './render.ts';
 
@@ -12,15 +12,6 @@ interface LintOptions {
   readonly dir: string | undefined;
   readonly strict: boolean;
   readonly format: string;
-}
-
-/** Why `dir` cannot be read as a folder, or undefined when it can. */
-async function folderProblem(dir: string): Promise<string | undefined> {
-  try {
-    return (await stat(dir)).isDirectory() ? undefined : 'not a folder';
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
 }
 
 function readOptions(argv: string[]): LintOptions | 'help' {

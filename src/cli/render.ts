@@ -1,11 +1,16 @@
 // `acl-operator render`: what `serve` would serve for a folder of manifests, without serving it. The
 // folder is built by the offline pipeline (service/offline.ts); this file only says it for people.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { commandDefaults } from '../config.ts';
 import { Condition } from '../api/index.ts';
 import type { BuiltBundle } from '../bundle/index.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
 import type { RegoVersion } from '../policy/index.ts';
-import type { Offline } from '../service/index.ts';
+import { buildOffline, type Offline } from '../service/offline.ts';
+import { folderProblem } from './folder.ts';
 import type { DocumentProblem, ObjectState } from '../standalone/index.ts';
 import type { Snapshot } from '../store/index.ts';
 import { countFindings, findingsOf } from './findings.ts';
@@ -131,4 +136,65 @@ export function formatRender(result: RenderResult, options: { rego: boolean }): 
   if (result.findings.length > 0)
     lines.push('', `${countFindings(result.findings.length)}:`, ...result.findings.map((f) => `  - ${formatFinding(f)}`));
   return `${lines.join('\n')}\n`;
+}
+
+/** Writes each bundle to <out>/<tenant>/<bundle>.tar.gz; the first failure is said in one line. */
+async function writeArchives(out: string, bundles: RenderResult['bundles']): Promise<string | undefined> {
+  for (const b of bundles) {
+    const target = join(out, b.tenant, `${b.name}.tar.gz`);
+    try {
+      await mkdir(join(out, b.tenant), { recursive: true });
+      await writeFile(target, b.built.bytes);
+    } catch (err) {
+      return `--out ${out}: cannot write ${target}: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    process.stderr.write(`Wrote ${target}\n`);
+  }
+  return undefined;
+}
+
+/** `acl-operator render`: exit 0 when every manifest was used, 1 when some were problems, 2 on bad usage. */
+export async function renderCommand(argv: string[], usage: string): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      manifests: { type: 'string' },
+      out: { type: 'string' },
+      'no-rego': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const dir = values.manifests ?? commandDefaults(process.env).manifests;
+  if (!dir) {
+    process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${usage}`);
+    return 2;
+  }
+  const notFolder = await folderProblem(dir);
+  if (notFolder !== undefined) {
+    process.stderr.write(`cannot read manifests from ${dir}: ${notFolder}\n`);
+    return 2;
+  }
+  const built = await buildOffline(dir);
+  if ('unreadable' in built) {
+    process.stderr.write(`cannot read manifests from ${dir}: ${built.unreadable}\n`);
+    return 2;
+  }
+  if (built.files.length === 0) {
+    process.stderr.write(`no .yaml or .yml files in ${dir}\n`);
+    return 1;
+  }
+  process.stderr.write(`Read ${built.files.length} file(s) from ${dir}\n`);
+  const result = renderOffline(built);
+  process.stdout.write(formatRender(result, { rego: !values['no-rego'] }));
+  const unwritten = values.out ? await writeArchives(values.out, result.bundles) : undefined;
+  if (unwritten !== undefined) {
+    process.stderr.write(`${unwritten}\n`);
+    return 2;
+  }
+  return result.problems.length > 0 ? 1 : 0;
 }

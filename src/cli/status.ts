@@ -1,9 +1,12 @@
 // `acl-operator status --state-dir <dir>`: the state folder as tables that read like `kubectl get`
 // (spec 3.4, the connector and bundle views, sync activity), for people without a cluster.
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { commandDefaults } from '../config.ts';
 import { isObject } from '../api/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
-import type { ObjectState, StateFolder } from '../standalone/index.ts';
+import { openStateFolder, type ObjectState, type StateFolder } from '../standalone/index.ts';
 
 type Row = readonly string[];
 
@@ -246,4 +249,37 @@ export async function formatStatus(state: StatusSource, options: { rule?: string
     return s ? formatBundle(state, s) : `Bundle ${options.bundle} is not in the state folder\n`;
   }
   return formatOverview(state);
+}
+
+/** `acl-operator status`: the tables of a standalone state folder; exit 2 when the folder is not one. */
+export async function statusCommand(argv: string[], usage: string): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'state-dir': { type: 'string' },
+      rule: { type: 'string' },
+      bundle: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const dir = values['state-dir'] ?? commandDefaults(process.env).stateDir;
+  try {
+    await access(join(dir, 'objects'));
+  } catch {
+    process.stderr.write(
+      `${dir} is not the state folder of a standalone service (no objects/ in it); start one with acl-operator --manifests <dir> --state-dir ${dir}\n`,
+    );
+    return 2;
+  }
+  const state = openStateFolder(dir);
+  await state.load();
+  process.stdout.write(
+    await formatStatus(state, { ...(values.rule ? { rule: values.rule } : {}), ...(values.bundle ? { bundle: values.bundle } : {}) }),
+  );
+  return 0;
 }

@@ -19,7 +19,8 @@ import {
   type TestReport,
   type TestText,
 } from '../policytest/index.ts';
-import { buildOffline, type Offline } from '../service/index.ts';
+import { buildOffline, type Offline } from '../service/offline.ts';
+import { folderProblem } from './folder.ts';
 import { walkManifests } from '../standalone/index.ts';
 import { renderOffline } from './render.ts';
 
@@ -76,14 +77,6 @@ async function testFiles(options: Options): Promise<string[] | string> {
     return tests.length > 0 ? tests : `no test files (*.test.yaml, *.test.yml) under ${where}`;
   } catch (err) {
     return `cannot read test files from ${where}: ${err instanceof Error ? err.message : String(err)}`;
-  }
-}
-
-async function folderProblem(dir: string): Promise<string | undefined> {
-  try {
-    return (await stat(dir)).isDirectory() ? undefined : 'not a folder';
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
   }
 }
 

@@ -2,7 +2,4 @@ export type { AdmissionDeps } from './admission.ts';
 export { createApiHandler, createOpsApp } from './app.ts';
 export type { FleetDeps } from './deps.ts';
 export { createLongPolls, type LongPolls } from './longpoll.ts';
-// The one mapping of POST /authorization's body: `acl-operator test` maps its cases through it too.
-export { decisionInputOf } from './request.ts';
-
 export { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from './paths.ts';

@@ -4,7 +4,9 @@
 // tenant, rule and bundles checked against what the manifests hold. Every problem is an error at the
 // key or case concerned.
 import { isObject } from '../api/index.ts';
-import { decisionInputOf } from '../http/index.ts';
+// The one mapping of POST /authorization's body (imported from its file, not http/index.ts, so that
+// `acl-operator test` does not load the HTTP stack).
+import { decisionInputOf } from '../http/request.ts';
 import { toDecisionInput, type DecisionInput } from '../policy/index.ts';
 import { casePrefix, closest, issueErrors } from './issues.ts';
 import { TestFile, type Defaults, type TestCase } from './schema.ts';

@@ -58,6 +58,8 @@ export async function buildOffline(manifestsDir: string, options: OfflineOptions
     limits: options.limits ?? DEFAULT_MANIFEST_LIMITS,
     // One read of files nobody is writing: each file's content is used as first read.
     settleMs: 0,
+    // Nothing else waits on this event loop: threads would only add their start-up.
+    inline: true,
     controller: { store, log: log.child({ module: 'controller' }), now },
   });
   try {

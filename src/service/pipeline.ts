@@ -12,6 +12,7 @@ import {
   type StateFolder,
 } from '../standalone/index.ts';
 import { createThreadPacker } from '../work/packer.ts';
+import { createInlineThread } from '../work/inline.ts';
 import { createWorkerThread } from '../work/pool.ts';
 
 export interface PipelineOptions {
@@ -24,6 +25,8 @@ export interface PipelineOptions {
   readonly settleMs: number;
   /** Source timings the tests shorten. */
   readonly timings?: Pick<FolderSourceOptions, 'debounceMs' | 'confirmDeleteMs' | 'racyWindowMs'>;
+  /** Read and pack on this thread rather than two background threads (a command that builds once and exits). */
+  readonly inline?: boolean;
   /** The controller's options (store, log, clock, metrics, agents, randomness); its packer is this pipeline's. */
   readonly controller: Omit<ControllerOptions, 'objects' | 'writer' | 'packer'>;
 }
@@ -41,8 +44,8 @@ export interface Pipeline {
 export function createPipeline(o: PipelineOptions): Pipeline {
   // Reading and parsing manifests, and hashing and packing bundles, run in two background threads:
   // the event loop that answers decisions and bundle polls never holds a large file or a gzip.
-  const readingThread = createWorkerThread('acl-manifests');
-  const packingThread = createWorkerThread('acl-bundles');
+  const readingThread = o.inline ? createInlineThread() : createWorkerThread('acl-manifests');
+  const packingThread = o.inline ? createInlineThread() : createWorkerThread('acl-bundles');
   let controller: Controller | undefined;
   const source = createFolderSource({
     dir: o.dir,
