@@ -22,6 +22,8 @@ import {
 import { buildOffline, type Offline } from '../service/offline.ts';
 import { folderProblem } from './folder.ts';
 import { walkManifests } from '../standalone/index.ts';
+import { type Finding, formatFinding } from '../lint/index.ts';
+import { countFindings } from './findings.ts';
 import { renderOffline } from './render.ts';
 
 const FORMATS = { text: formatText, junit: formatJunit, tap: formatTap, json: formatJson } as const;
@@ -104,7 +106,7 @@ async function deliver(report: TestReport, options: Options): Promise<number> {
 }
 
 /** Everything before deciding: usage, the test files, OPA and the manifests; a number is the exit status. */
-async function prepare(options: Options): Promise<number | { texts: TestText[]; opa: Opa | undefined; offline: Offline }> {
+async function prepare(options: Options): Promise<number | { texts: TestText[]; opa: Opa | undefined; offline: Offline; notes: string[] }> {
   const fail = (message: string): number => {
     process.stderr.write(`${message}\n`);
     return 2;
@@ -125,13 +127,22 @@ async function prepare(options: Options): Promise<number | { texts: TestText[]; 
   if (typeof opa === 'string') return fail(opa);
   const offline = await buildOffline(options.manifests);
   if ('unreadable' in offline) return fail(`cannot read manifests from ${options.manifests}: ${offline.unreadable}`);
-  const { problems } = renderOffline(offline);
+  const { problems, findings } = renderOffline(offline);
   if (problems.length > 0) {
     return fail(
       `${problems.length} problem(s) in the manifests of ${options.manifests}; no case was decided:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
     );
   }
-  return { texts, opa, offline };
+  return { texts, opa, offline, notes: findingNotes(findings) };
+}
+
+/** The lint findings, shown in the report's header: legal, so no case fails for them, but worth a look. */
+function findingNotes(findings: readonly Finding[]): string[] {
+  if (findings.length === 0) return [];
+  return [
+    `${countFindings(findings.length)} (acl-operator lint --manifests <dir> for details):`,
+    ...findings.map((f) => `  - ${formatFinding(f)}`),
+  ];
 }
 
 /** `acl-operator test`; `usage` is printed for --help. */
@@ -147,7 +158,7 @@ export async function testCommand(argv: string[], usage: string): Promise<number
   }
   const ready = await prepare(options);
   if (typeof ready === 'number') return ready;
-  const outcome = await runSuite(ready.offline, ready.texts, { manifests: options.manifests, opa: ready.opa });
+  const outcome = await runSuite(ready.offline, ready.texts, { manifests: options.manifests, opa: ready.opa, notes: ready.notes });
   if (!outcome.ok) {
     if ('errors' in outcome) printErrors(outcome.errors);
     else process.stderr.write(`${outcome.opaFailure}\n`);

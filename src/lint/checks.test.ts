@@ -66,6 +66,35 @@ describe('StateNotSet', () => {
   });
 });
 
+describe('NegatedMissing', () => {
+  it('finds a path read only under "!", which a request without it makes an error, not true', () => {
+    const findings = lintObjects([
+      ...clean(),
+      rule('unless-held', { condition: 'resource.owner == principal.id && !(resource.legalHold == true)' }),
+      rule('not-in', { condition: '!(context.channel in ["api"]) && !principal.tags[0].startsWith("x")' }),
+    ]).filter((f) => f.code === 'NegatedMissing');
+    expect(findings.map((f) => [f.name, f.message.split(' only')[0], f.hint.split(',')[0]])).toEqual([
+      ['not-in', 'the condition reads context.channel', 'guard it'],
+      ['not-in', 'the condition reads principal.tags[0]', 'guard it'],
+      ['unless-held', 'the condition reads resource.legalHold', 'guard it'],
+    ]);
+    expect(findings.find((f) => f.name === 'unless-held')?.hint).toMatch(/^guard it, e\.g\. !\("legalHold" in resource\) \|\| /);
+    expect(findings.find((f) => f.message.includes('tags[0]'))?.hint).toMatch(/^guard it, e\.g\. !\(size\(principal\.tags\) > 0\)/);
+  });
+
+  it('leaves a guarded path, one also read outside the "!", the action, and archived rules alone', () => {
+    expect(
+      names('NegatedMissing', [
+        ...clean(),
+        rule('guarded', { condition: '!("legalHold" in resource) || !(resource.legalHold == true)' }),
+        rule('outside', { condition: 'principal.level >= 1 && !(principal.level > 5)' }),
+        rule('action', { condition: '!(action == "delete")' }),
+        rule('old', { state: 'Archived', condition: '!(resource.locked == true)' }),
+      ]),
+    ).toEqual([]);
+  });
+});
+
 describe('RuleNotBundled', () => {
   it('finds a deployed rule that no Bundle of the tenant selects', () => {
     const objects = [

@@ -90,6 +90,21 @@ const stateNotSet: Check = {
   },
 };
 
+const negatedMissing: Check = {
+  code: 'NegatedMissing',
+  *run(t) {
+    for (const r of t.rules.filter(notArchived)) {
+      for (const p of r.facts.negatedPaths) {
+        yield {
+          object: r.object,
+          message: `the condition reads ${p.text} only under "!": for a request without it, the negation is an error, not true, so the rule does not match`,
+          hint: `guard it, e.g. !(${p.guard}) || <the test of ${p.text}>, so that a request without ${p.text} counts as not set`,
+        };
+      }
+    }
+  },
+};
+
 const ruleNotBundled: Check = {
   code: 'RuleNotBundled',
   *run(t) {
@@ -230,6 +245,7 @@ const duplicateRule: Check = {
 export const CHECKS: readonly Check[] = [
   propertiesPath,
   stateNotSet,
+  negatedMissing,
   ruleNotBundled,
   bundleSelectsNoRules,
   entityTypeUnused,

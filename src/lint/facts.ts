@@ -4,6 +4,7 @@
 // (a WeakMap): a tenant of 10,000 rules is linted again at the cost of its cross-object checks only.
 import { BundleSpec, ConnectorSpec, Directory, RuleSpec } from '../api/index.ts';
 import { compileCondition, pathsOf, pathText } from '../policy/index.ts';
+import { type NegatedPath, negatedOnly } from './negation.ts';
 
 export type LintKind = 'Rule' | 'Connector' | 'Bundle' | 'Directory';
 
@@ -38,6 +39,8 @@ export interface RuleFacts {
   readonly resourceReads: Reads;
   /** Distinct paths through principal.properties or resource.properties, in the order written. */
   readonly propertiesPaths: readonly PropertiesPath[];
+  /** Paths the condition reads only beneath a `!`, unguarded (negation.ts). */
+  readonly negatedPaths: readonly NegatedPath[];
 }
 
 export interface BundleFacts {
@@ -64,6 +67,7 @@ export type Facts = RuleFacts | BundleFacts | ConnectorFacts | DirectoryFacts;
 interface ConditionFacts {
   readonly key: string;
   readonly paths: ReturnType<typeof pathsOf>;
+  readonly negated: readonly NegatedPath[];
 }
 
 /** The facts of each spec object, with the kind they were made for; null: the spec is invalid. */
@@ -77,7 +81,9 @@ function conditionFacts(text: string): ConditionFacts | null {
   const known = byCondition.get(text);
   if (known !== undefined) return known;
   const compiled = compileCondition(text);
-  const facts = compiled.ok ? { key: JSON.stringify(compiled.cond), paths: pathsOf(compiled.cond) } : null;
+  const facts = compiled.ok
+    ? { key: JSON.stringify(compiled.cond), paths: pathsOf(compiled.cond), negated: negatedOnly(compiled.cond) }
+    : null;
   if (byCondition.size >= MAX_CONDITIONS) byCondition.delete(byCondition.keys().next().value as string);
   byCondition.set(text, facts);
   return facts;
@@ -131,6 +137,7 @@ function ruleFacts(rawSpec: Record<string, unknown>): RuleFacts | null {
     principalReads,
     resourceReads,
     propertiesPaths: [...propertiesPaths.values()],
+    negatedPaths: condition?.negated ?? [],
   };
 }
 

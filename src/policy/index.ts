@@ -1,4 +1,4 @@
-export type { Json, RuleModel } from './model.ts';
+export type { Cond, Json, RuleModel, Value } from './model.ts';
 export { pathsOf, pathText } from './model.ts';
 export { compileCondition } from './cel.ts';
 export {

@@ -38,7 +38,7 @@ if (OPA_BIN)
         files: { file: string; cases: JsonCase[] }[];
       };
       expect(report.opa.version).toBe(`${major}.${minor}.${patch}`);
-      expect(report.summary).toMatchObject({ cases: 42, passed: 42, failed: 0, disagreements: 0, notCheckedByOpa: 0 });
+      expect(report.summary).toMatchObject({ cases: 43, passed: 43, failed: 0, disagreements: 0, notCheckedByOpa: 0 });
       const cases = report.files.flatMap((f) => f.cases);
       for (const c of cases) expect(c.opa?.map((o) => o.decision) ?? [], c.name).toEqual((c.opa ?? []).map(() => c.native.decision));
       const bundlesOf = (name: string): string[] => cases.find((c) => c.name === name)?.opa?.map((o) => o.bundle) ?? [];
@@ -52,8 +52,8 @@ if (OPA_BIN)
     it('prints the text report with the OPA version, no disagreement and nothing left unchecked', () => {
       const r = cli(['test', '--manifests', 'examples', '--opa', OPA_BIN]);
       expect(r.status).toBe(0);
-      expect(r.stdout).toMatch(/^acl-operator test --manifests examples: 2 test files, 42 cases; OPA \d+\.\d+\.\d+ \(/);
-      expect(r.stdout).toMatch(/\n42 cases: 42 passed, 0 failed, 0 disagreements with OPA, 0 not checked by OPA \(/);
+      expect(r.stdout).toMatch(/^acl-operator test --manifests examples: 2 test files, 43 cases; OPA \d+\.\d+\.\d+ \(/);
+      expect(r.stdout).toMatch(/\n43 cases: 43 passed, 0 failed, 0 disagreements with OPA, 0 not checked by OPA \(/);
     }, 120_000);
 
     it('reports cases of a tenant without bundles as not checked by OPA, and a case pinned to a bundle without its rule as a disagreement', async () => {

@@ -38,10 +38,10 @@ describe('acl-operator test', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(
-      /^acl-operator test --manifests examples: 2 test files, 42 cases; native evaluator only \(--opa or OPA_BIN adds OPA\)\n/,
+      /^acl-operator test --manifests examples: 2 test files, 43 cases; native evaluator only \(--opa or OPA_BIN adds OPA\)\n/,
     );
-    expect(r.stdout).toContain('examples/acme.test.yaml: 27 cases, all passed\nexamples/records.test.yaml: 15 cases, all passed\n');
-    expect(r.stdout).toMatch(/\n42 cases: 42 passed, 0 failed \([\d,]+ cases\/s\)\n$/);
+    expect(r.stdout).toContain('examples/acme.test.yaml: 28 cases, all passed\nexamples/records.test.yaml: 15 cases, all passed\n');
+    expect(r.stdout).toMatch(/\n43 cases: 43 passed, 0 failed \([\d,]+ cases\/s\)\n$/);
   });
 
   it('exits 1 on a failed case and shows where, the request, expected and got, and why', () => {
@@ -78,7 +78,7 @@ describe('acl-operator test', () => {
     expect(file.status).toBe(0);
     expect(file.stdout).toContain(`${only}: 1 case, all passed`);
     const folder = cli(['test', '--manifests', 'examples', '--tests', join(ROOT, 'examples')]);
-    expect(folder.stdout).toContain('2 test files, 42 cases');
+    expect(folder.stdout).toContain('2 test files, 43 cases');
   });
 
   it('exits 2 on bad usage, saying what is wrong', () => {
@@ -128,5 +128,19 @@ describe('test files beside the manifests', () => {
     expect(r.status).toBe(0);
     expect(r.stderr).toContain(`Read 1 file(s) from ${dir}`);
     expect(r.stdout).not.toContain('problem');
+  });
+});
+
+describe('docs/testing.md', () => {
+  it('passes its sample test file against examples/, so the format it shows is the one the command reads', async () => {
+    const doc = await readFile(join(ROOT, 'docs', 'testing.md'), 'utf8');
+    const sample = /### The format\n+```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(sample, 'docs/testing.md lost its "### The format" sample').toBeDefined();
+    const file = join(tmp, 'docs-sample.test.yaml');
+    await writeFile(file, sample ?? '');
+    const r = cli(['test', '--manifests', 'examples', '--tests', file]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/5 cases: 5 passed, 0 failed/);
+    expect(r.status).toBe(0);
   });
 });
