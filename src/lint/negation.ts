@@ -51,7 +51,10 @@ export function negatedOnly(cond: Cond): NegatedPath[] {
       walk(c.right, negated);
       return;
     }
-    if (c.kind === 'not') return walk(c.operand, true);
+    if (c.kind === 'not') {
+      walk(c.operand, true);
+      return;
+    }
     const guard = guardOf(c);
     if (guard !== undefined) guards.push(guard);
     const paths: Path[] = [];
