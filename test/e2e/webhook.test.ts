@@ -37,7 +37,8 @@ import {
   yamlObjects,
 } from '../support/kube.ts';
 
-const KUBECTL = '/usr/bin/kubectl';
+/** The kubectl a user would run: KUBECTL, else the one on PATH. */
+const KUBECTL = process.env['KUBECTL'] || 'kubectl';
 const PATH = '/admission/validate';
 const TLS_SECRET = 'acl-operator-tls';
 /** The label that puts a namespace under this test's webhook. */
@@ -63,7 +64,7 @@ function kubectl(args: readonly string[], objects?: readonly KubernetesObject[])
     p.stderr.on('data', (c: Buffer) => {
       stderr += c.toString();
     });
-    p.on('error', reject);
+    p.on('error', (err) => reject(new Error(`cannot run ${KUBECTL} (set KUBECTL to its path): ${err.message}`)));
     p.on('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
     p.stdin.end(objects ? objects.map((o) => stringify(o)).join('---\n') : '');
   });
