@@ -1,10 +1,10 @@
-// A test file's text → its value, and the line and column of any part of it. The quick reader
-// (quickyaml.ts) reads the common style; anything else, and every position it does not record, comes
-// from the yaml package's Document (parsed on first need, so a passing run of a quick-read file never
-// builds one).
+// A test file's text → its value, and the line and column of any part of it. js-yaml reads the value
+// (load.ts) and where each case starts; every other position, and the wording of a YAML error, comes
+// from the yaml package's Document (the manifests' reader), parsed only when an error must be placed or
+// the text has a tag or a tab (see readSource), so a passing run of a plain file never builds one.
+import { YAMLException } from 'js-yaml';
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { isObject } from '../api/index.ts';
-import { quickRead } from './quickyaml.ts';
+import { loadTestFile, type Loaded } from './load.ts';
 
 export interface Position {
   /** 1-based */
@@ -76,53 +76,62 @@ function offsetIn(doc: Document, path: Path, at: 'key' | 'value'): number {
   return offset;
 }
 
-function childOf(v: unknown, part: string | number): unknown {
-  if (Array.isArray(v)) return typeof part === 'number' ? v[part] : undefined;
-  return isObject(v) ? v[part] : undefined;
+interface Parsed {
+  readonly doc: Document;
+  readonly lines: LineCounter;
 }
 
-function parsed(text: string): { doc: Document; lines: LineCounter } {
+function parsed(text: string): Parsed {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   return { doc, lines };
 }
 
+/** The yaml package's errors in a text, worded as the manifests' are, and its tags it cannot resolve. */
+function documentErrors(file: string, { doc, lines }: Parsed): FileError[] {
+  const unresolved = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED');
+  return [...doc.errors, ...unresolved].map((e) => {
+    const { line, col } = lines.linePos(e.pos[0]);
+    const words = e.code === 'MULTIPLE_DOCS' ? 'a test file holds one YAML document (no second ---)' : e.message.split('\n')[0];
+    const message = e.code === 'TAG_RESOLVE_FAILED' ? `${words} (a tag of YAML 1.2's core schema, on a value that fits it)` : words;
+    return { file, line, column: col, message: `invalid YAML: ${message}` };
+  });
+}
+
 /** The file's value with positions, or the YAML errors that keep it from having one. */
 export function readSource(file: string, text: string): SourceFile | FileError[] {
-  const quick = quickRead(text);
-  let full: { doc: Document; lines: LineCounter } | undefined;
-  let value: unknown;
-  if (quick === undefined) {
+  let full: Parsed | undefined;
+  let loaded: Loaded;
+  try {
+    loaded = loadTestFile(text);
+  } catch (err) {
+    if (!(err instanceof YAMLException)) throw err;
+    // The yaml package's words where it sees an error too, else (an unknown tag, say) js-yaml's.
     full = parsed(text);
-    const { doc, lines } = full;
-    if (doc.errors.length > 0) {
-      return doc.errors.map((e) => {
-        const { line, col } = lines.linePos(e.pos[0]);
-        const message = e.code === 'MULTIPLE_DOCS' ? 'a test file holds one YAML document (no second ---)' : e.message.split('\n')[0];
-        return { file, line, column: col, message: `invalid YAML: ${message}` };
-      });
-    }
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch (err) {
-      return [{ file, line: 1, column: 1, message: `invalid YAML: ${err instanceof Error ? err.message : String(err)}` }];
-    }
-  } else value = quick.value;
+    const errors = documentErrors(file, full);
+    if (errors.length > 0) return errors;
+    return [{ file, line: (err.mark?.line ?? 0) + 1, column: (err.mark?.column ?? 0) + 1, message: `invalid YAML: ${err.reason}` }];
+  }
+  if (loaded.tagged || text.includes('\t')) {
+    // Where js-yaml reads more than the yaml package, and rare in a test file: a tag (`!!float 1` is
+    // 1 to js-yaml, the text "1" to the yaml package), a tab between tokens (`- \t&a x`, a line of a
+    // tab under `a:`). Such a text is checked by the yaml package too.
+    full = parsed(text);
+    const errors = documentErrors(file, full);
+    if (errors.length > 0) return errors;
+  }
+  const { value, caseOffsets } = loaded;
   let starts: number[] | undefined;
   return {
     file,
     value,
     position(path, at = 'value') {
-      // A sequence item the quick reader recorded needs no Document.
-      const last = path[path.length - 1];
-      if (quick !== undefined && at === 'value' && typeof last === 'number') {
-        let owner: unknown = quick.value;
-        for (const part of path.slice(0, -1)) owner = childOf(owner, part);
-        const offset = Array.isArray(owner) ? quick.itemOffsets.get(owner)?.[last] : undefined;
-        if (offset !== undefined) {
-          starts ??= lineStarts(text);
-          return positionIn(starts, offset);
-        }
+      // A case (a mapping item of the top-level cases) needs no Document.
+      const offset =
+        path.length === 2 && path[0] === 'cases' && at === 'value' && typeof path[1] === 'number' ? caseOffsets[path[1]] : undefined;
+      if (offset !== undefined && offset >= 0) {
+        starts ??= lineStarts(text);
+        return positionIn(starts, offset);
       }
       full ??= parsed(text);
       const { line, col } = full.lines.linePos(offsetIn(full.doc, path, at));

@@ -21,6 +21,16 @@ const BARRAGE: readonly { name: string; text: string; errors: string[] }[] = [
     errors: ['2:1: invalid YAML: Map keys must be unique'],
   },
   {
+    name: 'null-key',
+    text: `tenant: acme\ncases:\n  - ${CASE}\nentities:\n  null: {type: user, id: u}\n`,
+    errors: ['5:3: invalid YAML: a key is missing or null: write the key, in quotes if it is the text "null" or "~"'],
+  },
+  {
+    name: 'yaml-1.1-tag',
+    text: `tenant: acme\ncases:\n  - ${CASE.replace('id: d}', 'id: !!timestamp 2026-11-24}')}\n`,
+    errors: ['3:90: invalid YAML: unknown scalar tag !<tag:yaml.org,2002:timestamp>'],
+  },
+  {
     name: 'two-documents',
     text: `cases:\n  - ${CASE}\n---\ncases: []\n`,
     errors: ['3:1: invalid YAML: a test file holds one YAML document'],
