@@ -26,6 +26,13 @@ interface KindDefinition {
 }
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+/** The code of the first lint finding (the Warning condition's reason; docs/testing.md#lint): empty when clean. */
+const WARNING: PrinterColumn = {
+  name: 'Warning',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Warning")].reason',
+  description: 'The first lint finding (kubectl describe shows them all)',
+};
 
 /** The kinds we own, in the order `make crds` writes them. */
 export const KINDS: readonly KindDefinition[] = [
@@ -45,6 +52,7 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Resource', type: 'string', jsonPath: '.spec.resourceType' },
       { name: 'Translation', type: 'string', jsonPath: '.status.translation.status', priority: 1 },
       { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+      WARNING,
       AGE,
     ],
   },
@@ -61,6 +69,7 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Token-Secret', type: 'string', jsonPath: '.status.tokenSecretName' },
       { name: 'Token-Issued', type: 'date', jsonPath: '.status.tokenIssuedAt' },
+      WARNING,
       AGE,
     ],
   },
@@ -86,6 +95,7 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Rolled-Out', type: 'string', jsonPath: '.status.conditions[?(@.type=="RolledOut")].status', priority: 1 },
       { name: 'Last-Sync', type: 'date', jsonPath: '.status.lastSync' },
       { name: 'ETag', type: 'string', jsonPath: '.status.etag', priority: 1 },
+      WARNING,
       AGE,
     ],
   },
@@ -102,6 +112,7 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Entities', type: 'integer', jsonPath: '.status.entityCount' },
       { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+      WARNING,
       AGE,
     ],
   },

@@ -21,7 +21,10 @@ const OBJECTS: ObjectState[] = [
     },
     {
       phase: 'Enforced',
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Compiled', message: 'ok' }],
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Compiled', message: 'ok' },
+        { type: 'Warning', status: 'True', reason: 'PropertiesPath', message: 'PropertiesPath: … Fix: …' },
+      ],
       translation: { status: 'Translated', generation: 2, rego: 'allow if { true }' },
     },
   ),
@@ -128,21 +131,21 @@ function fakeState(parts: Partial<StatusSource> = {}): StatusSource {
 describe('formatStatus', () => {
   it('lists rules, connectors, bundles, directories and problems as kubectl-like tables', async () => {
     expect(await formatStatus(fakeState())).toMatchInlineSnapshot(`
-      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   MESSAGE
-      acme        broken           Draft      Invalid    user                   document   Stale         actions must be a list
+      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   WARNING          MESSAGE
+      acme        broken           Draft      Invalid    user                   document   Stale                          actions must be a list
       acme        new              Draft      Pending    <none>                 <none>     Pending
-      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated
+      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated    PropertiesPath
 
-      NAMESPACE   NAME   PHASE    TOKEN ISSUED           TOKEN SECRET   BUNDLES     MESSAGE
+      NAMESPACE   NAME   PHASE    TOKEN ISSUED           TOKEN SECRET   BUNDLES     WARNING   MESSAGE
       acme        app    Active   2024-01-01T00:00:00Z   app-token      docs,more
       acme        idle   Active   <none>                 <none>         <none>
 
-      NAMESPACE   NAME   CONNECTOR   PHASE     REVISION   RULES    AGENTS   ROLLED OUT   DIGEST                 LAST SYNC              MESSAGE
-      acme        docs   app         Ready     4          1        1/2      False        sha256:0123456789ab…   2024-01-02T00:00:00Z   opa-2 is behind
+      NAMESPACE   NAME   CONNECTOR   PHASE     REVISION   RULES    AGENTS   ROLLED OUT   DIGEST                 LAST SYNC              WARNING   MESSAGE
+      acme        docs   app         Ready     4          1        1/2      False        sha256:0123456789ab…   2024-01-02T00:00:00Z             opa-2 is behind
       acme        more   app         Pending   <none>     <none>   <none>   <none>       <none>                 never
       One OPA per bundle (every bundle's roots are ["acl"]): configurations in /state/opa/<tenant>/<bundle>.yaml
 
-      NAMESPACE   NAME     PHASE   ENTITIES   MESSAGE
+      NAMESPACE   NAME     PHASE   ENTITIES   WARNING   MESSAGE
       acme        people   Ready   12
 
       FILE       DOCUMENT   NAME     PROBLEM
@@ -154,14 +157,14 @@ describe('formatStatus', () => {
   it('says when the manifests folder has no problems and leaves out empty sections', async () => {
     const rules = OBJECTS.filter((s) => s.kind === 'Rule');
     expect(await formatStatus(fakeState({ objects: () => rules, problems: async () => [] }))).toMatchInlineSnapshot(`
-      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   MESSAGE
-      acme        broken           Draft      Invalid    user                   document   Stale         actions must be a list
+      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   WARNING          MESSAGE
+      acme        broken           Draft      Invalid    user                   document   Stale                          actions must be a list
       acme        new              Draft      Pending    <none>                 <none>     Pending
-      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated
+      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated    PropertiesPath
 
-      NAMESPACE   NAME   PHASE   TOKEN ISSUED   TOKEN SECRET   BUNDLES   MESSAGE
+      NAMESPACE   NAME   PHASE   TOKEN ISSUED   TOKEN SECRET   BUNDLES   WARNING   MESSAGE
 
-      NAMESPACE   NAME   CONNECTOR   PHASE   REVISION   RULES   AGENTS   ROLLED OUT   DIGEST   LAST SYNC   MESSAGE
+      NAMESPACE   NAME   CONNECTOR   PHASE   REVISION   RULES   AGENTS   ROLLED OUT   DIGEST   LAST SYNC   WARNING   MESSAGE
 
       No problems in the manifests folder.
       "
@@ -176,6 +179,7 @@ describe('formatStatus', () => {
         Phase        Enforced
         Condition    subject.team == resource.team
         Ready        True Compiled: ok
+        Warning      True PropertiesPath: PropertiesPath: … Fix: …
         Translation  Translated (generation 2)
 
       allow if { true }

@@ -135,9 +135,14 @@ async function formatBundle(state: StatusSource, s: ObjectState): Promise<string
   ].join('\n');
 }
 
+/** The code of the object's first lint finding (its Warning condition's reason), as kubectl get shows it. */
+function warningCode(s: ObjectState): string {
+  return str(conditionOf(s, 'Warning')?.['reason'], '');
+}
+
 function rulesTable(rules: readonly ObjectState[]): string {
   return table(
-    ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'MESSAGE'],
+    ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'WARNING', 'MESSAGE'],
     rules.map((s) => {
       const spec = rec(s.raw['spec']);
       return [
@@ -149,6 +154,7 @@ function rulesTable(rules: readonly ObjectState[]): string {
         Array.isArray(spec['actions']) ? spec['actions'].join(',') : '',
         str(spec['resourceType']),
         translationState(s),
+        warningCode(s),
         readyMessage(s),
       ];
     }),
@@ -157,7 +163,7 @@ function rulesTable(rules: readonly ObjectState[]): string {
 
 function connectorsTable(connectors: readonly ObjectState[]): string {
   return table(
-    ['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'MESSAGE'],
+    ['NAMESPACE', 'NAME', 'PHASE', 'TOKEN ISSUED', 'TOKEN SECRET', 'BUNDLES', 'WARNING', 'MESSAGE'],
     connectors.map((s) => {
       const st = s.status ?? {};
       return [
@@ -167,6 +173,7 @@ function connectorsTable(connectors: readonly ObjectState[]): string {
         str(st['tokenIssuedAt']),
         str(st['tokenSecretName']),
         Array.isArray(st['bundles']) ? st['bundles'].join(',') || '<none>' : '<none>',
+        warningCode(s),
         readyMessage(s),
       ];
     }),
@@ -190,6 +197,7 @@ function bundleRow(s: ObjectState): Row {
     str(rolled?.['status']),
     digest.length > 19 ? `${digest.slice(0, 19)}…` : digest,
     str(st['lastSync'], 'never'),
+    warningCode(s),
     message,
   ];
 }
@@ -197,7 +205,7 @@ function bundleRow(s: ObjectState): Row {
 /** The bundles table, and where their OPA configurations are once there is a bundle. */
 function bundlesTable(bundles: readonly ObjectState[], stateDir: string): string {
   const text = table(
-    ['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'MESSAGE'],
+    ['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'WARNING', 'MESSAGE'],
     bundles.map(bundleRow),
   );
   if (bundles.length === 0) return text;
@@ -206,10 +214,10 @@ function bundlesTable(bundles: readonly ObjectState[], stateDir: string): string
 
 function directoriesTable(directories: readonly ObjectState[]): string {
   return table(
-    ['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'MESSAGE'],
+    ['NAMESPACE', 'NAME', 'PHASE', 'ENTITIES', 'WARNING', 'MESSAGE'],
     directories.map((s) => {
       const st = s.status ?? {};
-      return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), readyMessage(s)];
+      return [s.namespace, s.name, str(st['phase'], 'Pending'), str(st['entityCount']), warningCode(s), readyMessage(s)];
     }),
   );
 }

@@ -2,6 +2,7 @@
 // resource.properties.* (the request's shape, never there once properties are flattened) gets a
 // Warning condition and one Warning Event; fixing it removes the condition; a Bundle added later
 // changes another Rule's findings, and its status follows without an edit of its own.
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/service/index.ts';
 import {
@@ -67,6 +68,12 @@ describe.skipIf(!E2E_KUBECONFIG)(
         return found.length > 0 ? found : undefined;
       });
       expect(event?.message).toContain('read resource.ownerID instead');
+      // kubectl get shows the code in the CRD's Warning column.
+      const listed = spawnSync(process.env['KUBECTL'] || 'kubectl', ['--kubeconfig', E2E_KUBECONFIG ?? '', 'get', 'rules', '-n', ns], {
+        encoding: 'utf8',
+      });
+      expect(listed.stdout).toMatch(/^NAME\s+STATE\s+PHASE\s+SUBJECT\s+ACTIONS\s+RESOURCE\s+WARNING\s+AGE$/m);
+      expect(listed.stdout).toMatch(/^owners\s+Enforced\s+Enforced\s+user\s+.*\s+PropertiesPath\s+\S+$/m);
       // A clean Rule and the Bundle carry no Warning condition.
       expect(warningOf(await api.status('Rule', 'team-documents'))).toBeUndefined();
       expect((await api.status('Rule', 'team-documents'))['phase']).toBe('Enforced');
