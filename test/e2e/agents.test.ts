@@ -99,7 +99,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
     expect(row).toMatchObject({ Name: 'docs', Phase: 'Ready', Revision: 1, Agents: '3/3', 'Rolled-Out': 'True' });
     if (KUBECTL) {
       const printed = execFileSync('kubectl', ['--kubeconfig', E2E_KUBECONFIG as string, 'get', 'bundles', '-n', ns], { encoding: 'utf8' });
-      expect(printed).toMatch(/^NAME +CONNECTOR +PHASE +REVISION +RULES +AGENTS +LAST-SYNC +AGE$/m);
+      expect(printed).toMatch(/^NAME +CONNECTOR +PHASE +REVISION +RULES +AGENTS +LAST-SYNC +WARNING +AGE$/m);
       expect(printed).toMatch(/^docs +gateways +Ready +1 +1 +3\/3 +/m);
     }
 

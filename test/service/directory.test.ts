@@ -151,7 +151,7 @@ describe('Directory in standalone mode', () => {
         { type: 'Warning', status: 'True', reason: 'DirectoryPropertyUnread' },
       ],
     });
-    expect(statusCli()).toMatch(/^NAMESPACE +NAME +PHASE +ENTITIES +MESSAGE\nacme +people +Ready +3$/m);
+    expect(statusCli()).toMatch(/^NAMESPACE +NAME +PHASE +ENTITIES +WARNING +MESSAGE\nacme +people +Ready +3 +DirectoryPropertyUnread$/m);
 
     // A second Directory listing alice again (its name sorts after "people") and an invalid one.
     await t.write(
@@ -192,7 +192,7 @@ spec:
 
     const out = statusCli();
     expect(out).toMatch(/^acme +broken +Invalid +0 +spec\.entities\.0\.properties\.id: "id" is not a property/m);
-    expect(out).toMatch(/^acme +people +Ready +3$/m);
+    expect(out).toMatch(/^acme +people +Ready +3 +DirectoryPropertyUnread$/m);
     expect(out).toMatch(
       /^acme +staff +Conflict +1 +1 of 2 entities are also listed by a Directory whose name sorts first.*user "alice" \(Directory people\)/m,
     );
