@@ -131,8 +131,8 @@ const lintLogs = (h: Harness): Record<string, unknown>[] => h.logs.filter((l) =>
 
 describe('lint in the controller', () => {
   it('puts a Warning condition on a rule reading principal.properties, with one Event and one log line', async () => {
-    const h = await harness([...cleanTenant(), rule('todo', { condition: 'resource.properties.ownerID == principal.id' })]);
-    expect(h.warning('Rule', 'todo')).toMatchObject({
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'resource.properties.ownerID == principal.id' })]);
+    expect(h.warning('Rule', 'can-read-own')).toMatchObject({
       type: 'Warning',
       status: 'True',
       reason: 'PropertiesPath',
@@ -142,12 +142,12 @@ describe('lint in the controller', () => {
     });
     expect(h.events).toEqual([
       {
-        key: 'Rule/acme/todo',
+        key: 'Rule/acme/can-read-own',
         event: { type: 'Warning', reason: 'PropertiesPath', message: expect.stringContaining('read resource.ownerID instead') },
       },
     ]);
     expect(lintLogs(h)).toEqual([
-      expect.objectContaining({ level: 40, code: 'PropertiesPath', kind: 'Rule', namespace: NS, name: 'todo' }),
+      expect.objectContaining({ level: 40, code: 'PropertiesPath', kind: 'Rule', namespace: NS, name: 'can-read-own' }),
     ]);
     // Clean objects carry no Warning condition.
     for (const [kind, name] of [
@@ -161,7 +161,7 @@ describe('lint in the controller', () => {
   });
 
   it('writes nothing and reports nothing again when nothing changed', async () => {
-    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })]);
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'principal.properties.email == "x"' })]);
     const [writes, events] = [h.writes.length, h.events.length];
     await h.resync();
     expect(h.writes.length).toBe(writes);
@@ -170,14 +170,14 @@ describe('lint in the controller', () => {
   });
 
   it('removes the condition once the rule is fixed, and reports a finding that appears again', async () => {
-    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })]);
-    const was = h.warning('Rule', 'todo');
-    await h.put(rule('todo', { condition: 'principal.email == "x"' }, 2));
-    expect(h.warning('Rule', 'todo')).toBeUndefined();
-    expect(h.status('Rule', 'todo').conditions?.map((c) => c.type)).toEqual(['Ready']);
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'principal.properties.email == "x"' })]);
+    const was = h.warning('Rule', 'can-read-own');
+    await h.put(rule('can-read-own', { condition: 'principal.email == "x"' }, 2));
+    expect(h.warning('Rule', 'can-read-own')).toBeUndefined();
+    expect(h.status('Rule', 'can-read-own').conditions?.map((c) => c.type)).toEqual(['Ready']);
     expect(h.events).toHaveLength(1);
-    await h.put(rule('todo', { condition: 'principal.properties.email == "x"' }, 3));
-    expect(h.warning('Rule', 'todo')?.message).toBe(was?.message);
+    await h.put(rule('can-read-own', { condition: 'principal.properties.email == "x"' }, 3));
+    expect(h.warning('Rule', 'can-read-own')?.message).toBe(was?.message);
     expect(h.events).toHaveLength(2);
   });
 
@@ -226,12 +226,12 @@ describe('lint in the controller', () => {
   it('reports a finding once while its status cannot be written', async () => {
     const h = await harness(cleanTenant());
     h.failWrites(true);
-    await h.put(rule('todo', { condition: 'principal.properties.email == "x"' }));
+    await h.put(rule('can-read-own', { condition: 'principal.properties.email == "x"' }));
     await h.resync();
-    expect(h.warning('Rule', 'todo')).toBeUndefined();
+    expect(h.warning('Rule', 'can-read-own')).toBeUndefined();
     h.failWrites(false);
     await h.resync();
-    expect(h.warning('Rule', 'todo')?.reason).toBe('PropertiesPath');
+    expect(h.warning('Rule', 'can-read-own')?.reason).toBe('PropertiesPath');
     expect(h.events).toHaveLength(1);
   });
 
@@ -241,12 +241,12 @@ describe('lint in the controller', () => {
   });
 
   it('writes and reports nothing as a follower; a new leader reports only what status does not record yet', async () => {
-    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })], { leading: false });
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'principal.properties.email == "x"' })], { leading: false });
     expect(h.writes).toEqual([]);
     expect(h.events).toEqual([]);
     h.setLeading(true);
     await h.resync();
-    expect(h.warning('Rule', 'todo')?.reason).toBe('PropertiesPath');
+    expect(h.warning('Rule', 'can-read-own')?.reason).toBe('PropertiesPath');
     expect(h.events).toHaveLength(1);
     // A restart (a controller that remembers nothing) over the statuses written: no second Event.
     const again = await harness([...h.objects.values()]);
@@ -255,8 +255,8 @@ describe('lint in the controller', () => {
   });
 
   it('is off unless asked for', async () => {
-    const h = await harness([...cleanTenant(), rule('todo', { condition: 'principal.properties.email == "x"' })], { lint: false });
-    expect(h.warning('Rule', 'todo')).toBeUndefined();
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'principal.properties.email == "x"' })], { lint: false });
+    expect(h.warning('Rule', 'can-read-own')).toBeUndefined();
     expect(h.events).toEqual([]);
   });
 });

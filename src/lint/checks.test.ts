@@ -30,7 +30,7 @@ describe('PropertiesPath', () => {
   it('finds conditions written in the request shape, and names the flattened path', () => {
     const findings = lintObjects([
       ...clean(),
-      rule('todo', { condition: 'resource.properties.ownerID == principal.properties["email"] && "x" in principal.properties' }),
+      rule('can-read-own', { condition: 'resource.properties.ownerID == principal.properties["email"] && "x" in principal.properties' }),
     ]).filter((f) => f.code === 'PropertiesPath');
     expect(findings.map((f) => [f.message.split(',')[0], f.hint])).toEqual([
       ['the condition reads resource.properties.ownerID', 'read resource.ownerID instead'],
