@@ -148,13 +148,22 @@ function bundlesToRebuild(s: DrainState, done: readonly Outcome[], seen: Set<str
 }
 
 /** Lints the tenants of the keys this drain reconciled. */
-function lintTouched(s: DrainState, lint: DrainLinter, outcomes: Outcomes): Promise<LintPass> {
+/**
+ * Lint never decides anything: a failure of it (a check, an Event) is logged and the drain's status
+ * writes go on without Warning conditions, as the webhook admits without warnings.
+ */
+async function lintTouched(s: DrainState, lint: DrainLinter, outcomes: Outcomes): Promise<LintPass | undefined> {
   const reconciled = new Set([...outcomes].filter(([, o]) => o.outcome.status !== undefined).map(([text]) => text));
-  return lint.pass(
-    [...outcomes.values()].map((o) => o.key),
-    reconciled,
-    s.deps,
-  );
+  try {
+    return await lint.pass(
+      [...outcomes.values()].map((o) => o.key),
+      reconciled,
+      s.deps,
+    );
+  } catch (err) {
+    s.log.error({ err }, 'Failed to lint; statuses are written without Warning conditions');
+    return undefined;
+  }
 }
 
 /**

@@ -46,7 +46,10 @@ interface Harness {
 
 const textOf = (kind: Kind, name: string): string => `${kind}/${NS}/${name}`;
 
-async function harness(initial: SourceObject[], options: { leading?: boolean; lint?: boolean } = {}): Promise<Harness> {
+async function harness(
+  initial: SourceObject[],
+  options: { leading?: boolean; lint?: boolean; failEvents?: boolean } = {},
+): Promise<Harness> {
   const objects = new Map(initial.map((o) => [textOf(o.kind, o.metadata.name), o]));
   const writes: string[] = [];
   const events: { key: string; event: ObjectEvent }[] = [];
@@ -73,6 +76,7 @@ async function harness(initial: SourceObject[], options: { leading?: boolean; li
       if (o) objects.set(textOf(key.kind, key.name), { ...o, raw: { ...o.raw, status } });
     },
     recordEvent(obj, event) {
+      if (options.failEvents && event.type === 'Warning') throw new Error('the Events API is away');
       // Warnings only: tokens issued and bundles built are not under test.
       if (event.type === 'Warning') events.push({ key: textOf(obj.kind, obj.metadata.name), event });
     },
@@ -126,6 +130,19 @@ async function harness(initial: SourceObject[], options: { leading?: boolean; li
   };
   return h;
 }
+
+describe('a lint pass that fails', () => {
+  it('is logged, and the drain still writes its statuses (without Warning conditions)', async () => {
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'resource.properties.ownerID == principal.id' })], {
+      failEvents: true,
+    });
+    expect(h.status('Rule', 'can-read-own').phase).toBe('Enforced');
+    expect(h.warning('Rule', 'can-read-own')).toBeUndefined();
+    expect(h.logs).toContainEqual(
+      expect.objectContaining({ level: 50, msg: 'Failed to lint; statuses are written without Warning conditions' }),
+    );
+  });
+});
 
 const lintLogs = (h: Harness): Record<string, unknown>[] => h.logs.filter((l) => l['msg'] === 'Found a lint finding');
 
@@ -241,7 +258,9 @@ describe('lint in the controller', () => {
   });
 
   it('writes and reports nothing as a follower; a new leader reports only what status does not record yet', async () => {
-    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'principal.properties.email == "x"' })], { leading: false });
+    const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'principal.properties.email == "x"' })], {
+      leading: false,
+    });
     expect(h.writes).toEqual([]);
     expect(h.events).toEqual([]);
     h.setLeading(true);
