@@ -2,6 +2,7 @@
 // writes) always passes; a CREATE or UPDATE is refused with the problem its own spec has, in the words
 // of its status, or admitted with warnings (lint findings) short enough for kubectl to print whole.
 import { isObject } from '../api/index.ts';
+import { canonicalJson } from '../bundle/index.ts';
 import { REVIEW_API_VERSION, type Review } from './review.ts';
 import { type JudgedKind, type SpecProblem, specProblem } from './spec.ts';
 
@@ -31,16 +32,6 @@ function withNamespace(object: Readonly<Record<string, unknown>>, namespace: str
   return { ...object, metadata: { ...metadata, namespace } };
 }
 
-/** Whether two JSON values are equal (object keys in any order). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b))
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  if (!isObject(a) || !isObject(b)) return false;
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
-}
-
 /**
  * An UPDATE that leaves the spec as stored (labels, annotations, finalizers), or of an object being
  * deleted, is not judged: refusing it would not make a stored object valid (status says it is
@@ -50,7 +41,7 @@ function specUntouched(review: Review, raw: Readonly<Record<string, unknown>>): 
   if (review.operation !== 'UPDATE') return false;
   const metadata = isObject(raw['metadata']) ? raw['metadata'] : {};
   if (metadata['deletionTimestamp'] !== undefined) return true;
-  return review.oldObject !== undefined && sameJson(review.oldObject['spec'], raw['spec']);
+  return review.oldObject !== undefined && canonicalJson(review.oldObject['spec']) === canonicalJson(raw['spec']);
 }
 
 /** Refused with the spec's problem, or admitted; nothing but the object itself is looked at. */

@@ -136,7 +136,7 @@ describe('a lint pass that fails', () => {
     const h = await harness([...cleanTenant(), rule('can-read-own', { condition: 'resource.properties.ownerID == principal.id' })], {
       failEvents: true,
     });
-    expect(h.status('Rule', 'can-read-own').phase).toBe('Enforced');
+    expect(h.status('Rule', 'can-read-own').conditions?.find((c) => c.type === 'Ready')?.reason).toBe('Enforced');
     expect(h.warning('Rule', 'can-read-own')).toBeUndefined();
     expect(h.logs).toContainEqual(
       expect.objectContaining({ level: 50, msg: 'Failed to lint; statuses are written without Warning conditions' }),

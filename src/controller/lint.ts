@@ -3,7 +3,7 @@
 // Warning condition; an object without findings carries none. A finding that appears is reported
 // once: a Warning Event (reason: its code) and a log line. Facts are cached per spec object by
 // src/lint, so a tenant of 10,000 rules costs its cross-object checks, in slices.
-import { Condition } from '../api/index.ts';
+import { Condition, isObject } from '../api/index.ts';
 import { type Finding, type LintKind, type LintObject, lintSteps } from '../lint/index.ts';
 import { drive } from '../work/slice.ts';
 import { kubeTime } from './conditions.ts';
@@ -35,15 +35,13 @@ export interface DrainLinter {
   pass(touched: Iterable<ObjectKey>, reconciled: ReadonlySet<string>, deps: ReconcileDeps): Promise<LintPass>;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** A finding as it identifies itself in a condition message: stable while the object's own facts are. */
 const identity = (f: Finding): string => `${f.code}: ${f.message}. Fix: `;
 
 /** The Warning condition a status recorded, if any. */
 function recordedWarning(status: unknown): Condition | undefined {
-  const conditions = isRecord(status) ? status['conditions'] : undefined;
-  const found = Array.isArray(conditions) ? conditions.find((c) => isRecord(c) && c['type'] === WARNING) : undefined;
+  const conditions = isObject(status) ? status['conditions'] : undefined;
+  const found = Array.isArray(conditions) ? conditions.find((c) => isObject(c) && c['type'] === WARNING) : undefined;
   const parsed = found === undefined ? undefined : Condition.safeParse(found);
   return parsed?.success ? parsed.data : undefined;
 }
@@ -66,7 +64,7 @@ function warningOf(findings: readonly Finding[], previous: Condition | undefined
 /** `status` with its Warning condition replaced by `warning` (or removed); the same object when nothing changes. */
 function replaceWarning(status: Status, warning: Condition | undefined): Status {
   const conditions = Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]) : undefined;
-  const kept = (conditions ?? []).filter((c) => !(isRecord(c) && c['type'] === WARNING));
+  const kept = (conditions ?? []).filter((c) => !(isObject(c) && c['type'] === WARNING));
   if (!warning && kept.length === (conditions?.length ?? 0)) return status;
   return { ...status, conditions: warning ? [...kept, warning] : kept };
 }
@@ -132,7 +130,7 @@ export function createDrainLinter(): DrainLinter {
         const next = warningOf(findings, was, obj.metadata.generation ?? 0, now);
         warnings.set(text, next);
         const recorded = obj.raw['status'];
-        if (!reconciled.has(text) && isRecord(recorded) && !sameWarning(was, next))
+        if (!reconciled.has(text) && isObject(recorded) && !sameWarning(was, next))
           rewrites.push({ key, status: replaceWarning(recorded, next) });
       }
       seen.set(tenant, after);

@@ -2,8 +2,8 @@
 // a Rule's condition compiled by the CEL front end (src/policy), and the few facts the checks read.
 // Sources replace an object's spec when it changes, so facts are cached on the spec object itself
 // (a WeakMap): a tenant of 10,000 rules is linted again at the cost of its cross-object checks only.
-import { BundleSpec, ConnectorSpec, Directory, RuleSpec } from '../api/index.ts';
-import { compileCondition, pathsOf, pathText } from '../policy/index.ts';
+import { BundleSpec, ConnectorSpec, Directory, isObject, RuleSpec } from '../api/index.ts';
+import { compileCondition, type Cond, pathsOf, pathText } from '../policy/index.ts';
 import { type NegatedPath, negatedOnly } from './negation.ts';
 
 export type LintKind = 'Rule' | 'Connector' | 'Bundle' | 'Directory';
@@ -63,7 +63,7 @@ export interface DirectoryFacts {
 
 export type Facts = RuleFacts | BundleFacts | ConnectorFacts | DirectoryFacts;
 
-/** What a condition tells lint, by condition text; undefined for a condition that does not compile. */
+/** What a compiled condition tells lint. */
 interface ConditionFacts {
   readonly key: string;
   readonly paths: ReturnType<typeof pathsOf>;
@@ -73,28 +73,25 @@ interface ConditionFacts {
 /** The facts of each spec object, with the kind they were made for; null: the spec is invalid. */
 const bySpec = new WeakMap<object, { kind: LintKind; facts: Facts | null }>();
 
-/** Conditions compiled before, by text (many rules share one); bounded, the oldest dropped first. */
-const byCondition = new Map<string, ConditionFacts | null>();
-const MAX_CONDITIONS = 20_000;
+/**
+ * Facts by compiled condition: compileCondition keeps its results by text (bounded, shared with the
+ * controllers), so the same text gives the same Cond and this needs no bound of its own.
+ */
+const byCondition = new WeakMap<Cond, ConditionFacts>();
 
+/** The facts of a condition's text; null when it does not compile. */
 function conditionFacts(text: string): ConditionFacts | null {
-  const known = byCondition.get(text);
-  if (known !== undefined) return known;
   const compiled = compileCondition(text);
-  const facts = compiled.ok
-    ? { key: JSON.stringify(compiled.cond), paths: pathsOf(compiled.cond), negated: negatedOnly(compiled.cond) }
-    : null;
-  if (byCondition.size >= MAX_CONDITIONS) byCondition.delete(byCondition.keys().next().value as string);
-  byCondition.set(text, facts);
+  if (!compiled.ok) return null;
+  const known = byCondition.get(compiled.cond);
+  if (known !== undefined) return known;
+  const facts = { key: JSON.stringify(compiled.cond), paths: pathsOf(compiled.cond), negated: negatedOnly(compiled.cond) };
+  byCondition.set(compiled.cond, facts);
   return facts;
 }
 
 /** The same as a rule without one: a condition `true` (whatever its spelling) is no condition. */
 const NO_CONDITION = JSON.stringify({ kind: 'const', value: true });
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Adds what one path reads to `reads`: a top-level key, or (the whole entity) every key. */
 function addRead(reads: Set<string> | 'all', keys: readonly (string | number)[]): Set<string> | 'all' {
@@ -177,7 +174,7 @@ function compute(kind: LintKind, spec: Record<string, unknown>): Facts | null {
 /** The facts of an object's spec as written; null when the spec is invalid (an error its status states, not lint). */
 export function factsOf(kind: LintKind, raw: Readonly<Record<string, unknown>>): Facts | null {
   const spec = raw['spec'];
-  if (!isRecord(spec)) return null;
+  if (!isObject(spec)) return null;
   const known = bySpec.get(spec);
   if (known && known.kind === kind) return known.facts;
   const facts = compute(kind, spec);

@@ -1,6 +1,7 @@
 // Lint: objects → findings. Objects are grouped by namespace (a tenant), each object's facts come
 // from the cache of facts.ts, every check of checks.ts runs over each tenant, and the findings come
 // back in one deterministic order. Pure: no clock, no I/O.
+import { isObject } from '../api/index.ts';
 import { CHECKS, type Draft } from './checks.ts';
 import { factsOf, type Facts, type LintKind } from './facts.ts';
 import { type Entry, type LintObject, tenantOf } from './tenant.ts';
@@ -28,9 +29,8 @@ const CHECK_RANK = new Map(CHECKS.map((c, i) => [c.code, i]));
 
 function ignoredCodes(raw: Readonly<Record<string, unknown>>): ReadonlySet<string> | undefined {
   const metadata = raw['metadata'];
-  const annotations = typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['annotations'] : undefined;
-  const value =
-    typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>)[ANNOTATION_LINT_IGNORE] : undefined;
+  const annotations = isObject(metadata) ? metadata['annotations'] : undefined;
+  const value = isObject(annotations) ? annotations[ANNOTATION_LINT_IGNORE] : undefined;
   return typeof value === 'string' ? new Set(value.split(/[\s,]+/).filter(Boolean)) : undefined;
 }
 
