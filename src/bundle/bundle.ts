@@ -52,10 +52,13 @@ export interface BundleSelection {
  * those whose subjectType or resourceType is listed (service spec 2.4).
  */
 export function selectRules(tenant: string, rules: readonly RuleModel[], selection: BundleSelection): RuleModel[] {
-  const types = selection.entityTypes && selection.entityTypes.length > 0 ? new Set(selection.entityTypes) : undefined;
-  return rules.filter(
-    (r) => r.namespace === tenant && r.state === 'Enforced' && (!types || types.has(r.subjectType) || types.has(r.resourceType)),
-  );
+  const types = new Set(selection.entityTypes ?? []);
+  return rules.filter((r) => r.namespace === tenant && r.state === 'Enforced' && entityTypesTake(types, r.subjectType, r.resourceType));
+}
+
+/** Whether an entityTypes filter takes a rule of these types: an empty filter takes every rule (lint asks too). */
+export function entityTypesTake(types: ReadonlySet<string>, subjectType: string, resourceType: string): boolean {
+  return types.size === 0 || types.has(subjectType) || types.has(resourceType);
 }
 
 function sha256(data: string | Uint8Array): string {

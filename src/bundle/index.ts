@@ -2,6 +2,7 @@ export {
   buildBundle,
   bundleRegoSteps,
   canonicalJson,
+  entityTypesTake,
   IN_THREAD_PACKER,
   inputDigestOf,
   packBundleFiles,

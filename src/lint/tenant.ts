@@ -1,6 +1,7 @@
 // One tenant as the checks see it: its valid objects with their facts (facts.ts), and what several
 // checks ask of the whole tenant (the types the rules use, what they read), worked out once per lint.
 // Objects come in any order (lint.ts sorts the findings), so nothing here sorts 10,000 rules.
+import { entityTypesTake } from '../bundle/index.ts';
 import type { BundleFacts, ConnectorFacts, DirectoryFacts, Facts, LintKind, Reads, RuleFacts } from './facts.ts';
 
 export interface LintObject {
@@ -77,7 +78,7 @@ export function tenantOf(namespace: string, entries: readonly Entry<Facts>[]): T
   return { namespace, rules, bundles, connectors, directories, ruleTypes, subjectTypes, resourceTypes, reads, directoryProperties };
 }
 
-/** Whether a Bundle puts a rule in its bundle (as bundle/selectRules does): entityTypes empty, or naming either type. */
+/** Whether a Bundle puts a rule in its bundle: a deployed rule its entityTypes take (bundle/selectRules' own test). */
 export function selects(bundle: BundleFacts, rule: RuleFacts): boolean {
-  return rule.deployed && (bundle.typeSet.size === 0 || bundle.typeSet.has(rule.subjectType) || bundle.typeSet.has(rule.resourceType));
+  return rule.deployed && entityTypesTake(bundle.typeSet, rule.subjectType, rule.resourceType);
 }
