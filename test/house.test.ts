@@ -76,7 +76,10 @@ describe('house rules', () => {
 
   it('links from the docs only to files that exist inside the repository', () => {
     const docs = [join(ROOT, 'README.md'), join(ROOT, 'CONTRIBUTING.md'), join(ROOT, 'test', 'README.md')].concat(
-      readdirSync(join(ROOT, 'docs')).map((f) => join(ROOT, 'docs', f)),
+      // Every Markdown page under docs/, sub-folders (docs/design/) included.
+      readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => join(ROOT, 'docs', f)),
     );
     const outside = docs.flatMap((file) => {
       const text = readFileSync(file, 'utf8');
