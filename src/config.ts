@@ -143,6 +143,8 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
   if (typeof listen === 'string') return { ok: false, message: `--listen: ${listen}` };
   const opsListen = parseAddress(r['ops-listen']);
   if (typeof opsListen === 'string') return { ok: false, message: `--ops-listen: ${opsListen}` };
+  const consoleListen = r['console-listen'] === '' ? undefined : parseAddress(r['console-listen']);
+  if (typeof consoleListen === 'string') return { ok: false, message: `--console-listen: ${consoleListen}` };
   const tls = tlsOf(r);
   if (!tls.ok) return tls;
   const webhook = webhookOf(r, tls.value);
@@ -156,6 +158,8 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
     stateDir: r['state-dir'],
     listen,
     opsListen,
+    consoleListen,
+    opa: r.opa,
     tls: tls.value,
     publicUrl: publicUrl.value,
     maxBodyBytes: r['max-body-bytes'],

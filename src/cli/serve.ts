@@ -45,6 +45,10 @@ export async function describeService(service: Service, config: Config): Promise
   );
   lines.push(`  API      ${service.apiUrl}${service.caFile ? `   (trust ${resolve(service.caFile)})` : '   (plain HTTP)'}`);
   lines.push(`  Ops      ${service.opsUrl}/metrics   ${service.opsUrl}/healthz   ${service.opsUrl}/readyz`);
+  if (service.console.url !== undefined)
+    lines.push(
+      `  Console  ${service.console.url}   (sign in with the admin key: cat ${shellQuote(resolve(service.console.adminKeyFile))}, or a tenant's API key)`,
+    );
   const problems = service.source.problems();
   if (problems.length > 0)
     lines.push(

@@ -128,6 +128,22 @@ export const FLAGS = {
     section: 'common',
     into: 'logLevel',
   },
+  'console-listen': {
+    arg: '<host:port>',
+    env: 'ACL_CONSOLE_LISTEN',
+    schema: z.string().default('127.0.0.1:8080'),
+    help: ['The console (docs/console.md), plain HTTP on loopback by default', '(default {default}); an empty value turns it off'],
+    section: 'common',
+    into: 'consoleListen',
+  },
+  opa: {
+    arg: '<binary>',
+    env: 'ACL_OPA',
+    schema: z.string().min(1).optional(),
+    help: ["An OPA binary the console's playground also decides with (default: none)"],
+    section: 'common',
+    into: 'opa',
+  },
   'decision-log': {
     arg: '<where>',
     env: 'ACL_DECISION_LOG',

@@ -56,6 +56,10 @@ export interface Config {
   readonly stateDir: string;
   readonly listen: Address;
   readonly opsListen: Address;
+  /** The console's listener; undefined: no console. */
+  readonly consoleListen: Address | undefined;
+  /** The OPA binary the console's playground decides with too; undefined: none. */
+  readonly opa: string | undefined;
   readonly tls: Tls;
   /** --public-url without a trailing slash, or undefined for the default. */
   readonly publicUrl: string | undefined;

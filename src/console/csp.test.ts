@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { SECURITY_HEADERS } from './index.ts';
+import { SECURITY_HEADERS } from './csp.ts';
 
 describe('the console security headers', () => {
   it('are the ones of the design', () => {
     expect(SECURITY_HEADERS).toMatchInlineSnapshot(`
       {
         "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        "Referrer-Policy": "no-referrer",
+        "Cross-Origin-Opener-Policy": "same-origin",
+        "Cross-Origin-Resource-Policy": "same-origin",
+        "Referrer-Policy": "same-origin",
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
       }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCsrf, sameOrigin } from './index.ts';
+import { createCsrf, sameOrigin } from './csrf.ts';
 
 const secret = new Uint8Array(32).fill(7);
 const session = 'A'.repeat(43);

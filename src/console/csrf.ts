@@ -48,7 +48,7 @@ function originOf(url: string): string | undefined {
  * Whether a state-changing request comes from a page of `expectedOrigin` (e.g. "http://127.0.0.1:8080"):
  * the Origin header when it names an origin, else Sec-Fetch-Site, else the Referer's origin. Refused when
  * none of them says same-origin. `Origin: null` names no origin: our own pages send it, because the
- * console's Referrer-Policy is no-referrer (Fetch: "serializing a request origin"), and so does a
+ * console once had Referrer-Policy no-referrer (Fetch: "serializing a request origin"), and so does a
  * sandboxed frame; the browser's Sec-Fetch-Site then tells the two apart.
  */
 export function sameOrigin(headers: RequestHeaders, expectedOrigin: string): boolean {

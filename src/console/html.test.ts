@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, type Html, html, type Interpolation, raw, renderHtml, safeHref } from './index.ts';
+import { escapeHtml, type Html, html, type Interpolation, raw, renderHtml, safeHref } from './html.ts';
 
 const text = (fragment: Html): string => renderHtml(fragment);
 

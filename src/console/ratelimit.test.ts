@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSignInLimiter, type SignInLimitOptions } from './index.ts';
+import { createSignInLimiter, type SignInLimitOptions } from './ratelimit.ts';
 
 function limiterAt(extra: Partial<SignInLimitOptions> = {}) {
   let nowMs = 5_000_000;

@@ -7,7 +7,7 @@ import {
   type SessionOptions,
   sessionCookie,
   sessionIdOf,
-} from './index.ts';
+} from './session.ts';
 
 const MINUTE = 60_000;
 const acme: Principal = { kind: 'tenant', tenant: 'acme' };

@@ -27,6 +27,8 @@ export interface RecentDecisions {
   /** Keys added to since the last call (for writing them out), cleared by the call. */
   takeChanged(): string[];
   forget(key: string): void;
+  /** Decisions added since start: moves with every one (the console's live updates). */
+  count(): number;
   /** Loads decisions written out earlier (newest first). */
   restore(key: string, decisions: readonly RecentDecision[]): void;
 }
@@ -45,6 +47,7 @@ export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecis
     list: (key) => rings.newestFirst(key).map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) })),
     takeChanged: () => rings.takeChanged(),
     forget: (key) => rings.forget(key),
+    count: () => rings.added(),
     restore(key, decisions) {
       for (const d of [...decisions].slice(0, capacity).reverse())
         rings.load(key, { ...d, input: bounded(d.input), result: bounded(d.result) });

@@ -50,6 +50,8 @@ export interface Core {
   /** Attached once created; keys enqueued before then are dropped (the first list enqueues every key). */
   controller: Controller | undefined;
   readonly enqueue: (key: ObjectKey) => void;
+  /** Moves with every publish, agent change and status write: what the console's live updates follow. */
+  changes: number;
 }
 
 /** The core of a mode: nothing listens or runs yet. */
@@ -63,13 +65,15 @@ export function createCore(config: Config, options: CommonOptions): Core {
     ready: false,
     controller: undefined,
     enqueue: (key) => core.controller?.enqueue(key),
+    changes: 0,
   };
+  core.store.onBundleChange(() => core.changes++);
   return core;
 }
 
 /** Starts the fleet loop (agents, recent decisions, decision log) over the core's store. */
 export function startCoreFleet(core: Core, options: CommonOptions): Fleet {
-  return startFleet({
+  const fleet = startFleet({
     config: core.config,
     store: core.store,
     metrics: core.metrics,
@@ -79,6 +83,8 @@ export function startCoreFleet(core: Core, options: CommonOptions): Fleet {
     ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
+  fleet.agents.onChange(() => core.changes++);
+  return fleet;
 }
 
 /** The controller options both modes give alike (each adds its source and its packer). */

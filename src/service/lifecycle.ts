@@ -76,6 +76,8 @@ export interface StopPlan extends Remaining {
   readonly http: Pick<Serving, 'closeApi' | 'closeOps'>;
   readonly activity: ActivityFlush;
   readonly controller: Controller;
+  /** Ends the console's live streams and closes its listener. */
+  readonly closeConsole?: () => Promise<void>;
 }
 
 /** Graceful stop: no new connections, held long polls answered, in-flight requests finished; safe to call twice. */
@@ -91,6 +93,7 @@ async function runStop(p: StopPlan): Promise<void> {
   p.core.ready = false;
   p.quiesce();
   p.activity.stopTimer();
+  await p.closeConsole?.();
   await p.http.closeApi();
   await p.activity.flushLogged();
   p.controller.stop();

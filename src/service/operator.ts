@@ -24,9 +24,13 @@ import { controllerBase, createCore, startCoreFleet, startCoreHttp, type CommonO
 import type { Listening } from './listeners.ts';
 import type { Serving } from './http.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
+import { countingWriter, startConsole } from './console.ts';
+import { adminKeyHashes } from '../kube/index.ts';
 
 export interface Operator extends Running {
   readonly identity: string;
+  /** The console's URL (undefined: --console-listen is empty). */
+  readonly consoleUrl: string | undefined;
   readonly source: KubeSource;
   readonly elector: LeaderElector;
   /** Sync activity → Bundle status lastSync now (the leader writes it), then waits for the queue. */
@@ -69,7 +73,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   const controller = createController({
     ...controllerBase(core, fleet, options),
     objects: cluster.source,
-    writer: cluster.source.writer,
+    writer: countingWriter(cluster.source.writer, () => core.changes++),
     leading: () => isLeading(cluster),
     packer: createThreadPacker(packingThread),
   });
@@ -105,6 +109,26 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     failure: 'Failed to record sync activity',
     everyMs: options.activityFlushMs ?? 30_000,
   });
+  let console: Awaited<ReturnType<typeof startConsole>>;
+  try {
+    console = await startConsole(
+      core,
+      fleet,
+      {
+        mode: 'kubernetes',
+        objects: cluster.source,
+        editor: { edit: async () => ({ ok: false, status: 500, message: 'TEMPORARY: the patcher is not merged yet' }) },
+        readTokenSecret: (ns, name) => cluster.source.writer.readTokenSecret(ns, name),
+        adminKeyHashes: () => adminKeyHashes(cluster.clients, cluster.namespace),
+      },
+      () => core.changes,
+    );
+  } catch (err) {
+    clearInterval(resync);
+    await serving.closeApi();
+    await closeRemaining({ ...remaining, release: () => releaseCluster(cluster, sharing, true) });
+    throw err;
+  }
   core.ready = true;
   core.log.info({ url: api.url, leader: isLeading(cluster), tenants: [...core.store.snapshot().tenants.keys()].length }, 'Serving');
 
@@ -112,6 +136,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     ...remaining,
     core,
     quiesce: () => clearInterval(resync),
+    closeConsole: console.close,
     activity,
     controller,
     // Released after the final status writes, so the next leader starts from them.
@@ -122,6 +147,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     opsUrl: serving.ops.url,
     caFile: api.caFile,
     identity: cluster.identity,
+    consoleUrl: console.url,
     store: core.store,
     source: cluster.source,
     controller,

@@ -12,6 +12,7 @@ import {
   type StateFolder,
 } from '../standalone/index.ts';
 import { createThreadPacker } from '../work/packer.ts';
+import { countingWriter } from './console.ts';
 import { createInlineThread } from '../work/inline.ts';
 import { createWorkerThread } from '../work/pool.ts';
 
@@ -29,6 +30,8 @@ export interface PipelineOptions {
   readonly inline?: boolean;
   /** The controller's options (store, log, clock, metrics, agents, randomness); its packer is this pipeline's. */
   readonly controller: Omit<ControllerOptions, 'objects' | 'writer' | 'packer'>;
+  /** Called after each status or token Secret write (the console's live updates follow them). */
+  readonly onStatusWrite?: () => void;
 }
 
 export interface Pipeline {
@@ -60,7 +63,7 @@ export function createPipeline(o: PipelineOptions): Pipeline {
   const created = createController({
     ...o.controller,
     objects: source,
-    writer: source.writer,
+    writer: o.onStatusWrite ? countingWriter(source.writer, o.onStatusWrite) : source.writer,
     packer: createThreadPacker(packingThread),
   });
   controller = created;

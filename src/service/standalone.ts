@@ -8,11 +8,14 @@ import { gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { keepOpaConfigs, keepTokenFiles } from './opa-files.ts';
 import { folderActivity, restoreActivity } from './persist.ts';
 import { createPipeline } from './pipeline.ts';
+import { adminKeyFileHashes, ensureAdminKeyFile, startConsole, type ConsoleServing } from './console.ts';
 
 export interface Service extends Running {
   readonly state: StateFolder;
   readonly source: FolderSource;
   readonly longPolls: LongPolls;
+  /** The console's URL (undefined: --console-listen is empty) and its admin key file. */
+  readonly console: { readonly url: string | undefined; readonly adminKeyFile: string };
   /** Writes sync activity, agents and recent decisions to the state folder and refreshes bundle status now. */
   flushActivity(): Promise<void>;
 }
@@ -48,6 +51,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     settleMs: options.settleMs ?? folder.settleMs,
     timings: { debounceMs: options.debounceMs, confirmDeleteMs: options.confirmDeleteMs, racyWindowMs: options.racyWindowMs },
     controller: controllerBase(core, fleet, options),
+    onStatusWrite: () => core.changes++,
   });
   const { source, controller } = pipeline;
   core.controller = controller;
@@ -69,6 +73,19 @@ export async function startService(config: Config, options: ServiceOptions = {})
     eachTick: tokens.repair,
   });
   const api = await serving.listenApi(config.tls);
+  const adminKeyFile = await ensureAdminKeyFile(config.stateDir);
+  const console: ConsoleServing = await startConsole(
+    core,
+    fleet,
+    {
+      mode: 'standalone',
+      objects: source,
+      editor: { edit: async () => ({ ok: false, status: 500, message: 'TEMPORARY: the manifest editor is not merged yet' }) },
+      readTokenSecret: (ns, name) => source.writer.readTokenSecret(ns, name),
+      adminKeyHashes: () => adminKeyFileHashes(adminKeyFile),
+    },
+    () => core.changes,
+  );
   const unsubscribeOpa = await keepOpaConfigs(state, store, api, log);
   core.ready = true;
   log.info({ url: api.url, tenants: [...store.snapshot().tenants.keys()], problems: source.problems().length }, 'Serving');
@@ -80,6 +97,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       tokens.close();
       unsubscribeOpa();
     },
+    closeConsole: console.close,
     http: serving,
     activity,
     controller,
@@ -95,6 +113,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     source,
     controller,
     longPolls: serving.longPolls,
+    console: { url: console.url, adminKeyFile },
     metrics: core.metrics,
     fleet,
     flushActivity: activity.flush,

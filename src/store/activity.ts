@@ -24,6 +24,8 @@ export interface ActivityLog {
   /** Keys recorded since the last call (for writing them out), cleared by the call. */
   takeChanged(): string[];
   forget(key: string): void;
+  /** Records taken since start: moves with every request recorded (the console's live updates). */
+  count(): number;
   /** Loads earlier records (newest first), e.g. from the state folder at start. */
   restore(key: string, entries: readonly SyncRecord[]): void;
 }
@@ -47,6 +49,7 @@ export function createActivityLog(capacity = 100): ActivityLog {
       return ms === undefined ? undefined : new Date(ms).toISOString();
     },
     takeChanged: () => rings.takeChanged(),
+    count: () => rings.added(),
     forget(key) {
       rings.forget(key);
       lastSyncMs.delete(key);

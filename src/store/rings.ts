@@ -12,12 +12,15 @@ export interface KeyedRings<T> {
   /** Keys added to since the last call (for writing them out), cleared by the call. */
   takeChanged(): string[];
   forget(key: string): void;
+  /** Items added since the rings were made (moves with every add; loads do not count). */
+  added(): number;
 }
 
 /** Rings of at most `capacity` items per key, overwriting the oldest. */
 export function createKeyedRings<T>(capacity: number): KeyedRings<T> {
   const rings = new Map<string, { items: T[]; next: number }>();
   const changed = new Set<string>();
+  let added = 0;
   const load = (key: string, item: T): void => {
     let r = rings.get(key);
     if (!r) {
@@ -32,7 +35,9 @@ export function createKeyedRings<T>(capacity: number): KeyedRings<T> {
     add(key, item) {
       load(key, item);
       changed.add(key);
+      added++;
     },
+    added: () => added,
     load,
     newestFirst(key) {
       const r = rings.get(key);

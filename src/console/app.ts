@@ -1,0 +1,213 @@
+// The console's HTTP side (docs/console.md): Express on its own listener. Every response carries the
+// security headers; every page but sign-in needs a session; every POST needs the session's CSRF token
+// and a same-origin request; a tenant's key sees only its tenant, and only an admin acts. Keys never
+// travel in a URL and are never logged.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { SECURITY_HEADERS } from './csp.ts';
+import { createCsrf, sameOrigin } from './csrf.ts';
+import type { ConsoleDeps } from './deps.ts';
+import { type Html, html, renderHtml } from './html.ts';
+import { notice, page } from './layout.ts';
+import { createLiveHub, type LiveHub } from './live.ts';
+import { consoleUrl } from './paths.ts';
+import { ROUTES } from './pages/index.ts';
+import { type Flash, type PageAnswer, type PageRequest } from './routes.ts';
+import { createSessionStore, type Session, sessionIdOf } from './session.ts';
+import { signInRoutes, type SignIn } from './signin.ts';
+import { STYLE } from './assets/style.ts';
+import { SCRIPT } from './assets/script.ts';
+import { maySee, visibleTenants } from './view.ts';
+
+export interface ConsoleApp {
+  readonly handler: RequestListener;
+  readonly live: LiveHub;
+  /** Ends the live streams (before the listener closes). */
+  close(): void;
+}
+
+export interface ConsoleAppOptions {
+  /** Moves whenever something a page shows may have changed (live updates). */
+  readonly version: () => string;
+  /** Cookies get `Secure` (the console is served over TLS). */
+  readonly secure?: boolean;
+}
+
+const MAX_FORM_BYTES = 256 * 1024;
+
+function asset(text: string, type: string, ext: string): { path: string; body: Buffer; type: string } {
+  const body = Buffer.from(text, 'utf8');
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
+  return { path: `/assets/console-${hash}.${ext}`, body, type };
+}
+
+function originOf(req: IncomingMessage): string {
+  return `http://${req.headers.host ?? 'localhost'}`;
+}
+
+export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions): ConsoleApp {
+  const secure = options.secure ?? false;
+  const sessions = createSessionStore({ now: deps.now, random: deps.random });
+  const csrf = createCsrf(deps.random(32));
+  const flashes = new Map<string, Flash>();
+  const css = asset(STYLE, 'text/css; charset=utf-8', 'css');
+  const js = asset(SCRIPT, 'text/javascript; charset=utf-8', 'js');
+  const assets = { css: consoleUrl(css.path.slice(1).split('/')), js: consoleUrl(js.path.slice(1).split('/')) };
+  const live = createLiveHub({ version: options.version, alive: (id) => sessions.get(id) !== undefined });
+  const log = deps.log;
+
+  const send = (res: Response, status: number, body: Html, extra: Record<string, string> = {}): void => {
+    res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', ...extra });
+    res.send(renderHtml(body));
+  };
+  const problem = (res: Response, status: number, title: string, message: string, session?: Session): void => {
+    const principal = session?.principal;
+    send(
+      res,
+      status,
+      page({
+        title,
+        assets,
+        body: html`<h1>${title}</h1>${notice(status >= 500 ? 'bad' : 'warn', message)}<p><a href="${consoleUrl([])}">Back to the overview</a></p>`,
+        ...(principal ? { principal, csrf: csrf.token(session.id) } : {}),
+      }),
+    );
+  };
+  const sessionOf = (req: Request): Session | undefined => {
+    const id = sessionIdOf(req.headers.cookie);
+    return id === undefined ? undefined : sessions.get(id);
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((_req, res, next) => {
+    res.set(SECURITY_HEADERS);
+    next();
+  });
+  app.get('/', (_req, res) => res.redirect(303, '/console/'));
+  const router = express.Router({ strict: false });
+  app.use('/console', router);
+  for (const a of [css, js]) {
+    router.get(a.path, (_req, res) => {
+      res.set({ 'Content-Type': a.type, 'Cache-Control': 'public, max-age=31536000, immutable' }).send(a.body);
+    });
+  }
+  router.use(express.urlencoded({ extended: false, limit: MAX_FORM_BYTES, parameterLimit: 200 }));
+
+  const signIn: SignIn = { deps, sessions, csrf, assets, secure, originOf, send, problem };
+  signInRoutes(router, signIn);
+
+  // Everything below needs a session.
+  router.use((req, res, next) => {
+    const session = sessionOf(req);
+    if (session) {
+      res.locals['session'] = session;
+      next();
+      return;
+    }
+    if (req.method === 'GET' && req.headers['x-console-live'] === undefined && req.path !== '/events') {
+      const nextUrl = `/console${req.path}`;
+      res.redirect(303, `/console/signin?${new URLSearchParams({ next: nextUrl }).toString()}`);
+      return;
+    }
+    problem(res, 401, 'Signed out', 'Sign in again: the session ended or was never started.');
+  });
+  router.get('/events', (_req, res) => live.open(res, (res.locals['session'] as Session).id));
+  // CSRF: every POST carries the session's token and comes from our own origin.
+  router.post(/.*/, (req, res, next) => {
+    const session = res.locals['session'] as Session;
+    const body = req.body as Record<string, unknown> | undefined;
+    const token = typeof body?.['_csrf'] === 'string' ? body['_csrf'] : undefined;
+    if (!sameOrigin(req.headers, originOf(req)) || !csrf.verify(session.id, token)) {
+      log.warn({ path: req.path, module: 'console' }, 'Refused a console action without a valid CSRF token or from another origin');
+      problem(res, 403, 'Refused', 'This form is out of date or came from another site. Reload the page and try again.', session);
+      return;
+    }
+    next();
+  });
+
+  for (const route of ROUTES) {
+    const handler = async (req: Request, res: Response): Promise<void> => {
+      const session = res.locals['session'] as Session;
+      const snapshot = deps.store.snapshot();
+      const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
+      const tenant = params['tenant'];
+      if (
+        tenant !== undefined &&
+        (!maySee(session.principal, tenant) || !visibleTenants(session.principal, deps.objects, snapshot).includes(tenant))
+      ) {
+        problem(res, 404, 'Not found', `There is no tenant ${tenant} here.`, session);
+        return;
+      }
+      if (route.action && session.principal.kind !== 'admin') {
+        problem(res, 403, 'Admin only', "Actions need the console's admin key; a tenant's API key can read, not change.", session);
+        return;
+      }
+      const flash = req.method === 'GET' && req.headers['x-console-live'] === undefined ? flashes.get(session.id) : undefined;
+      if (flash) flashes.delete(session.id);
+      const request: PageRequest = {
+        principal: session.principal,
+        csrf: csrf.token(session.id),
+        tenant,
+        params,
+        query: new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : ''),
+        form: req.method === 'POST' ? new URLSearchParams(Object.entries((req.body ?? {}) as Record<string, string>)) : undefined,
+        deps,
+        snapshot,
+        nowMs: deps.now(),
+        flash,
+      };
+      const answer: PageAnswer = await route.handle(request);
+      if (answer.kind === 'redirect') {
+        if (answer.flash) flashes.set(session.id, answer.flash);
+        res.redirect(303, answer.to.toString());
+      } else if (answer.kind === 'problem') problem(res, answer.status, answer.title, answer.message, session);
+      else {
+        const body = flash ? html`${notice(flash.tone, flash.text)}${answer.body}` : answer.body;
+        const tenants = visibleTenants(session.principal, deps.objects, snapshot);
+        send(
+          res,
+          answer.status ?? 200,
+          page({
+            title: answer.title,
+            body,
+            principal: session.principal,
+            csrf: request.csrf,
+            assets,
+            tenants,
+            ...(tenant ? { tenant } : {}),
+            ...(answer.nav ? { nav: answer.nav } : {}),
+          }),
+        );
+      }
+    };
+    const wrapped = (req: Request, res: Response, next: NextFunction): void => {
+      handler(req, res).catch(next);
+    };
+    if (route.method === 'GET') router.get(route.path, wrapped);
+    else router.post(route.path, wrapped);
+  }
+  router.use((req, res) =>
+    problem(res, 404, 'Not found', `There is no page ${req.path} in the console.`, res.locals['session'] as Session | undefined),
+  );
+  // A body parser's refusal (too large, malformed) or a page that threw: a page that says so, never a stack.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status =
+      typeof err === 'object' && err !== null && 'status' in err && typeof err.status === 'number' && err.status < 500 ? err.status : 500;
+    if (status === 500) log.error({ err, path: req.path, module: 'console' }, 'A console page failed');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const message =
+      status === 413
+        ? `The form is larger than ${MAX_FORM_BYTES / 1024} KB.`
+        : status === 500
+          ? 'The console failed on this page; the log says why.'
+          : 'The request could not be read.';
+    problem(res, status, status === 500 ? 'Console error' : 'Bad request', message, res.locals['session'] as Session | undefined);
+  });
+  return { handler: app, live, close: () => live.close() };
+}

@@ -1,0 +1,5 @@
+// Every console route, page by page.
+import type { ConsoleRoute } from '../routes.ts';
+import { OVERVIEW_ROUTES } from './overview.ts';
+
+export const ROUTES: readonly ConsoleRoute[] = [...OVERVIEW_ROUTES];

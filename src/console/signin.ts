@@ -1,0 +1,113 @@
+// Sign-in and sign-out (docs/console.md, "Access"). A key is posted in the form body (never a URL),
+// hashed, and looked up: an admin key (Secrets labelled acl.policyagent.dev/console-admin) opens every
+// tenant, a tenant's API key opens that tenant. Attempts are rate-limited per client IP and overall;
+// the key is never logged, only whether it opened something.
+import type { IncomingMessage } from 'node:http';
+import type { Request, Response, Router } from 'express';
+import { hashToken } from '../auth/index.ts';
+import type { Csrf } from './csrf.ts';
+import { sameOrigin } from './csrf.ts';
+import type { ConsoleDeps } from './deps.ts';
+import { type Html, html, safeHref, type Url } from './html.ts';
+import { notice, page } from './layout.ts';
+import { consoleUrl } from './paths.ts';
+import { createSignInLimiter } from './ratelimit.ts';
+import { clearedSessionCookie, type Principal, type Session, type SessionStore, sessionCookie, sessionIdOf } from './session.ts';
+
+export interface SignIn {
+  readonly deps: ConsoleDeps;
+  readonly sessions: SessionStore;
+  readonly csrf: Csrf;
+  readonly assets: { readonly css: Url; readonly js: Url };
+  readonly secure: boolean;
+  originOf(req: IncomingMessage): string;
+  send(res: Response, status: number, body: Html, extra?: Record<string, string>): void;
+  problem(res: Response, status: number, title: string, message: string, session?: Session): void;
+}
+
+/** Where to go after sign-in: a console page only (never another site: no open redirect). */
+function nextOf(value: unknown): Url {
+  if (typeof value === 'string' && /^\/console\/[A-Za-z0-9._~%/?=&-]*$/.test(value) && !value.includes('//')) {
+    const url = safeHref(value);
+    if (url) return url;
+  }
+  return consoleUrl([]);
+}
+
+function form(s: SignIn, next: Url, message: Html | undefined): Html {
+  return page({
+    title: 'Sign in',
+    assets: s.assets,
+    body: html`<div class="signin card">
+      <h1>Sign in to the console</h1>
+      ${message ?? ''}
+      <form method="post" action="${consoleUrl(['signin'])}">
+        <input type="hidden" name="next" value="${next.toString()}" />
+        <label for="key">Key</label>
+        <input id="key" name="key" type="password" autocomplete="off" spellcheck="false" required autofocus aria-describedby="key-help" />
+        <p id="key-help" class="muted">The admin key (every tenant, actions allowed), or a tenant's API key (that tenant, read only).
+          ${s.deps.mode === 'standalone' ? 'Standalone mode keeps its admin key in the state folder: console-admin-key.' : 'Admin keys are Secrets labelled acl.policyagent.dev/console-admin: "true" in the operator\'s namespace.'}</p>
+        <p><button type="submit" class="primary">Sign in</button></p>
+      </form>
+    </div>`,
+  });
+}
+
+export function signInRoutes(router: Router, s: SignIn): void {
+  const limiter = createSignInLimiter({ now: s.deps.now });
+  const log = s.deps.log;
+
+  router.get('/signin', (req: Request, res: Response) => {
+    s.send(res, 200, form(s, nextOf(req.query['next']), undefined));
+  });
+
+  router.post('/signin', async (req: Request, res: Response) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const next = nextOf(body['next']);
+    // Login CSRF: a foreign page must not sign a browser in with the attacker's key.
+    if (!sameOrigin(req.headers, s.originOf(req))) {
+      s.problem(res, 403, 'Refused', 'This sign-in form came from another site.');
+      return;
+    }
+    const ip = req.socket.remoteAddress ?? 'unknown';
+    const verdict = limiter.attempt(ip);
+    if (!verdict.ok) {
+      log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: too many attempts');
+      s.send(res, 429, form(s, next, notice('bad', `Too many sign-in attempts. Try again in ${verdict.retryAfterSeconds} s.`)), {
+        'Retry-After': String(verdict.retryAfterSeconds),
+      });
+      return;
+    }
+    const key = typeof body['key'] === 'string' ? body['key'].trim() : '';
+    const principal = key === '' ? undefined : await principalOf(s.deps, key);
+    if (!principal) {
+      log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: the key opens nothing');
+      s.send(res, 401, form(s, next, notice('bad', 'That key opens nothing here: neither an admin key nor an API key of a tenant.')));
+      return;
+    }
+    const session = s.sessions.create(principal);
+    log.info(
+      { module: 'console', clientIp: ip, principal: principal.kind === 'admin' ? 'admin' : `tenant ${principal.tenant}` },
+      'Console sign-in',
+    );
+    res.set('Set-Cookie', sessionCookie(session.id, s.secure));
+    res.redirect(303, next.toString());
+  });
+
+  router.post('/signout', (req: Request, res: Response) => {
+    const id = sessionIdOf(req.headers.cookie);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const token = typeof body['_csrf'] === 'string' ? body['_csrf'] : undefined;
+    if (id !== undefined && sameOrigin(req.headers, s.originOf(req)) && s.csrf.verify(id, token)) s.sessions.destroy(id);
+    res.set('Set-Cookie', clearedSessionCookie(s.secure));
+    res.redirect(303, '/console/signin');
+  });
+}
+
+/** Who a key signs in as: an admin, a tenant, or nobody. */
+async function principalOf(deps: ConsoleDeps, key: string): Promise<Principal | undefined> {
+  const hash = hashToken(key);
+  if ((await deps.adminKeyHashes()).has(hash)) return { kind: 'admin' };
+  const holder = deps.store.snapshot().apiKeys.get(hash);
+  return holder ? { kind: 'tenant', tenant: holder.tenant } : undefined;
+}

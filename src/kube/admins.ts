@@ -1,0 +1,20 @@
+// The console's admin keys in Kubernetes mode: Secrets labelled acl.policyagent.dev/console-admin:
+// "true" in the operator's namespace, key `token`. Read at each sign-in (sign-ins are rate-limited),
+// so a key added or deleted with kubectl counts at once; only their SHA-256 leaves this function.
+import { hashToken } from '../auth/index.ts';
+import { secretToken } from '../controller/index.ts';
+import type { KubeClients } from './client.ts';
+
+export const LABEL_CONSOLE_ADMIN = 'acl.policyagent.dev/console-admin';
+/** Shorter admin keys are ignored, as short API keys are. */
+const MIN_ADMIN_KEY_LENGTH = 16;
+
+export async function adminKeyHashes(clients: KubeClients, namespace: string): Promise<ReadonlySet<string>> {
+  const list = await clients.core.listNamespacedSecret({ namespace, labelSelector: `${LABEL_CONSOLE_ADMIN}=true` });
+  const hashes = new Set<string>();
+  for (const s of list.items) {
+    const token = secretToken({ data: s.data });
+    if (token !== undefined && token.length >= MIN_ADMIN_KEY_LENGTH) hashes.add(hashToken(token));
+  }
+  return hashes;
+}

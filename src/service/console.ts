@@ -1,0 +1,102 @@
+// The console's wiring, alike in both modes (docs/console.md): its own plain-HTTP listener (loopback by
+// default: port-forward in a cluster), what it reads, the editor its actions write through, its admin
+// keys, and the signal its live updates follow. Each mode hands in what only it knows.
+import { randomBytes } from 'node:crypto';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ConsoleDeps, createConsoleApp, type Mode } from '../console/index.ts';
+import type { ClusterWriter, ObjectEditor, ObjectReader, TokenSecret } from '../controller/index.ts';
+import { hashToken } from '../auth/index.ts';
+import { openOpa } from '../policytest/index.ts';
+import type { Core } from './core.ts';
+import type { Fleet } from './fleet.ts';
+import { listenOps } from './listeners.ts';
+
+export interface ConsoleSource {
+  readonly mode: Mode;
+  readonly objects: ObjectReader;
+  readonly editor: ObjectEditor;
+  readTokenSecret(namespace: string, connector: string): TokenSecret | undefined;
+  adminKeyHashes(): Promise<ReadonlySet<string>>;
+}
+
+export interface ConsoleServing {
+  /** The console's URL; undefined when --console-listen is empty. */
+  readonly url: string | undefined;
+  close(): Promise<void>;
+}
+
+/** Counts status writes, so live updates follow them too (a phase can change without a publish). */
+export function countingWriter(writer: ClusterWriter, onWrite: () => void): ClusterWriter {
+  return {
+    readTokenSecret: (ns, name) => writer.readTokenSecret(ns, name),
+    writeTokenSecret: async (owner, secret) => {
+      await writer.writeTokenSecret(owner, secret);
+      onWrite();
+    },
+    deleteTokenSecret: (ns, name) => writer.deleteTokenSecret(ns, name),
+    writeStatus: async (key, status) => {
+      await writer.writeStatus(key, status);
+      onWrite();
+    },
+    ...(writer.recordEvent ? { recordEvent: writer.recordEvent.bind(writer) } : {}),
+  };
+}
+
+/** Starts the console's listener (unless --console-listen is empty). A configured --opa that does not run stops the start. */
+export async function startConsole(core: Core, fleet: Fleet, source: ConsoleSource, changes: () => number): Promise<ConsoleServing> {
+  const address = core.config.consoleListen;
+  if (address === undefined) return { url: undefined, close: async () => {} };
+  const opa = core.config.opa === undefined ? undefined : await openOpa(core.config.opa);
+  if (typeof opa === 'string') throw new Error(opa);
+  const deps: ConsoleDeps = {
+    mode: source.mode,
+    store: core.store,
+    objects: source.objects,
+    agents: fleet.agents,
+    recent: fleet.recent,
+    log: core.log.child({ module: 'console' }),
+    now: () => core.now().getTime(),
+    random: (size) => new Uint8Array(randomBytes(size)),
+    adminKeyHashes: () => source.adminKeyHashes(),
+    editor: source.editor,
+    readTokenSecret: (ns, name) => source.readTokenSecret(ns, name),
+    opa,
+  };
+  const version = (): string => `${changes()}.${core.store.activity.count()}.${fleet.recent.count()}`;
+  const app = createConsoleApp(deps, { version });
+  const listening = await listenOps(app.handler, address);
+  core.log.info({ url: `${listening.url}/console/`, opa: opa?.version }, 'Console listening');
+  return {
+    url: `${listening.url}/console/`,
+    async close() {
+      app.close();
+      await new Promise<void>((resolve) => {
+        listening.server.close(() => resolve());
+        listening.server.closeAllConnections();
+      });
+    },
+  };
+}
+
+const ADMIN_KEY_FILE = 'console-admin-key';
+
+/**
+ * Standalone mode's admin key: `<state>/console-admin-key` (0600), made once with 32 random bytes and
+ * read again at every sign-in, so replacing the file changes the key. Returns its path.
+ */
+export async function ensureAdminKeyFile(stateDir: string): Promise<string> {
+  const path = join(stateDir, ADMIN_KEY_FILE);
+  try {
+    await writeFile(path, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  await chmod(path, 0o600);
+  return path;
+}
+
+export async function adminKeyFileHashes(path: string): Promise<ReadonlySet<string>> {
+  const key = (await readFile(path, 'utf8')).trim();
+  return new Set(key.length >= 16 ? [hashToken(key)] : []);
+}
