@@ -81,6 +81,8 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
 
   const app = express();
   app.disable('x-powered-by');
+  // Express's own error page shows a stack trace outside production: never here.
+  app.set('env', 'production');
   app.set('etag', false);
   app.use((_req, res, next) => {
     res.set(SECURITY_HEADERS);
@@ -207,7 +209,12 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
         : status === 500
           ? 'The console failed on this page; the log says why.'
           : 'The request could not be read.';
-    problem(res, status, status === 500 ? 'Console error' : 'Bad request', message, res.locals['session'] as Session | undefined);
+    try {
+      problem(res, status, status === 500 ? 'Console error' : 'Bad request', message, res.locals['session'] as Session | undefined);
+    } catch (again) {
+      log.error({ err: again, module: 'console' }, 'The console failed to render its error page');
+      res.status(status).type('text/plain').send(message);
+    }
   });
   return { handler: app, live, close: () => live.close() };
 }

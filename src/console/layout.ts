@@ -22,7 +22,7 @@ export interface Shell {
 }
 
 function link(href: Url, label: string, current: boolean): Html {
-  return html`<a href="${href}"${current ? raw(' aria-current="page"') : ''}>${label}</a>`;
+  return html`<a href="${href}"${current && raw(' aria-current="page"')}>${label}</a>`;
 }
 
 function navigation(s: Shell): Html {

@@ -65,3 +65,15 @@ describe('the sign-in limiter', () => {
     expect(attempts(limiter, 'b', 5).every((v) => v.ok)).toBe(true);
   });
 });
+
+describe('a right key', () => {
+  it('gives its token back, so only wrong keys count against the limit', () => {
+    const limiter = createSignInLimiter({ now: () => 0 });
+    for (let i = 0; i < 20; i++) {
+      expect(limiter.attempt('10.0.0.1').ok).toBe(true);
+      limiter.succeeded('10.0.0.1');
+    }
+    for (let i = 0; i < 5; i++) expect(limiter.attempt('10.0.0.1').ok).toBe(true);
+    expect(limiter.attempt('10.0.0.1').ok).toBe(false);
+  });
+});

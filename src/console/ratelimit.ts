@@ -23,6 +23,8 @@ export type Verdict = { readonly ok: true } | { readonly ok: false; readonly ret
 export interface SignInLimiter {
   /** Counts one sign-in attempt from `ip` when both buckets allow it; a refused attempt takes nothing. */
   attempt(ip: string): Verdict;
+  /** The attempt of `ip` used a right key: its token comes back (only wrong keys count against the limit). */
+  succeeded(ip: string): void;
   /** How many IPs are tracked now. */
   trackedIps(): number;
 }
@@ -92,6 +94,12 @@ export function createSignInLimiter(options: SignInLimitOptions): SignInLimiter 
       mine.units -= TOKEN;
       all.units -= TOKEN;
       return { ok: true };
+    },
+    succeeded(ip) {
+      // A right key gives its token back: the limit is on guessing, not on people signing in.
+      const mine = ips.get(ip);
+      if (mine) mine.units = Math.min(perIp.burst * TOKEN, mine.units + TOKEN);
+      all.units = Math.min(overall.burst * TOKEN, all.units + TOKEN);
     },
     trackedIps: () => ips.size,
   };

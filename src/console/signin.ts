@@ -85,6 +85,7 @@ export function signInRoutes(router: Router, s: SignIn): void {
       s.send(res, 401, form(s, next, notice('bad', 'That key opens nothing here: neither an admin key nor an API key of a tenant.')));
       return;
     }
+    limiter.succeeded(ip);
     const session = s.sessions.create(principal);
     log.info(
       { module: 'console', clientIp: ip, principal: principal.kind === 'admin' ? 'admin' : `tenant ${principal.tenant}` },

@@ -7,7 +7,15 @@ import { pino } from 'pino';
 import { configFromFlags, type Config, type Tls } from '../../src/config.ts';
 
 /** Both listeners on a free loopback port, the API in plain HTTP. */
-export const LOCAL_LISTENERS = ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--console-listen', '127.0.0.1:0', '--insecure-http'] as const;
+export const LOCAL_LISTENERS = [
+  '--listen',
+  '127.0.0.1:0',
+  '--ops-listen',
+  '127.0.0.1:0',
+  '--console-listen',
+  '127.0.0.1:0',
+  '--insecure-http',
+] as const;
 import { startService, type Service, type ServiceOptions } from '../../src/service/index.ts';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
