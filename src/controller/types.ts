@@ -106,18 +106,3 @@ export const LABEL_CONNECTOR = 'acl.policyagent.dev/connector';
 export const ANNOTATION_ROTATION = 'acl.policyagent.dev/token-rotation';
 export const ANNOTATION_ISSUED_AT = 'acl.policyagent.dev/token-issued-at';
 export const ANNOTATION_REGENERATE = 'acl.policyagent.dev/regenerate';
-
-/** One field an action sets: spec.active, spec.tokenRotation, spec.revoked, or an annotation. */
-export interface FieldChange {
-  readonly path: readonly string[];
-  readonly value: string | number | boolean;
-}
-
-export type EditOutcome =
-  | { readonly ok: true; readonly where: string }
-  | { readonly ok: false; readonly status: 404 | 409 | 422 | 500; readonly message: string };
-
-/** Writes a console action where the object lives (a merge patch, or an edit of its manifest file). */
-export interface ObjectEditor {
-  edit(key: ObjectKey, changes: readonly FieldChange[]): Promise<EditOutcome>;
-}
