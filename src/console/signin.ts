@@ -99,7 +99,13 @@ export function signInRoutes(router: Router, s: SignIn): void {
     const id = sessionIdOf(req.headers.cookie);
     const body = (req.body ?? {}) as Record<string, unknown>;
     const token = typeof body['_csrf'] === 'string' ? body['_csrf'] : undefined;
-    if (id !== undefined && sameOrigin(req.headers, s.originOf(req)) && s.csrf.verify(id, token)) s.sessions.destroy(id);
+    const session = id === undefined ? undefined : s.sessions.get(id);
+    // A sign-out another site posts (or a stale form) is refused, and the browser keeps its cookie.
+    if (!sameOrigin(req.headers, s.originOf(req)) || (session !== undefined && !s.csrf.verify(session.id, token))) {
+      s.problem(res, 403, 'Refused', 'This sign-out form is out of date or came from another site.', session);
+      return;
+    }
+    if (session !== undefined) s.sessions.destroy(session.id);
     res.set('Set-Cookie', clearedSessionCookie(s.secure));
     res.redirect(303, '/console/signin');
   });
