@@ -55,6 +55,7 @@ export function page(s: Shell): Html {
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${s.title} · acl-operator</title>
+    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="${s.assets.css}" />
     <script src="${s.assets.js}" defer></script>
   </head>
