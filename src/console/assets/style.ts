@@ -30,6 +30,8 @@ h1 { font-size: 1.5rem; margin: .2rem 0 1rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.15rem; margin: 1.6rem 0 .6rem; }
 h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.1rem; margin: 0 0 1rem; }
+.card > :first-child { margin-top: 0; } .card > :last-child { margin-bottom: 0; }
+.stat-chip { white-space: nowrap; margin-right: .35rem; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 1rem; }
 .stats { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; margin: .4rem 0; }
 .stat b { font-size: 1.25rem; display: block; }
@@ -44,6 +46,7 @@ table { border-collapse: collapse; width: 100%; font-size: .92em; }
 th, td { text-align: left; padding: .45rem .7rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; background: var(--code); white-space: nowrap; }
 tbody tr:last-child td { border-bottom: 0; }
+td a { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 code { background: var(--code); padding: 0 .25rem; border-radius: 4px; overflow-wrap: anywhere; }
@@ -71,5 +74,6 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: any
 .token { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .token input { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; flex: 1; min-width: 12rem; }
 .signin { max-width: 28rem; margin: 3rem auto; }
-@media (max-width: 640px) { main { padding: .75rem; } header { padding: .5rem .75rem; } h1 { font-size: 1.25rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dt { margin-top: .4rem; } }
+@media (max-width: 640px) { main { padding: .75rem; } header { padding: .5rem .75rem; } h1 { font-size: 1.25rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dt { margin-top: .4rem; }
+  nav.top { flex-basis: 100%; } }
 `;
