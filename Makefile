@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck lint format test test-opa test-policies run render crds bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
+.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -87,6 +87,10 @@ render: build ## Print the Rego and bundle listing for the manifests in examples
 
 crds: $(INSTALL_STAMP) ## Regenerate crds/*.yaml from the zod schemas in src/api
 	node scripts/gen-crds.ts
+
+# The console on a temporary copy of examples/ with a little activity, in Debian's chromium (or CHROMIUM).
+screenshots: $(INSTALL_STAMP) ## Write the console's screenshots (1280 px and phone) to docs/console/*.png
+	node scripts/screenshots.ts
 
 bench: $(INSTALL_STAMP) ## Run every benchmark: bench/run.ts, then bench/http.ts (see bench-http)
 	node bench/run.ts
