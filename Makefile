@@ -25,7 +25,7 @@ STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 
-.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube clean node-version
+.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -131,6 +131,12 @@ bench-steady-kube: $(INSTALL_STAMP) ## The same runs with the operator on a real
 bench-kube: $(INSTALL_STAMP) ## Propagation, startup and memory on a real API server (E2E_KUBECONFIG or KUBECONFIG)
 	@test -n "$${E2E_KUBECONFIG:-$${KUBECONFIG:-}}" || { echo "make bench-kube needs a cluster with the CRDs of crds/ installed: set E2E_KUBECONFIG or KUBECONFIG" >&2; exit 2; }
 	E2E_KUBECONFIG="$${E2E_KUBECONFIG:-$$KUBECONFIG}" node bench/kube.ts
+
+# The console in a real chromium (Debian's, or CHROMIUM): the overview's first page load (bytes, time)
+# against raw node:http serving the same bytes, and decisions with the tenant page open and live against
+# closed; about 2 minutes (BENCH_QUICK=1: a smoke check). Needs 2 cores and taskset.
+bench-console: $(INSTALL_STAMP) ## Console first page load, and decisions with it open and live vs closed
+	node bench/console.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
 	rm -rf dist coverage .vitest-results.json .vitest-results-opa.json
