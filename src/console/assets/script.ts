@@ -1,7 +1,7 @@
 // The console's one script, served as /console/assets/console-<hash>.js (docs/design/console.md): live
 // updates over Server-Sent Events, copy buttons, confirmations and the playground's examples. Every
 // page works without it; it only spares a reload or a click. Plain ES2020, no framework, no build step.
-export const SCRIPT = String.raw`'use strict';
+export const SCRIPT = `'use strict';
 (function () {
   var status = document.getElementById('live');
   function say(text) { if (status) status.textContent = text; }
