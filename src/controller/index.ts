@@ -1,3 +1,12 @@
+export {
+  activeChanges,
+  changesProblem,
+  fieldName,
+  generateChanges,
+  regenerateChanges,
+  revokeChanges,
+  rotateChanges,
+} from './actions.ts';
 export { createController, type Controller, type ControllerOptions } from './controller.ts';
 export type { ControllerMetrics } from './drain.ts';
 export { secretToken } from './secret.ts';
@@ -11,6 +20,9 @@ export {
   tokenSecretName,
   TokenSecretConflict,
   type ClusterWriter,
+  type EditOutcome,
+  type FieldChange,
+  type ObjectEditor,
   type ObjectEvent,
   type Kind,
   type ObjectKey,

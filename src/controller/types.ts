@@ -37,6 +37,26 @@ export interface ObjectReader {
   list(kind: Kind, namespace?: string): readonly SourceObject[];
 }
 
+/** One field an action sets: spec.active, spec.tokenRotation, spec.revoked, or an annotation. */
+export interface FieldChange {
+  readonly path: readonly string[];
+  readonly value: string | number | boolean;
+}
+
+/** What an edit did: where the change now lives, or a sentence a person reads saying why it did not happen. */
+export type EditOutcome =
+  | { readonly ok: true; readonly where: string }
+  | { readonly ok: false; readonly status: 404 | 409 | 422 | 500; readonly message: string };
+
+/**
+ * Writes a person's action where the object's truth lives: a merge patch of the object in
+ * Kubernetes, an edit of its manifest file in standalone mode. The source then delivers the change
+ * like any other, so the controllers see it as kubectl or a text editor would have made it.
+ */
+export interface ObjectEditor {
+  edit(key: ObjectKey, changes: readonly FieldChange[]): Promise<EditOutcome>;
+}
+
 /** The token Secret of a connector, decoded. */
 export interface TokenSecret {
   /** undefined while the connector is revoked. */
