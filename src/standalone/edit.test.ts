@@ -134,6 +134,14 @@ spec: {active: true, tokenRotation: 1}
     expect(annotated.text).toBe(
       rotated.text.replace('namespace: acme}', `namespace: acme, annotations: {acl.policyagent.dev/regenerate: "${AT}"}}`),
     );
+    const spaced = await editIn(
+      { 's.yaml': flow.replace('{name: gateway, namespace: acme}', '{ name: gateway, namespace: acme }') },
+      GW,
+      regenerateChanges(AT),
+    );
+    expect(spaced.text).toContain(
+      `metadata: { name: gateway, namespace: acme, annotations: { acl.policyagent.dev/regenerate: "${AT}" } }  # flow\n`,
+    );
     const empty = await editIn({ 'e.yaml': flow.replace('spec: {active: true, tokenRotation: 1}', 'spec: {}') }, GW, activeChanges(false));
     expect(empty.text).toContain('spec: {active: false}\n');
   });

@@ -152,9 +152,9 @@ function renderKey(key: string): string {
 }
 
 /** `a: {b: value}` for keys [a, b]. */
-function flowText(keys: readonly string[], value: FieldChange['value']): string {
+function flowText(keys: readonly string[], value: FieldChange['value'], pad = ''): string {
   const [first, ...rest] = keys;
-  return `${renderKey(first as string)}: ${rest.length === 0 ? renderValue(value) : `{${flowText(rest, value)}}`}`;
+  return `${renderKey(first as string)}: ${rest.length === 0 ? renderValue(value) : `{${pad}${flowText(rest, value, pad)}${pad}}`}`;
 }
 
 /** The lines of keys [a, b] = value in block style from column `col`, each ended by `eol`. */
@@ -172,7 +172,7 @@ function insertInto(text: string, doc: Document.Parsed, map: YAMLMap, keys: read
     const after = last ? ((last.value as Node | null)?.range?.[1] ?? (last.key as Node).range?.[1]) : undefined;
     return after === undefined
       ? { at: start + 1, end: start + 1, insert: flowText(keys, value) }
-      : { at: after, end: after, insert: `, ${flowText(keys, value)}` };
+      : { at: after, end: after, insert: `, ${flowText(keys, value, text[start + 1] === ' ' ? ' ' : '')}` };
   }
   const eol = lineEnding(text);
   // A block mapping's range ends after the line break of its last line (or at the end of the file).
