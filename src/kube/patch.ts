@@ -5,22 +5,8 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { GROUP, VERSION } from '../api/meta.ts';
-import { changesProblem, type EditOutcome, type FieldChange, keyText, type ObjectEditor, type ObjectKey } from '../controller/index.ts';
+import { changesProblem, type EditOutcome, keyText, type ObjectEditor, type ObjectKey, withChanges } from '../controller/index.ts';
 import { describeError, PLURALS, statusOf, type KubeClients } from './client.ts';
-
-/** The merge patch that sets each change's path to its value (and leaves everything else as it is). */
-function mergePatchOf(changes: readonly FieldChange[]): Record<string, unknown> {
-  const patch: Record<string, unknown> = {};
-  for (const c of changes) {
-    let at = patch;
-    for (const step of c.path.slice(0, -1)) {
-      const next = at[step];
-      at = (at[step] = typeof next === 'object' && next !== null ? next : {}) as Record<string, unknown>;
-    }
-    at[c.path.at(-1) as string] = c.value;
-  }
-  return patch;
-}
 
 /** The API server's own sentence, without the HTTP status describeError puts in front. */
 function apiMessage(err: unknown): string {
@@ -43,7 +29,7 @@ export function createObjectPatcher(clients: KubeClients, log: Logger): ObjectEd
       const plural = PLURALS[key.kind];
       try {
         await clients.custom.patchNamespacedCustomObject(
-          { group: GROUP, version: VERSION, namespace: key.namespace, plural, name: key.name, body: mergePatchOf(changes) },
+          { group: GROUP, version: VERSION, namespace: key.namespace, plural, name: key.name, body: withChanges({}, changes) },
           // client-node sends its first listed type (JSON Patch) unless told otherwise.
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
