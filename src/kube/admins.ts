@@ -5,7 +5,7 @@ import { hashToken } from '../auth/index.ts';
 import { secretToken } from '../controller/index.ts';
 import type { KubeClients } from './client.ts';
 
-export const LABEL_CONSOLE_ADMIN = 'acl.policyagent.dev/console-admin';
+const LABEL_CONSOLE_ADMIN = 'acl.policyagent.dev/console-admin';
 /** Shorter admin keys are ignored, as short API keys are. */
 const MIN_ADMIN_KEY_LENGTH = 16;
 

@@ -6,4 +6,4 @@ export { createLeaderElector, type LeaderElector } from './leader.ts';
 export { createKubeSource, type KubeSource } from './source.ts';
 export { openTlsSecret, type TlsSecret } from './tls.ts';
 export { createWebhookCa, webhookApi, type WebhookCa } from './webhook.ts';
-export { adminKeyHashes, LABEL_CONSOLE_ADMIN } from './admins.ts';
+export { adminKeyHashes } from './admins.ts';

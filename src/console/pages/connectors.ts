@@ -2,7 +2,7 @@
 // revoked), bundles and agents, and its actions: Active on/off, Rotate, Revoke (each destructive one
 // confirmed on a page of its own, so it works without JavaScript), Generate after a revoke. A new
 // token is shown once, in the answer to the action, and never again. Actions are admin-only (app.ts).
-import { type SourceObject, tokenSecretName } from '../../controller/index.ts';
+import { tokenSecretName } from '../../controller/index.ts';
 import { gitOpsBanner, phaseBadge, problemOf } from '../facts.ts';
 import { type Html, html } from '../html.ts';
 import { badge, notice, when } from '../layout.ts';
@@ -97,9 +97,6 @@ function confirmPage(req: PageRequest): PageAnswer {
   return { kind: 'page', title: `${what.title}: ${name}`, body, nav: 'connectors' };
 }
 
-export function connectorObject(req: PageRequest): SourceObject | undefined {
-  return req.deps.objects.get('Connector', req.tenant as string, req.params['connector'] as string);
-}
 
 export const CONNECTOR_ROUTES: readonly ConsoleRoute[] = [
   { method: 'GET', path: '/t/:tenant/connectors', handle: connectorsPage },
