@@ -97,7 +97,6 @@ function confirmPage(req: PageRequest): PageAnswer {
   return { kind: 'page', title: `${what.title}: ${name}`, body, nav: 'connectors' };
 }
 
-
 export const CONNECTOR_ROUTES: readonly ConsoleRoute[] = [
   { method: 'GET', path: '/t/:tenant/connectors', handle: connectorsPage },
   { method: 'POST', path: '/t/:tenant/connectors/:connector/confirm', action: true, handle: confirmPage },
