@@ -1,5 +1,6 @@
 // Every console route, page by page.
 import type { ConsoleRoute } from '../routes.ts';
+import { BUNDLE_ROUTES } from './bundle.ts';
 import { OVERVIEW_ROUTES } from './overview.ts';
 
-export const ROUTES: readonly ConsoleRoute[] = [...OVERVIEW_ROUTES];
+export const ROUTES: readonly ConsoleRoute[] = [...OVERVIEW_ROUTES, ...BUNDLE_ROUTES];
