@@ -29,7 +29,7 @@ import { adminKeyHashes, createObjectPatcher } from '../kube/index.ts';
 
 export interface Operator extends Running {
   readonly identity: string;
-  /** The console's URL (undefined: --console-listen is empty). */
+  /** The console's URL (undefined: --console-listen is off). */
   readonly consoleUrl: string | undefined;
   readonly source: KubeSource;
   readonly elector: LeaderElector;

@@ -14,7 +14,7 @@ export interface Service extends Running {
   readonly state: StateFolder;
   readonly source: FolderSource;
   readonly longPolls: LongPolls;
-  /** The console's URL (undefined: --console-listen is empty) and its admin key file. */
+  /** The console's URL (undefined: --console-listen is off) and its admin key file. */
   readonly console: { readonly url: string | undefined; readonly adminKeyFile: string };
   /** Writes sync activity, agents and recent decisions to the state folder and refreshes bundle status now. */
   flushActivity(): Promise<void>;
