@@ -24,6 +24,7 @@ MANIFESTS ?= examples
 STATE_DIR ?= .acl-state
 LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
+CONSOLE_LISTEN ?= 127.0.0.1:8080
 
 .PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console clean node-version
 
@@ -80,7 +81,7 @@ test-opa: $(INSTALL_STAMP) ## Run only the tests against a real OPA (needs OPA_B
 	@node scripts/test-summary.ts .vitest-results-opa.json --opa-only
 
 run: build ## Build, then serve examples/ standalone over HTTPS on localhost (Ctrl-C stops)
-	node dist/cli.js serve --manifests $(MANIFESTS) --state-dir $(STATE_DIR) --tls-self-signed --listen $(LISTEN) --ops-listen $(OPS_LISTEN)
+	node dist/cli.js serve --manifests $(MANIFESTS) --state-dir $(STATE_DIR) --tls-self-signed --listen $(LISTEN) --ops-listen $(OPS_LISTEN) --console-listen $(CONSOLE_LISTEN)
 
 render: build ## Print the Rego and bundle listing for the manifests in examples/
 	node dist/cli.js render --manifests $(MANIFESTS)

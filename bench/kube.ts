@@ -378,6 +378,8 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
       '127.0.0.1:0',
       '--ops-listen',
       `127.0.0.1:${port}`,
+      '--console-listen',
+      '127.0.0.1:0',
       '--operator-namespace',
       OPS_NS,
       '--identity',

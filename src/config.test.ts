@@ -11,6 +11,16 @@ import {
 } from './config.ts';
 
 describe('readConfig', () => {
+  it('turns the console off with --console-listen off, and refuses a bad address by name', () => {
+    const base = ['--manifests', 'm', '--insecure-http'];
+    const off = readConfig([...base, '--console-listen', 'off'], {});
+    expect(off.ok === true && off.config.consoleListen).toBeUndefined();
+    const env = readConfig(base, { ACL_CONSOLE_LISTEN: '127.0.0.1:9999' });
+    expect(env.ok === true && env.config.consoleListen).toEqual({ host: '127.0.0.1', port: 9999 });
+    const bad = readConfig([...base, '--console-listen', 'nowhere:port'], {});
+    expect(bad.ok === false && bad.message).toMatch(/^--console-listen: /);
+  });
+
   it('takes flags first, then ACL_* environment variables, then defaults', () => {
     const r = readConfig(['--manifests', 'm', '--insecure-http', '--listen', '127.0.0.1:1'], {
       ACL_LISTEN: '0.0.0.0:2',
@@ -25,6 +35,8 @@ describe('readConfig', () => {
         stateDir: 's',
         listen: { host: '127.0.0.1', port: 1 },
         opsListen: { host: '0.0.0.0', port: 3 },
+        consoleListen: { host: '127.0.0.1', port: 8080 },
+        opa: undefined,
         tls: { mode: 'insecure' },
         publicUrl: undefined,
         maxBodyBytes: 1048576,
@@ -265,6 +277,9 @@ describe('SERVE_USAGE', () => {
         --max-long-poll-seconds <n>  Longest a bundle request is held for Prefer: wait=N (default 120)
                                      [ACL_MAX_LONG_POLL_SECONDS]
         --log-level <level>          fatal, error, warn, info, debug, trace or silent (default info) [ACL_LOG_LEVEL]
+        --console-listen <host:port> The console (docs/console.md), plain HTTP on loopback by default
+                                     (default 127.0.0.1:8080); an empty value turns it off [ACL_CONSOLE_LISTEN]
+        --opa <binary>               An OPA binary the console's playground also decides with (default: none) [ACL_OPA]
         --decision-log <where>       One JSON line per decision, OPA's (from their decision-log uploads) and
                                      the service's own: off (default), stdout, or a file path (appended,
                                      created 0600; SIGHUP reopens it) [ACL_DECISION_LOG]

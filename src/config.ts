@@ -143,7 +143,7 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
   if (typeof listen === 'string') return { ok: false, message: `--listen: ${listen}` };
   const opsListen = parseAddress(r['ops-listen']);
   if (typeof opsListen === 'string') return { ok: false, message: `--ops-listen: ${opsListen}` };
-  const consoleListen = r['console-listen'] === '' ? undefined : parseAddress(r['console-listen']);
+  const consoleListen = r['console-listen'] === 'off' ? undefined : parseAddress(r['console-listen']);
   if (typeof consoleListen === 'string') return { ok: false, message: `--console-listen: ${consoleListen}` };
   const tls = tlsOf(r);
   if (!tls.ok) return tls;

@@ -1,5 +1,6 @@
 // The console over HTTP (docs/console.md): sign-in, sessions, CSRF, tenant isolation, security headers.
 // What a person sees in a real browser is test/console/; this file holds the rules a browser need not drive.
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminKey, consoleOrigin, signIn } from './support/console.ts';
 import {
@@ -116,5 +117,24 @@ describe('console access', () => {
     }
     expect(statuses).toContain(429);
     expect(Number(retryAfter)).toBeGreaterThan(0);
+  });
+});
+
+describe('console admin keys that cannot be read', () => {
+  it("say so on a wrong key (503), and a tenant's API key still signs in", async () => {
+    const u = await startTestService();
+    try {
+      await rm(u.service.console.adminKeyFile);
+      const r = await fetch(`${consoleOrigin(u)}/console/signin`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: consoleOrigin(u) },
+        body: 'key=not-the-admin-key-0123456789',
+      });
+      expect(r.status).toBe(503);
+      expect(await r.text()).toContain('The admin keys could not be read');
+      expect((await (await signIn(u, API_KEY)).get('/console/t/acme')).status).toBe(200);
+    } finally {
+      await u.stop();
+    }
   });
 });

@@ -179,6 +179,8 @@ const child = spawn(
     `127.0.0.1:${port}`,
     '--ops-listen',
     `127.0.0.1:${opsPort}`,
+    '--console-listen',
+    '127.0.0.1:0',
     '--operator-namespace',
     OPS_NS,
     '--identity',

@@ -33,6 +33,12 @@ function lintLines(service: Service, config: Config): string[] {
   ];
 }
 
+function consoleLines(service: Service): string[] {
+  const { url, adminKeyFile } = service.console;
+  if (url === undefined) return [];
+  return [`  Console  ${url}   (sign in with the admin key: cat ${shellQuote(resolve(adminKeyFile))}, or a tenant's API key)`];
+}
+
 /** The banner: listeners, token files, one OPA configuration per bundle, and commands to paste. */
 export async function describeService(service: Service, config: Config): Promise<string> {
   const snapshot = service.store.snapshot();
@@ -45,10 +51,7 @@ export async function describeService(service: Service, config: Config): Promise
   );
   lines.push(`  API      ${service.apiUrl}${service.caFile ? `   (trust ${resolve(service.caFile)})` : '   (plain HTTP)'}`);
   lines.push(`  Ops      ${service.opsUrl}/metrics   ${service.opsUrl}/healthz   ${service.opsUrl}/readyz`);
-  if (service.console.url !== undefined)
-    lines.push(
-      `  Console  ${service.console.url}   (sign in with the admin key: cat ${shellQuote(resolve(service.console.adminKeyFile))}, or a tenant's API key)`,
-    );
+  lines.push(...consoleLines(service));
   const problems = service.source.problems();
   if (problems.length > 0)
     lines.push(

@@ -13,12 +13,12 @@ import { notice, page } from './layout.ts';
 import { createLiveHub, type LiveHub } from './live.ts';
 import { consoleUrl } from './paths.ts';
 import { ROUTES } from './pages/index.ts';
-import { type Flash, type PageAnswer, type PageRequest } from './routes.ts';
+import type { Flash } from './routes.ts';
+import { type Dispatch, routeHandler } from './dispatch.ts';
 import { createSessionStore, type Session, sessionIdOf } from './session.ts';
 import { signInRoutes, type SignIn } from './signin.ts';
 import { STYLE } from './assets/style.ts';
 import { SCRIPT } from './assets/script.ts';
-import { maySee, visibleTenants } from './view.ts';
 
 export interface ConsoleApp {
   readonly handler: RequestListener;
@@ -130,72 +130,24 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
     next();
   });
 
+  const dispatch: Dispatch = { deps, csrf, flashes, assets, send, problem };
   for (const route of ROUTES) {
-    const handler = async (req: Request, res: Response): Promise<void> => {
-      const session = res.locals['session'] as Session;
-      const snapshot = deps.store.snapshot();
-      const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
-      const tenant = params['tenant'];
-      if (
-        tenant !== undefined &&
-        (!maySee(session.principal, tenant) || !visibleTenants(session.principal, deps.objects, snapshot).includes(tenant))
-      ) {
-        problem(res, 404, 'Not found', `There is no tenant ${tenant} here.`, session);
-        return;
-      }
-      if (route.action && session.principal.kind !== 'admin') {
-        problem(res, 403, 'Admin only', "Actions need the console's admin key; a tenant's API key can read, not change.", session);
-        return;
-      }
-      const flash = req.method === 'GET' && req.headers['x-console-live'] === undefined ? flashes.get(session.id) : undefined;
-      if (flash) flashes.delete(session.id);
-      const request: PageRequest = {
-        principal: session.principal,
-        csrf: csrf.token(session.id),
-        tenant,
-        params,
-        query: new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : ''),
-        form: req.method === 'POST' ? new URLSearchParams(Object.entries((req.body ?? {}) as Record<string, string>)) : undefined,
-        deps,
-        snapshot,
-        nowMs: deps.now(),
-        flash,
-      };
-      const answer: PageAnswer = await route.handle(request);
-      if (answer.kind === 'redirect') {
-        if (answer.flash) flashes.set(session.id, answer.flash);
-        res.redirect(303, answer.to.toString());
-      } else if (answer.kind === 'problem') problem(res, answer.status, answer.title, answer.message, session);
-      else {
-        const body = flash ? html`${notice(flash.tone, flash.text)}${answer.body}` : answer.body;
-        const tenants = visibleTenants(session.principal, deps.objects, snapshot);
-        send(
-          res,
-          answer.status ?? 200,
-          page({
-            title: answer.title,
-            body,
-            principal: session.principal,
-            csrf: request.csrf,
-            assets,
-            tenants,
-            ...(tenant ? { tenant } : {}),
-            ...(answer.nav ? { nav: answer.nav } : {}),
-          }),
-        );
-      }
-    };
-    const wrapped = (req: Request, res: Response, next: NextFunction): void => {
-      handler(req, res).catch(next);
-    };
-    if (route.method === 'GET') router.get(route.path, wrapped);
-    else router.post(route.path, wrapped);
+    if (route.method === 'GET') router.get(route.path, routeHandler(dispatch, route));
+    else router.post(route.path, routeHandler(dispatch, route));
   }
   router.use((req, res) =>
     problem(res, 404, 'Not found', `There is no page ${req.path} in the console.`, res.locals['session'] as Session | undefined),
   );
-  // A body parser's refusal (too large, malformed) or a page that threw: a page that says so, never a stack.
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  app.use(errorHandler(log, problem));
+  return { handler: app, live, close: () => live.close() };
+}
+
+/** A body parser's refusal (too large, malformed) or a page that threw: a page that says so, never a stack. */
+function errorHandler(
+  log: ConsoleDeps['log'],
+  problem: (res: Response, status: number, title: string, message: string, session?: Session) => void,
+): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const status =
       typeof err === 'object' && err !== null && 'status' in err && typeof err.status === 'number' && err.status < 500 ? err.status : 500;
     if (status === 500) log.error({ err, path: req.path, module: 'console' }, 'A console page failed');
@@ -215,6 +167,5 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
       log.error({ err: again, module: 'console' }, 'The console failed to render its error page');
       res.status(status).type('text/plain').send(message);
     }
-  });
-  return { handler: app, live, close: () => live.close() };
+  };
 }

@@ -79,7 +79,17 @@ export function signInRoutes(router: Router, s: SignIn): void {
       return;
     }
     const key = typeof body['key'] === 'string' ? body['key'].trim() : '';
-    const principal = key === '' ? undefined : await principalOf(s.deps, key);
+    const found = key === '' ? { principal: undefined } : await principalOf(s.deps, key);
+    const principal = found.principal;
+    if (!principal && found.adminKeysError !== undefined) {
+      log.error({ module: 'console', err: found.adminKeysError }, 'Console sign-in: the admin keys could not be read');
+      s.send(
+        res,
+        503,
+        form(s, next, notice('bad', `The admin keys could not be read (${found.adminKeysError}); a tenant's API key still signs in.`)),
+      );
+      return;
+    }
     if (!principal) {
       log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: the key opens nothing');
       s.send(res, 401, form(s, next, notice('bad', 'That key opens nothing here: neither an admin key nor an API key of a tenant.')));
@@ -111,10 +121,16 @@ export function signInRoutes(router: Router, s: SignIn): void {
   });
 }
 
-/** Who a key signs in as: an admin, a tenant, or nobody. */
-async function principalOf(deps: ConsoleDeps, key: string): Promise<Principal | undefined> {
+/** Who a key signs in as: an admin, a tenant, or nobody (and why the admin keys could not be read, if so). */
+async function principalOf(deps: ConsoleDeps, key: string): Promise<{ principal: Principal | undefined; adminKeysError?: string }> {
   const hash = hashToken(key);
-  if ((await deps.adminKeyHashes()).has(hash)) return { kind: 'admin' };
+  let adminKeysError: string | undefined;
+  try {
+    if ((await deps.adminKeyHashes()).has(hash)) return { principal: { kind: 'admin' } };
+  } catch (err) {
+    adminKeysError = err instanceof Error ? err.message : String(err);
+  }
   const holder = deps.store.snapshot().apiKeys.get(hash);
-  return holder ? { kind: 'tenant', tenant: holder.tenant } : undefined;
+  if (holder) return { principal: { kind: 'tenant', tenant: holder.tenant } };
+  return adminKeysError === undefined ? { principal: undefined } : { principal: undefined, adminKeysError };
 }

@@ -1,7 +1,16 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../store/index.ts';
-import { activeChanges, changesProblem, fieldName, generateChanges, regenerateChanges, revokeChanges, rotateChanges } from './actions.ts';
+import {
+  activeChanges,
+  changesProblem,
+  fieldName,
+  generateChanges,
+  regenerateChanges,
+  revokeChanges,
+  rotateChanges,
+  withChanges,
+} from './index.ts';
 import { createController } from './controller.ts';
 import type { ClusterWriter, FieldChange, ObjectKey, SourceObject, TokenSecret } from './types.ts';
 
@@ -21,15 +30,7 @@ function object(
 
 /** `obj` with `changes` written, as the API server or the folder would then deliver it (annotations do not move the generation). */
 function applied(obj: SourceObject, changes: readonly FieldChange[]): SourceObject {
-  const raw = structuredClone(obj.raw) as Record<string, unknown>;
-  for (const c of changes) {
-    let at = raw;
-    for (const step of c.path.slice(0, -1)) {
-      at[step] ??= {};
-      at = at[step] as Record<string, unknown>;
-    }
-    at[c.path.at(-1) as string] = c.value;
-  }
+  const raw = withChanges(obj.raw, changes);
   const specMoved = JSON.stringify(raw['spec']) !== JSON.stringify(obj.raw['spec']);
   const metadata = { ...(raw['metadata'] as SourceObject['metadata']), generation: (obj.metadata.generation ?? 0) + (specMoved ? 1 : 0) };
   return { kind: obj.kind, metadata, raw: { ...raw, metadata } };
@@ -107,6 +108,20 @@ describe('the changes of each console action', () => {
         ?.value;
     expect(regenerateChanges(at)).toEqual([{ path: ['metadata', 'annotations', 'acl.policyagent.dev/regenerate'], value: at }]);
     expect([value(), value('2026-04-01T00:00:00.000Z'), value(at), value(`${at}.2`)]).toEqual([at, at, `${at}.2`, `${at}.3`]);
+  });
+
+  it('writes changes into a copy of an object, creating the mappings they need: from nothing, the merge patch', () => {
+    const changes = [...activeChanges(false), ...regenerateChanges('t')];
+    expect(withChanges({}, changes)).toEqual({
+      spec: { active: false },
+      metadata: { annotations: { 'acl.policyagent.dev/regenerate': 't' } },
+    });
+    const base = { metadata: { name: 'gw', annotations: { a: 'b' } }, spec: null };
+    expect(withChanges(base, changes)).toEqual({
+      metadata: { name: 'gw', annotations: { a: 'b', 'acl.policyagent.dev/regenerate': 't' } },
+      spec: { active: false },
+    });
+    expect(base).toEqual({ metadata: { name: 'gw', annotations: { a: 'b' } }, spec: null });
   });
 
   it('names a change the way a person reads it', () => {

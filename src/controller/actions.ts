@@ -43,6 +43,25 @@ export function regenerateChanges(nowIso: string, current?: SourceObject): Field
   return [{ path: ['metadata', 'annotations', ANNOTATION_REGENERATE], value }];
 }
 
+/**
+ * A copy of `base` with every change's path set to its value (mappings created where missing): what
+ * an object reads as once the changes are written, and, from `{}`, the JSON merge patch that writes them.
+ */
+export function withChanges(base: Readonly<Record<string, unknown>>, changes: readonly FieldChange[]): Record<string, unknown> {
+  const root = structuredClone(base) as Record<string, unknown>;
+  for (const c of changes) {
+    let at = root;
+    for (const step of c.path.slice(0, -1)) {
+      const next = at[step];
+      const child = isObject(next) ? next : {};
+      at[step] = child;
+      at = child;
+    }
+    at[c.path.at(-1) as string] = c.value;
+  }
+  return root;
+}
+
 /** A change as a person reads it: `spec.active` or `metadata.annotations["acl.policyagent.dev/regenerate"]`. */
 export function fieldName(change: FieldChange): string {
   const [first, second, third] = change.path;

@@ -6,6 +6,7 @@ export {
   regenerateChanges,
   revokeChanges,
   rotateChanges,
+  withChanges,
 } from './actions.ts';
 export { createController, type Controller, type ControllerOptions } from './controller.ts';
 export type { ControllerMetrics } from './drain.ts';

@@ -3,14 +3,19 @@
 // so a key added or deleted with kubectl counts at once; only their SHA-256 leaves this function.
 import { hashToken } from '../auth/index.ts';
 import { secretToken } from '../controller/index.ts';
-import type { KubeClients } from './client.ts';
+import { describeError, type KubeClients } from './client.ts';
 
-export const LABEL_CONSOLE_ADMIN = 'acl.policyagent.dev/console-admin';
+const LABEL_CONSOLE_ADMIN = 'acl.policyagent.dev/console-admin';
 /** Shorter admin keys are ignored, as short API keys are. */
 const MIN_ADMIN_KEY_LENGTH = 16;
 
 export async function adminKeyHashes(clients: KubeClients, namespace: string): Promise<ReadonlySet<string>> {
-  const list = await clients.core.listNamespacedSecret({ namespace, labelSelector: `${LABEL_CONSOLE_ADMIN}=true` });
+  let list: Awaited<ReturnType<KubeClients['core']['listNamespacedSecret']>>;
+  try {
+    list = await clients.core.listNamespacedSecret({ namespace, labelSelector: `${LABEL_CONSOLE_ADMIN}=true` });
+  } catch (err) {
+    throw new Error(`cannot list the Secrets labelled ${LABEL_CONSOLE_ADMIN}=true in namespace ${namespace}: ${describeError(err)}`);
+  }
   const hashes = new Set<string>();
   for (const s of list.items) {
     const token = secretToken({ data: s.data });

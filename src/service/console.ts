@@ -21,7 +21,7 @@ export interface ConsoleSource {
 }
 
 export interface ConsoleServing {
-  /** The console's URL; undefined when --console-listen is empty. */
+  /** The console's URL; undefined when --console-listen is off. */
   readonly url: string | undefined;
   close(): Promise<void>;
 }
@@ -43,7 +43,7 @@ export function countingWriter(writer: ClusterWriter, onWrite: () => void): Clus
   };
 }
 
-/** Starts the console's listener (unless --console-listen is empty). A configured --opa that does not run stops the start. */
+/** Starts the console's listener (unless --console-listen is off). A configured --opa that does not run stops the start. */
 export async function startConsole(core: Core, fleet: Fleet, source: ConsoleSource, changes: () => number): Promise<ConsoleServing> {
   const address = core.config.consoleListen;
   if (address === undefined) return { url: undefined, close: async () => {} };

@@ -25,11 +25,11 @@ import type { Listening } from './listeners.ts';
 import type { Serving } from './http.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { countingWriter, startConsole } from './console.ts';
-import { adminKeyHashes } from '../kube/index.ts';
+import { adminKeyHashes, createObjectPatcher } from '../kube/index.ts';
 
 export interface Operator extends Running {
   readonly identity: string;
-  /** The console's URL (undefined: --console-listen is empty). */
+  /** The console's URL (undefined: --console-listen is off). */
   readonly consoleUrl: string | undefined;
   readonly source: KubeSource;
   readonly elector: LeaderElector;
@@ -117,7 +117,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
       {
         mode: 'kubernetes',
         objects: cluster.source,
-        editor: { edit: async () => ({ ok: false, status: 500, message: 'TEMPORARY: the patcher is not merged yet' }) },
+        editor: createObjectPatcher(cluster.clients, core.log.child({ module: 'console' })),
         readTokenSecret: (ns, name) => cluster.source.writer.readTokenSecret(ns, name),
         adminKeyHashes: () => adminKeyHashes(cluster.clients, cluster.namespace),
       },

@@ -2,7 +2,7 @@
 // controller) → HTTP → shutdown, with a state folder on disk in place of the API server.
 import { DEFAULT_FOLDER, type Config } from '../config.ts';
 import type { LongPolls } from '../http/index.ts';
-import { openStateFolder, type FolderSource, type StateFolder } from '../standalone/index.ts';
+import { createManifestEditor, openStateFolder, type FolderSource, type StateFolder } from '../standalone/index.ts';
 import { controllerBase, createCore, startCoreFleet, startCoreHttp, type CommonOptions, type Running } from './core.ts';
 import { gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { keepOpaConfigs, keepTokenFiles } from './opa-files.ts';
@@ -14,7 +14,7 @@ export interface Service extends Running {
   readonly state: StateFolder;
   readonly source: FolderSource;
   readonly longPolls: LongPolls;
-  /** The console's URL (undefined: --console-listen is empty) and its admin key file. */
+  /** The console's URL (undefined: --console-listen is off) and its admin key file. */
   readonly console: { readonly url: string | undefined; readonly adminKeyFile: string };
   /** Writes sync activity, agents and recent decisions to the state folder and refreshes bundle status now. */
   flushActivity(): Promise<void>;
@@ -80,7 +80,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     {
       mode: 'standalone',
       objects: source,
-      editor: { edit: async () => ({ ok: false, status: 500, message: 'TEMPORARY: the manifest editor is not merged yet' }) },
+      editor: createManifestEditor({ dir: config.manifests, objects: source, log: log.child({ module: 'console' }) }),
       readTokenSecret: (ns, name) => source.writer.readTokenSecret(ns, name),
       adminKeyHashes: () => adminKeyFileHashes(adminKeyFile),
     },

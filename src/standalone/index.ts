@@ -1,3 +1,4 @@
+export { createManifestEditor } from './edit.ts';
 export { createFolderSource, type FolderSource, type FolderSourceOptions } from './source.ts';
 export { createThreadReader, DEFAULT_MANIFEST_LIMITS, type ManifestLimits } from './reader.ts';
 export { walkManifests } from './walk.ts';

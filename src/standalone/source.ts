@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { keyText, type ClusterWriter, type ObjectKey, type ObjectReader } from '../controller/index.ts';
 import { createSlicer, type Slicer } from '../work/slice.ts';
 import { applyScan } from './apply.ts';
+import type { ManifestOrigin } from './edit.ts';
 import type { DocumentProblem } from './objects.ts';
 import type { ManifestReader } from './reader.ts';
 import { scanFolder } from './scan.ts';
@@ -24,6 +25,11 @@ export interface FolderSource extends ObjectReader {
   watch(): void;
   stop(): void;
   problems(): readonly DocumentProblem[];
+  /**
+   * Where an object in force was read: its manifest file (relative to the folder) and document
+   * (1-based); document 0 when it is held from the state folder because its file did not read.
+   */
+  origin(key: ObjectKey): ManifestOrigin | undefined;
   /** Files whose newest content waits to hold still for the settle interval. */
   settling(): readonly string[];
   readonly writer: ClusterWriter;
@@ -100,6 +106,10 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     watch: scheduler.watch,
     stop: scheduler.stop,
     problems: () => view.problems,
+    origin(key) {
+      const h = view.held.get(keyText(key));
+      return h ? { source: h.object.source, document: h.object.document } : undefined;
+    },
     settling: () => view.settlingFiles,
     writer: stateWriter(state),
   };

@@ -83,6 +83,8 @@ describe.skipIf(!E2E_KUBECONFIG)('acl-operator serve in Kubernetes mode (real AP
         `127.0.0.1:${api}`,
         '--ops-listen',
         `127.0.0.1:${ops}`,
+        '--console-listen',
+        '127.0.0.1:0',
         '--state-dir',
         join(tmpdir(), 'acl-operator-e2e', ns, 'cli'),
         '--identity',

@@ -32,9 +32,13 @@ async function read(r: Response): Promise<ConsoleResponse> {
   return { status: r.status, text: await r.text(), headers: r.headers };
 }
 
-/** Signs in with `key`; throws when the console does not accept it. */
-export async function signIn(t: TestService, key: string): Promise<ConsoleClient> {
-  const origin = consoleOrigin(t);
+/** Signs in with `key` to the test service's console; throws when the console does not accept it. */
+export function signIn(t: TestService, key: string): Promise<ConsoleClient> {
+  return signInAt(consoleOrigin(t), key);
+}
+
+/** Signs in with `key` to the console at `origin` (http://127.0.0.1:<port>). */
+export async function signInAt(origin: string, key: string): Promise<ConsoleClient> {
   const r = await fetch(`${origin}/console/signin`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: origin },

@@ -1,7 +1,7 @@
 // The console's one script, served as /console/assets/console-<hash>.js (docs/design/console.md): live
 // updates over Server-Sent Events, copy buttons, confirmations and the playground's examples. Every
 // page works without it; it only spares a reload or a click. Plain ES2020, no framework, no build step.
-export const SCRIPT = String.raw`'use strict';
+export const SCRIPT = `'use strict';
 (function () {
   var status = document.getElementById('live');
   function say(text) { if (status) status.textContent = text; }
@@ -17,12 +17,16 @@ export const SCRIPT = String.raw`'use strict';
         if (text === null || text === undefined) return;
         var next = new DOMParser().parseFromString(text, 'text/html');
         var focused = document.activeElement && document.activeElement.id;
+        var held = 0;
         document.querySelectorAll('[data-live]').forEach(function (old) {
           var fresh = next.getElementById(old.id);
-          if (fresh && fresh.innerHTML !== old.innerHTML) old.replaceWith(document.importNode(fresh, true));
+          if (!fresh || fresh.innerHTML === old.innerHTML) return;
+          // A region someone is reading into (an open detail) or typing in waits for the next change.
+          if (old.querySelector('details[open]') || (old.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName))) { held++; return; }
+          old.replaceWith(document.importNode(fresh, true));
         });
         if (focused) { var f = document.getElementById(focused); if (f && f !== document.activeElement) f.focus(); }
-        say('Live · updated ' + new Date().toLocaleTimeString());
+        say(held ? 'Live · an open section waits: close it to see the newest' : 'Live · updated ' + new Date().toLocaleTimeString());
       })
       .catch(function () { say('Live updates paused: the console is not reachable'); });
   }
