@@ -136,7 +136,7 @@ describe.skipIf(!CHROMIUM)('console access in a real browser', { timeout: 60_000
   ] as const) {
     for (const [target, path] of [
       ['sign-out', 'signout'],
-      ['an action', 't/acme/connectors/gateways/active'],
+      ['an action', 't/acme/connectors/gateways/deactivate'],
     ] as const) {
       it(`refuses ${target} posted by a page of ${what}, and the session still works`, async () => {
         const { page } = b;
