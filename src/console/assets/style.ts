@@ -47,9 +47,10 @@ th, td { text-align: left; padding: .45rem .7rem; border-bottom: 1px solid var(-
 th { font-weight: 600; background: var(--code); white-space: nowrap; }
 tbody tr:last-child td { border-bottom: 0; }
 td a { white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { font-variant-numeric: tabular-nums; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 code { background: var(--code); padding: 0 .25rem; border-radius: 4px; overflow-wrap: anywhere; }
+td code { overflow-wrap: break-word; }
 pre { background: var(--code); padding: .8rem 1rem; border-radius: 8px; overflow: auto; max-height: 32rem; border: 1px solid var(--line); }
 .notice { padding: .7rem 1rem; border-radius: 8px; margin: 0 0 1rem; border: 1px solid var(--line); }
 .notice.ok { background: var(--ok-bg); } .notice.warn { background: var(--warn-bg); } .notice.bad { background: var(--bad-bg); } .notice.info { background: var(--info-bg); }
@@ -74,6 +75,6 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: any
 .token { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .token input { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; flex: 1; min-width: 12rem; }
 .signin { max-width: 28rem; margin: 3rem auto; }
-@media (max-width: 640px) { main { padding: .75rem; } header { padding: .5rem .75rem; } h1 { font-size: 1.25rem; } dl.facts { grid-template-columns: 1fr; } dl.facts dt { margin-top: .4rem; }
+@media (max-width: 640px) { main { padding: .75rem; } header { padding: .5rem .75rem; } h1 { font-size: 1.25rem; } dl.facts { gap: .3rem .75rem; }
   nav.top { flex-basis: 100%; } }
 `;
