@@ -59,11 +59,25 @@ async function playground(page: Page): Promise<string | undefined> {
   return undefined;
 }
 
+/** Scrolls the section headed `heading` to the top of the window. */
+function scrollTo(heading: string): (page: Page) => Promise<string | undefined> {
+  return async (page) => {
+    const h = page.getByRole('heading', { level: 2, name: heading }).first();
+    if ((await h.count()) === 0) return `the page has no section ${heading} yet`;
+    const box = await h.boundingBox();
+    if (box === null) return `the section ${heading} is not shown`;
+    await page.evaluate(`window.scrollTo(0, window.scrollY + ${Math.floor(box.y)} - 12)`);
+    return undefined;
+  };
+}
+
 const SHOTS: readonly Shot[] = [
   { name: 'overview', path: '' },
   { name: 'tenant', path: `t/${TENANT}` },
   { name: 'connectors', path: `t/${TENANT}/connectors` },
   { name: 'bundle', path: `t/${TENANT}/bundles/${BUNDLE}` },
+  { name: 'bundle-activity', path: `t/${TENANT}/bundles/${BUNDLE}`, prepare: scrollTo('Sync activity') },
+  { name: 'bundle-agents', path: `t/${TENANT}/bundles/${BUNDLE}`, prepare: scrollTo('Agents') },
   {
     name: 'rule-translation',
     path: `t/${TENANT}/rules/team-documents`,
@@ -141,7 +155,12 @@ async function activity(service: Service, manifests: string): Promise<void> {
   await report(all.slice(0, 2), revision());
   await agentsShown(service, '2/3');
   const events = Array.from({ length: 8 }, (_, i) =>
-    decisionEvent(i, { labels: { id: 'gateway-eu-1', version: '1.1.0' } }, BUNDLE, revision()),
+    decisionEvent(
+      i,
+      { labels: { id: 'gateway-eu-1', version: '1.1.0' }, timestamp: new Date(Date.now() - (8 - i) * 1000).toISOString() },
+      BUNDLE,
+      revision(),
+    ),
   );
   const logs = await fetch(`${base}/logs`, {
     method: 'POST',
