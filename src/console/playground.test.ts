@@ -41,7 +41,7 @@ function bundle(name: string, rules: readonly RuleModel[], entityTypes: readonly
     connector: 'gateways',
     built,
     ruleCount: rules.length,
-    source: { rules, regoVersion: 'v1', entityTypes: JSON.stringify(entityTypes), directory: EMPTY_DIRECTORY },
+    source: { rules, regoVersion: 1, entityTypes: JSON.stringify(entityTypes), directory: EMPTY_DIRECTORY },
   };
 }
 
@@ -109,7 +109,18 @@ describe('decideHere', () => {
   });
 
   it('says this rule matched too when a rule earlier by name decided', () => {
-    const v = decideHere(tenant, 'acme', 'team-documents', TEAM, input(request({ subject: { type: 'user', id: 'd1-owner', team: 'blue' }, resource: { type: 'document', id: 'd1', owner: 'd1-owner', team: 'blue' } })));
+    const v = decideHere(
+      tenant,
+      'acme',
+      'team-documents',
+      TEAM,
+      input(
+        request({
+          subject: { type: 'user', id: 'd1-owner', team: 'blue' },
+          resource: { type: 'document', id: 'd1', owner: 'd1-owner', team: 'blue' },
+        }),
+      ),
+    );
     expect(v).toMatchObject({ allow: true, rule: 'a-owner', thisRule: { kind: 'matched-too', by: 'a-owner' } });
   });
 
@@ -117,7 +128,10 @@ describe('decideHere', () => {
     const v = decideHere(tenant, 'acme', 'team-documents', TEAM, input(request({ resource: { type: 'document', id: 'd1', team: 'red' } })));
     expect(v.allow).toBe(false);
     expect(v.reasons).toHaveLength(2);
-    expect(v.thisRule).toEqual({ kind: 'missed', reason: 'Rule acme/team-documents did not match: its condition principal.team == resource.team is false' });
+    expect(v.thisRule).toEqual({
+      kind: 'missed',
+      reason: 'Rule acme/team-documents did not match: its condition principal.team == resource.team is false',
+    });
   });
 
   it('merges the directory in, as the API does', () => {
@@ -132,10 +146,20 @@ describe('decideHere', () => {
   });
 
   it('says what a rule not in force would do were it Enforced', () => {
-    const yes = decideHere(tenant, 'acme', 'draft-public', DRAFT, input(request({ resource: { type: 'document', id: 'x', public: true } })));
+    const yes = decideHere(
+      tenant,
+      'acme',
+      'draft-public',
+      DRAFT,
+      input(request({ resource: { type: 'document', id: 'x', public: true } })),
+    );
     expect(yes).toMatchObject({ allow: false, thisRule: { kind: 'not-deployed', wouldAllow: true } });
     const no = decideHere(tenant, 'acme', 'draft-public', DRAFT, input(request({ resource: { type: 'document', id: 'x' } })));
-    expect(no.thisRule).toMatchObject({ kind: 'not-deployed', wouldAllow: false, reason: expect.stringContaining('resource.public is missing') });
+    expect(no.thisRule).toMatchObject({
+      kind: 'not-deployed',
+      wouldAllow: false,
+      reason: expect.stringContaining('resource.public is missing'),
+    });
   });
 
   it('decides for a tenant that serves nothing yet', () => {

@@ -13,6 +13,7 @@ export { secretToken } from './secret.ts';
 
 export {
   ANNOTATION_ISSUED_AT,
+  ANNOTATION_REGENERATE,
   ANNOTATION_ROTATION,
   LABEL_API_KEY,
   LABEL_CONNECTOR,
