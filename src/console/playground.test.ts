@@ -1,3 +1,6 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RuleSpec } from '../api/index.ts';
 import type { BuiltBundle } from '../bundle/index.ts';
@@ -11,6 +14,7 @@ import {
   MAX_REQUEST_CHARS,
   modelOf,
   readRequest,
+  runOpa,
   type TenantServed,
 } from './playground.ts';
 
@@ -188,5 +192,53 @@ describe('examples and bundles', () => {
     expect(bundleAdmits(docs, input(request()))).toBe(true);
     expect(bundleAdmits(docs, input(request({ resource: { type: 'folder', id: 'f' } })))).toBe(false);
     expect(bundleAdmits(bundle('all', []), input(request({ resource: { type: 'folder', id: 'f' } })))).toBe(true);
+  });
+});
+
+/**
+ * A fake opa whose `eval` answers allow once the file named by its first input's context.release
+ * exists; it gives up after 30 s, so a failing test leaves no process behind.
+ */
+const HELD_OPA = `#!${process.execPath}
+const { existsSync } = require('node:fs');
+setTimeout(() => process.exit(1), 30000).unref();
+let text = '';
+process.stdin.on('data', (c) => { text += c; });
+process.stdin.on('end', () => {
+  const inputs = JSON.parse(text);
+  const wait = setInterval(() => {
+    if (!existsSync(inputs[0].context.release)) return;
+    clearInterval(wait);
+    process.stdout.write(JSON.stringify({ result: [{ expressions: [{ value: inputs.map(() => true) }] }] }));
+  }, 5);
+});
+`;
+
+describe('runOpa', () => {
+  it('runs at most two playground requests through OPA at once, and says so to a third', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'acl-playground-'));
+    try {
+      const binary = join(tmp, 'opa');
+      await writeFile(binary, HELD_OPA);
+      await chmod(binary, 0o755);
+      const release = join(tmp, 'release');
+      const held = input(request({ context: { release } }));
+      const bundles = [bundle('docs', [TEAM], ['document'])];
+      const opa = { binary, version: '9.9.9-fake' };
+      const first = runOpa(opa, bundles, held);
+      const second = runOpa(opa, bundles, held);
+      expect(await runOpa(opa, bundles, held)).toBeUndefined();
+      await writeFile(release, '');
+      const rows = [await first, await second];
+      expect(rows).toEqual([
+        [{ bundle: 'docs', revision: 3, outcome: { allow: true }, admitted: true }],
+        [{ bundle: 'docs', revision: 3, outcome: { allow: true }, admitted: true }],
+      ]);
+      // Both done: a new run goes through (and reports OPA's failure on this empty archive as an error row).
+      const after = await runOpa({ binary: join(tmp, 'missing'), version: '0' }, bundles, held);
+      expect(after?.[0]?.outcome).toMatchObject({ error: expect.stringContaining('OPA 0 failed on bundle acme/docs') });
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 });
