@@ -91,6 +91,26 @@ async function opaAllows(opa: Opa, archive: string, inputs: readonly DecisionInp
   return value;
 }
 
+/**
+ * OPA's data.acl.allow for each input on one bundle, given as the bytes served (the console's
+ * playground), or why OPA could not decide: the same `opa eval` as the test runner's.
+ */
+export async function opaAllowsOnBundle(
+  opa: Opa,
+  bytes: Uint8Array,
+  inputs: readonly DecisionInput[],
+  label: string,
+): Promise<boolean[] | string> {
+  const dir = await mkdtemp(join(tmpdir(), 'acl-opa-'));
+  try {
+    const archive = join(dir, 'bundle.tar.gz');
+    await writeFile(archive, bytes);
+    return await opaAllows(opa, archive, inputs, label);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** OPA's decisions for every case (in order; [] for a case no bundle admits), or why OPA could not decide them. */
 export async function decideWithOpa(opa: Opa, cases: readonly ResolvedCase[], world: World): Promise<OpaDecision[][] | string> {
   const decisions: OpaDecision[][] = cases.map(() => []);
