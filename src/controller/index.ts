@@ -14,6 +14,7 @@ export { secretToken } from './secret.ts';
 
 export {
   ANNOTATION_ISSUED_AT,
+  ANNOTATION_REGENERATE,
   ANNOTATION_ROTATION,
   LABEL_API_KEY,
   LABEL_CONNECTOR,

@@ -28,17 +28,33 @@ interface Ran {
   readonly error?: string;
 }
 
+/** Longest one `opa` run may take: a hung OPA must not hang a test run or the console's playground. */
+const RUN_TIMEOUT_MS = 120_000;
+
 function run(binary: string, args: readonly string[], stdin?: string): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let timedOut = false;
+    // unref: a timer must never keep a finished command alive (spawn's own timeout option does, when the spawn fails).
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, RUN_TIMEOUT_MS).unref();
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => resolve({ code: null, stdout: '', stderr: '', error: e.message }));
-    child.on('close', (code) =>
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout: '', stderr: '', error: e.message });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (timedOut) resolve({ code, stdout, stderr, error: `did not finish within ${RUN_TIMEOUT_MS / 1000} s and was stopped` });
+      else resolve({ code, stdout, stderr });
+    });
     // An OPA that exits before reading its input closes the pipe; what it printed says why.
     child.stdin.on('error', () => {});
     child.stdin.end(stdin ?? '');
@@ -89,6 +105,26 @@ async function opaAllows(opa: Opa, archive: string, inputs: readonly DecisionInp
     return `OPA ${opa.version} answered on bundle ${label} with something other than ${inputs.length} decisions: ${firstLines(r.stdout).slice(0, 300)}`;
   }
   return value;
+}
+
+/**
+ * OPA's data.acl.allow for each input on one bundle, given as the bytes served (the console's
+ * playground), or why OPA could not decide: the same `opa eval` as the test runner's.
+ */
+export async function opaAllowsOnBundle(
+  opa: Opa,
+  bytes: Uint8Array,
+  inputs: readonly DecisionInput[],
+  label: string,
+): Promise<boolean[] | string> {
+  const dir = await mkdtemp(join(tmpdir(), 'acl-opa-'));
+  try {
+    const archive = join(dir, 'bundle.tar.gz');
+    await writeFile(archive, bytes);
+    return await opaAllows(opa, archive, inputs, label);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** OPA's decisions for every case (in order; [] for a case no bundle admits), or why OPA could not decide them. */

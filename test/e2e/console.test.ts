@@ -96,4 +96,17 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the console (real API server)', { 
     expect(await readToken(ns, 'gateways')).toBe(token);
     expect((await customApi(ns).get('Connector', 'gateways'))['spec']).toMatchObject({ tokenRotation: 1 });
   });
+
+  it('Regenerate patches the annotation, and status.translation.regenerate takes its value', async () => {
+    expect((await admin.post(`/console/t/${ns}/rules/team/regenerate`, {})).status).toBe(303);
+    const rule = await customApi(ns).get('Rule', 'team');
+    const value = (rule['metadata'] as { annotations?: Record<string, string> }).annotations?.['acl.policyagent.dev/regenerate'];
+    expect(value).toMatch(/^\d{4}-\d\d-\d\dT/);
+    await waitFor('the translation made for the new value', async () => {
+      const status = (await customApi(ns).status('Rule', 'team')) as { translation?: { regenerate?: string } };
+      return status.translation?.regenerate === value;
+    });
+    const page = await admin.get(`/console/t/${ns}/rules/team`);
+    expect(page.text).toContain('Regenerate: wrote');
+  });
 });

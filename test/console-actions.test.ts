@@ -1,7 +1,8 @@
-// The Connectors page's actions end to end in standalone mode (issue 16): each writes the manifest
+// The console's actions end to end in standalone mode (issue 16): each writes the manifest
 // file (comments and layout kept), the folder watcher applies it, and the bundle endpoint answers as
 // the action says: Active off → 403, Rotate → the old token 401 and the new one (shown once) 200,
-// Revoke → 401, Generate → a new token. What a browser shows of them is test/console/.
+// Revoke → 401, Generate → a new token; Regenerate → the rule is translated again. What a browser shows
+// of them is test/console/.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,5 +116,35 @@ describe('the Connectors page', () => {
 
   it('answers 404 for a connector that does not exist', async () => {
     expect((await admin.post('/console/t/acme/connectors/nope/rotate', {})).status).toBe(404);
+  });
+});
+
+/** Polls `probe` until it is true, or fails after `ms` (the folder watcher applies an edit in its own time). */
+async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('Regenerate on the Verify Panel', () => {
+  it('writes the annotation into the manifest, and the translation records the new value', async () => {
+    const translation = () => {
+      const status = t.service.source.get('Rule', 'acme', 'team-documents')?.raw['status'] as
+        | { translation?: { regenerate?: string } }
+        | undefined;
+      return status?.translation;
+    };
+    const before = translation()?.regenerate;
+    const r = await admin.post('/console/t/acme/rules/team-documents/regenerate', {});
+    expect(r.status).toBe(303);
+    const file = await readFile(join(t.manifests, 'rules.yaml'), 'utf8');
+    const value = /acl\.policyagent\.dev\/regenerate: "?([^"\n]+)"?/.exec(file)?.[1];
+    expect(value).toBeDefined();
+    expect(value).not.toBe(before);
+    await until('the translation made for the new value', () => translation()?.regenerate === value);
+    const page = await admin.get('/console/t/acme/rules/team-documents');
+    expect(page.text).toContain('Regenerate: wrote metadata.annotations');
   });
 });
