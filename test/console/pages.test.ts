@@ -24,7 +24,8 @@ const PAGES: readonly ConsolePage[] = [
   { name: 'tenant', path: 't/acme', heading: 'Tenant acme' },
   { name: 'connectors', path: 't/acme/connectors', heading: /connectors/i },
   { name: 'bundle', path: 't/acme/bundles/gateway-documents', heading: /gateway-documents/ },
-  { name: 'rule', path: 't/acme/rules/team-documents', heading: /team-documents/ },
+  { name: 'rule (Translation tab)', path: 't/acme/rules/team-documents', heading: /team-documents/ },
+  { name: 'rule (Playground tab)', path: 't/acme/rules/team-documents?tab=playground', heading: /team-documents/ },
   { name: 'directory', path: 't/records/directory', heading: /directory/i },
 ];
 
