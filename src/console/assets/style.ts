@@ -51,11 +51,14 @@ td.num, th.num { font-variant-numeric: tabular-nums; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 code { background: var(--code); padding: 0 .25rem; border-radius: 4px; overflow-wrap: anywhere; }
 td code { overflow-wrap: break-word; }
+pre code { background: none; padding: 0; border-radius: 0; overflow-wrap: normal; }
+dd pre { margin: 0; }
 pre { background: var(--code); padding: .8rem 1rem; border-radius: 8px; overflow: auto; max-height: 32rem; border: 1px solid var(--line); }
 .notice { padding: .7rem 1rem; border-radius: 8px; margin: 0 0 1rem; border: 1px solid var(--line); }
 .notice.ok { background: var(--ok-bg); } .notice.warn { background: var(--warn-bg); } .notice.bad { background: var(--bad-bg); } .notice.info { background: var(--info-bg); }
 form.inline { display: inline; margin: 0; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+form > .actions { margin-top: .5rem; }
 button, .button { font: inherit; padding: .35rem .85rem; border-radius: 6px; border: 1px solid var(--line); background: var(--card); color: var(--fg); cursor: pointer; }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 button.danger { color: var(--bad); border-color: var(--bad); }
