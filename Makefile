@@ -89,7 +89,8 @@ render: build ## Print the Rego and bundle listing for the manifests in examples
 crds: $(INSTALL_STAMP) ## Regenerate crds/*.yaml from the zod schemas in src/api
 	node scripts/gen-crds.ts
 
-# The console on a temporary copy of examples/ with a little activity, in Debian's chromium (or CHROMIUM).
+# The console on a temporary copy of examples/ with a little activity, in Debian's chromium (or CHROMIUM);
+# OPA_BIN=<opa> shows the playground deciding with that OPA too.
 screenshots: $(INSTALL_STAMP) ## Write the console's screenshots (1280 px and phone) to docs/console/*.png
 	node scripts/screenshots.ts
 

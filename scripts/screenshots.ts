@@ -5,7 +5,7 @@
 // each page in Debian's chromium as the admin, at 1280×800 and on a phone (390×844), written to
 // docs/console/<page>.png and docs/console/<page>-phone.png. A page whose route answers 404 (not built
 // yet) is skipped with a line saying so.
-//   node scripts/screenshots.ts [--out docs/console]
+//   node scripts/screenshots.ts [--out docs/console]     (OPA_BIN=<opa>: the playground also asks that OPA)
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,33 +43,42 @@ async function clickIfThere(page: Page, name: RegExp, what: string): Promise<str
   return undefined;
 }
 
-/** The playground: a request picked (or typed), then decided. */
+/** A request team-documents allows: alice of team blue reads a document of team blue. */
+const ALLOWED = {
+  subject: { type: 'user', id: 'alice', properties: { team: 'blue' } },
+  action: 'read',
+  resource: { type: 'document', id: 'design-notes', properties: { team: 'blue' } },
+  context: {},
+};
+
+/** The playground: a request typed into its form, decided, and the decision scrolled into view. */
 async function playground(page: Page): Promise<string | undefined> {
-  const missing = await clickIfThere(page, /playground|verify/i, 'playground');
+  const missing = await clickIfThere(page, /playground/i, 'playground');
   if (missing) return missing;
-  const picker = page.locator('select[data-fill]').first();
-  if ((await picker.count()) > 0) {
-    const options = await picker.locator('option').evaluateAll<string[], undefined>('(os) => os.map((o) => o.value).filter(Boolean)');
-    if (options[0] !== undefined) await picker.selectOption(options[0]);
-  }
-  const decide = page.getByRole('button', { name: /decide|evaluate|try|check|run/i }).first();
-  if ((await decide.count()) === 0) return 'the playground has no button to decide yet';
+  const request = page.getByRole('textbox', { name: /request/i }).first();
+  if ((await request.count()) === 0) return 'the playground has no request field yet';
+  await request.fill(JSON.stringify(ALLOWED, null, 2));
+  const decide = page.getByRole('button', { name: /^decide$/i }).first();
+  if ((await decide.count()) === 0) return 'the playground has no Decide button yet';
   await decide.click();
   await page.waitForLoadState('load');
+  return scrollToHeading(page, /^Decision/);
+}
+
+/** Scrolls the section headed `heading` (an h2, or any heading with a RegExp) to the top of the window. */
+async function scrollToHeading(page: Page, heading: string | RegExp): Promise<string | undefined> {
+  const h = page.getByRole('heading', typeof heading === 'string' ? { level: 2, name: heading } : { name: heading }).first();
+  if ((await h.count()) === 0) return `the page has no section ${heading} yet`;
+  const box = await h.boundingBox();
+  if (box === null) return `the section ${heading} is not shown`;
+  await page.evaluate(`window.scrollTo(0, window.scrollY + ${Math.floor(box.y)} - 12)`);
   return undefined;
 }
 
-/** Scrolls the section headed `heading` to the top of the window. */
-function scrollTo(heading: string): (page: Page) => Promise<string | undefined> {
-  return async (page) => {
-    const h = page.getByRole('heading', { level: 2, name: heading }).first();
-    if ((await h.count()) === 0) return `the page has no section ${heading} yet`;
-    const box = await h.boundingBox();
-    if (box === null) return `the section ${heading} is not shown`;
-    await page.evaluate(`window.scrollTo(0, window.scrollY + ${Math.floor(box.y)} - 12)`);
-    return undefined;
-  };
-}
+const scrollTo =
+  (heading: string) =>
+  (page: Page): Promise<string | undefined> =>
+    scrollToHeading(page, heading);
 
 const SHOTS: readonly Shot[] = [
   { name: 'overview', path: '' },
@@ -181,6 +190,8 @@ await cp(join(ROOT, 'examples'), manifests, { recursive: true });
 const config = configFromFlags([
   ...['--manifests', manifests, '--state-dir', join(root, 'state'), '--insecure-http'],
   ...['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--console-listen', '127.0.0.1:0', '--log-level', 'silent'],
+  // With a real OPA the playground also shows each bundle's Rego deciding the request.
+  ...(process.env['OPA_BIN'] ? ['--opa', process.env['OPA_BIN']] : []),
 ]);
 // Bundle status shows each agent report at once (not once per 5 s), and the rule edit applies at the
 // rescan that follows it (no settle delay), so the pictures show what was just done.
