@@ -2,8 +2,9 @@
 // driven by playwright-core (or $CHROMIUM). Not a test: a missed target prints MISS and the exit code stays 0.
 //  1. First page load over localhost: the overview of examples/ as the admin, a fresh browser context
 //     (empty cache) each time: bytes of HTML + CSS + JS and the time to the end of the load event
-//     (Navigation Timing), against a floor in the same run: raw node:http serving the very same bytes
-//     from memory, on the same core. Median of N, the two interleaved.
+//     (Navigation Timing), against floors in the same run: raw node:http serving the very same bytes
+//     from memory on the same core, with only their Content-Type and with every header the console
+//     sent (its CSP, Cross-Origin-Opener-Policy...). Median of N, the three in rotating order.
 //  2. Decisions while the console is open: POST /authorization as bench/http.ts's `decide` variant (10
 //     rules, 50 connections, our load generator), the console closed (the page on about:blank) against
 //     a browser page open on the tenant page with live updates flowing: the bundle is polled every
@@ -69,13 +70,26 @@ async function sessionCookie(consoleUrl: string, key: string): Promise<{ name: s
 // --- 1. First page load -------------------------------------------------------------------------
 const examples = await start('examples');
 const cookie = await sessionCookie(examples.ready.consoleUrl, examples.ready.adminKey);
-const loads = { console: [] as PageLoad[], floor: [] as PageLoad[] };
-const loadOnce = async (which: 'console' | 'floor'): Promise<PageLoad> =>
-  which === 'console' ? firstLoad(browser, examples.ready.consoleUrl, cookie) : firstLoad(browser, examples.ready.floorUrl, undefined);
+const PAGES = ['console', 'floorHeaders', 'floor'] as const;
+type Which = (typeof PAGES)[number];
+const LABELS: Record<Which, string> = {
+  console: 'console (the service)',
+  floorHeaders: "floor: the same bytes and the console's headers",
+  floor: 'floor: the same bytes, Content-Type only',
+};
+const loads: Record<Which, PageLoad[]> = { console: [], floorHeaders: [], floor: [] };
+const loadOnce = async (which: Which): Promise<PageLoad> =>
+  which === 'console'
+    ? firstLoad(browser, examples.ready.consoleUrl, cookie)
+    : firstLoad(browser, which === 'floor' ? examples.ready.floorUrl : examples.ready.floorHeadersUrl, undefined);
 process.stderr.write('first page loads: warming up\n');
-for (let i = 0; i < 3; i++) for (const w of ['console', 'floor'] as const) await loadOnce(w);
+for (let i = 0; i < 3; i++) for (const w of PAGES) await loadOnce(w);
 for (let i = 0; i < LOADS; i++) {
-  for (const w of i % 2 === 0 ? (['console', 'floor'] as const) : (['floor', 'console'] as const)) loads[w].push(await loadOnce(w));
+  // The order rotates, so a slow moment of the machine hits each page alike.
+  for (let j = 0; j < PAGES.length; j++) {
+    const w = PAGES[(i + j) % PAGES.length] as Which;
+    loads[w].push(await loadOnce(w));
+  }
 }
 await examples.stop();
 
@@ -85,8 +99,8 @@ console.log('');
 console.log(`First page load: the overview of examples/ as the admin, a fresh context each, median of ${LOADS}`);
 for (const line of table(
   ['page', 'HTML', 'CSS', 'JS', 'HTML+CSS+JS', 'with headers', 'first byte', 'load', '× floor'],
-  (['console', 'floor'] as const).map((w) => [
-    w === 'console' ? 'console (the service)' : 'floor (node:http, same bytes)',
+  PAGES.map((w) => [
+    LABELS[w],
     kb(med(loads[w], (p) => p.htmlBytes)),
     kb(med(loads[w], (p) => p.cssBytes)),
     kb(med(loads[w], (p) => p.jsBytes)),
@@ -100,7 +114,7 @@ for (const line of table(
       med(loads[w], (p) => p.loadMs),
       1,
     )} ms`,
-    w === 'floor' ? '1.00' : fmt(median(loads.console.map((c, i) => c.loadMs / (loads.floor[i] as PageLoad).loadMs)), 2),
+    w === 'floor' ? '1.00' : fmt(median(loads[w].map((c, i) => c.loadMs / (loads.floor[i] as PageLoad).loadMs)), 2),
   ]),
 ))
   console.log(`  ${line}`);

@@ -1,8 +1,9 @@
 // The service with its console, for bench/console.ts (started pinned on the server core): standalone on
 // examples/ (the first page load) or on the generated tenant of bench/http (decisions, as bench/http.ts's
 // `decide` variant: 10 rules, the folder re-read only when asked). Beside it, on the same process and
-// core, a floor: raw node:http serving the console's own overview HTML, CSS and JS from memory, the
-// bytes a browser would get with no rendering, session or security headers behind them.
+// core, two floors: raw node:http serving the console's own overview HTML, CSS and JS from memory, the
+// bytes a browser would get with no rendering or session behind them; one with only their
+// Content-Type, one with every header the console sent (its CSP, Cross-Origin-Opener-Policy...).
 //   node bench/console/server.ts --manifests examples|bench
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -29,6 +30,8 @@ export interface ConsoleServerReady {
   readonly bundle: { readonly tenant: string; readonly connector: string; readonly name: string; readonly token: string };
   /** http://127.0.0.1:<port>/console/ of the floor, which serves the overview's bytes as they were at start. */
   readonly floorUrl: string;
+  /** The same floor sending the console's response headers too (its CSP, COOP, no-store...). */
+  readonly floorHeadersUrl: string;
 }
 
 export type ConsoleServerCommands = { stats: { arg: null; result: ServerStats } };
@@ -55,8 +58,15 @@ const bundle = examples
   : { tenant: TENANT, connector: CONNECTOR, name: 'all' };
 const token = (await readFile(service.state.tokenFile(bundle.tenant, bundle.connector), 'utf8')).trim();
 
-/** The overview and its two assets as the console serves them to the admin, path → body and type. */
-async function overviewBytes(): Promise<Map<string, { body: Buffer; type: string }>> {
+interface Served {
+  readonly body: Buffer;
+  /** What the console sent with it, but for the connection's own headers (date, length, keep-alive). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+const CONNECTION_HEADERS = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/** The overview and its two assets as the console serves them to the admin, path → body and headers. */
+async function overviewBytes(): Promise<Map<string, Served>> {
   const origin = new URL(consoleUrl as string).origin;
   const signin = await fetch(`${origin}/console/signin`, {
     method: 'POST',
@@ -66,12 +76,12 @@ async function overviewBytes(): Promise<Map<string, { body: Buffer; type: string
   });
   const cookie = signin.headers.get('set-cookie')?.split(';')[0];
   if (cookie === undefined) throw new Error(`sign-in refused: ${signin.status}`);
-  const files = new Map<string, { body: Buffer; type: string }>();
+  const files = new Map<string, Served>();
   const get = async (path: string): Promise<Buffer> => {
     const r = await fetch(`${origin}${path}`, { headers: { Cookie: cookie } });
     if (r.status !== 200) throw new Error(`${path} answered ${r.status}`);
     const body = Buffer.from(await r.arrayBuffer());
-    files.set(path, { body, type: r.headers.get('content-type') ?? 'application/octet-stream' });
+    files.set(path, { body, headers: Object.fromEntries([...r.headers].filter(([name]) => !CONNECTION_HEADERS.has(name))) });
     return body;
   };
   const html = (await get('/console/')).toString('utf8');
@@ -81,26 +91,35 @@ async function overviewBytes(): Promise<Map<string, { body: Buffer; type: string
 }
 
 const files = await overviewBytes();
-const floor = createServer((req, res) => {
-  const file = files.get(req.url ?? '');
-  if (!file) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'Content-Type': file.type, 'Content-Length': file.body.length }).end(file.body);
-});
-await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
+/** The floor: the files from memory, with only their Content-Type, or with every header the console sent. */
+async function startFloor(allHeaders: boolean): Promise<{ url: string; close(): void }> {
+  const floor = createServer((req, res) => {
+    const file = files.get(req.url ?? '');
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    const headers = allHeaders ? file.headers : { 'content-type': file.headers['content-type'] ?? 'application/octet-stream' };
+    res.writeHead(200, { ...headers, 'Content-Length': file.body.length }).end(file.body);
+  });
+  await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(floor.address() as AddressInfo).port}/console/`, close: () => floor.close() };
+}
+const floor = await startFloor(false);
+const floorHeaders = await startFloor(true);
 
 const ready: ConsoleServerReady = {
   port: Number(new URL(service.apiUrl).port),
   consoleUrl,
   adminKey,
   bundle: { ...bundle, token },
-  floorUrl: `http://127.0.0.1:${(floor.address() as AddressInfo).port}/console/`,
+  floorUrl: floor.url,
+  floorHeadersUrl: floorHeaders.url,
 };
 
 serveCommands<ConsoleServerCommands>({ stats: () => processStats(service.longPolls.size()) }, ready, async () => {
   floor.close();
+  floorHeaders.close();
   await service.stop();
   await rm(root, { recursive: true, force: true });
 });
