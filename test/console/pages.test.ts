@@ -4,10 +4,8 @@
 // their own box). A page whose route is not built yet answers 404 and its case is skipped, saying so.
 //
 // To add a page: a line in PAGES. Its own behaviour (forms, tabs, the playground) gets its own test.
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, signInWith, useBrowser } from '../support/browser.ts';
+import { CHROMIUM, exampleManifests, signInWith, useBrowser } from '../support/browser.ts';
 import { adminKey, consoleOrigin, signIn } from '../support/console.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
@@ -31,13 +29,6 @@ const PAGES: readonly ConsolePage[] = [
 
 const PHONE = { width: 390, height: 844 };
 
-/** examples/ as startTestService takes it: file name → text. */
-async function examples(): Promise<Record<string, string>> {
-  const dir = join(import.meta.dirname, '..', '..', 'examples');
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml'));
-  return Object.fromEntries(await Promise.all(files.map(async (f) => [f, await readFile(join(dir, f), 'utf8')] as const)));
-}
-
 let t: TestService;
 let base: string;
 /** Paths the console answers 404 for: pages not built yet. */
@@ -45,7 +36,7 @@ const missing = new Set<string>();
 
 beforeAll(async () => {
   if (!CHROMIUM) return;
-  t = await startTestService({ manifests: await examples() });
+  t = await startTestService({ manifests: await exampleManifests() });
   base = `${consoleOrigin(t)}/console/`;
   const admin = await signIn(t, await adminKey(t));
   for (const p of PAGES) if ((await admin.get(`/console/${p.path}`)).status === 404) missing.add(p.path);

@@ -5,6 +5,8 @@
 // Without a chromium the suites skip themselves (describe.skipIf(!CHROMIUM)) and scripts/test-summary.ts
 // prints one line saying how to run them; with a $CHROMIUM that does not start, every test fails.
 import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Browser, type BrowserContext, chromium, type ConsoleMessage, type Page } from 'playwright-core';
 
@@ -124,4 +126,11 @@ export async function signInWith(page: Page, consoleUrl: string, key: string): P
   const status = await submitKey(page, consoleUrl, key);
   if (status !== 303) throw new Error(`the console refused the key: ${status} on ${page.url()}`);
   await page.getByRole('button', { name: 'Sign out' }).waitFor({ state: 'visible' });
+}
+
+/** The manifests of examples/ as startTestService takes them (file name → text): what a person runs `make run` on. */
+export async function exampleManifests(): Promise<Record<string, string>> {
+  const dir = join(import.meta.dirname, '..', '..', 'examples');
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml'));
+  return Object.fromEntries(await Promise.all(files.map(async (f) => [f, await readFile(join(dir, f), 'utf8')] as const)));
 }
