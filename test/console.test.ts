@@ -138,3 +138,28 @@ describe('console admin keys that cannot be read', () => {
     }
   });
 });
+
+describe("a tenant's page with many rules", () => {
+  it('shows the first 100, says how many there are, and filters them by name, type or action', async () => {
+    const rules = Array.from(
+      { length: 130 },
+      (_, i) =>
+        `---\napiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: { name: r${String(i).padStart(3, '0')}, namespace: acme }\nspec: { state: Enforced, subjectType: user, actions: [read], resourceType: ${i === 7 ? 'invoice' : 'note'} }\n`,
+    );
+    const u = await startTestService({ manifests: { ...BASE_MANIFESTS, 'many.yaml': rules.join('') } });
+    try {
+      const c = await signIn(u, API_KEY);
+      const all = await c.get('/console/t/acme');
+      expect(all.text).toContain('Showing the first 100 of 131 rules');
+      expect(all.text).toContain('href="/console/t/acme/rules/r000"');
+      expect(all.text).not.toContain('href="/console/t/acme/rules/r129"');
+      const some = await c.get('/console/t/acme?q=INVOICE');
+      expect(some.text).toContain('1 of 131 rules match');
+      expect(some.text).toContain('href="/console/t/acme/rules/r007"');
+      expect(some.text).not.toContain('href="/console/t/acme/rules/r000"');
+      expect(some.text).toContain('value="INVOICE"');
+    } finally {
+      await u.stop();
+    }
+  });
+});

@@ -20,7 +20,7 @@ export interface Dispatch {
   problem(res: Response, status: number, title: string, message: string, session?: Session): void;
 }
 
-function requestOf(d: Dispatch, req: Request, session: Session, params: Record<string, string>): PageRequest {
+function requestOf(d: Dispatch, req: Request, session: Session, params: Record<string, string>, tenants: readonly string[]): PageRequest {
   const live = req.headers['x-console-live'] !== undefined;
   const flash = req.method === 'GET' && !live ? d.flashes.get(session.id) : undefined;
   if (flash) d.flashes.delete(session.id);
@@ -33,6 +33,7 @@ function requestOf(d: Dispatch, req: Request, session: Session, params: Record<s
     form: req.method === 'POST' ? new URLSearchParams(Object.entries((req.body ?? {}) as Record<string, string>)) : undefined,
     deps: d.deps,
     snapshot: d.deps.store.snapshot(),
+    tenants,
     nowMs: d.deps.now(),
     flash,
   };
@@ -55,7 +56,7 @@ function answer(d: Dispatch, res: Response, session: Session, request: PageReque
     principal: session.principal,
     csrf: request.csrf,
     assets: d.assets,
-    tenants: visibleTenants(session.principal, d.deps.objects, request.snapshot),
+    tenants: request.tenants,
     ...(request.tenant ? { tenant: request.tenant } : {}),
     ...(a.nav ? { nav: a.nav } : {}),
   });
@@ -67,10 +68,8 @@ export function routeHandler(d: Dispatch, route: ConsoleRoute): (req: Request, r
     const session = res.locals['session'] as Session;
     const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
     const tenant = params['tenant'];
-    if (
-      tenant !== undefined &&
-      (!maySee(session.principal, tenant) || !visibleTenants(session.principal, d.deps.objects, d.deps.store.snapshot()).includes(tenant))
-    ) {
+    const tenants = visibleTenants(session.principal, d.deps.objects, d.deps.store.snapshot());
+    if (tenant !== undefined && (!maySee(session.principal, tenant) || !tenants.includes(tenant))) {
       d.problem(res, 404, 'Not found', `There is no tenant ${tenant} here.`, session);
       return;
     }
@@ -78,7 +77,7 @@ export function routeHandler(d: Dispatch, route: ConsoleRoute): (req: Request, r
       d.problem(res, 403, 'Admin only', "Actions need the console's admin key; a tenant's API key can read, not change.", session);
       return;
     }
-    const request = requestOf(d, req, session, params);
+    const request = requestOf(d, req, session, params, tenants);
     answer(d, res, session, request, await route.handle(request));
   };
   return (req, res, next) => {

@@ -111,3 +111,12 @@ export function when(iso: string | undefined, nowMs: number): Html {
             : `${Math.floor(s / 86_400)} d ago`;
   return html`<time datetime="${iso}" title="${iso}">${ago}</time>`;
 }
+
+/** Rows a table shows at most: a page stays small and quick however many objects a tenant has. */
+export const ROWS_SHOWN = 100;
+
+/** The first `limit` items, and a sentence saying how many more there are (empty when none). */
+export function firstOf<T>(items: readonly T[], what: string, limit = ROWS_SHOWN): { readonly items: readonly T[]; readonly note: Html } {
+  if (items.length <= limit) return { items, note: html`` };
+  return { items: items.slice(0, limit), note: html`<p class="muted">Showing the first ${limit} of ${items.length} ${what}.</p>` };
+}

@@ -24,6 +24,8 @@ export interface PageRequest {
   readonly form: URLSearchParams | undefined;
   readonly deps: ConsoleDeps;
   readonly snapshot: Snapshot;
+  /** The tenants the principal sees, sorted (read once per request). */
+  readonly tenants: readonly string[];
   readonly nowMs: number;
   /** What the last action said, shown once at the top of the next page. */
   readonly flash: Flash | undefined;

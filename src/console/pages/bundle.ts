@@ -7,7 +7,7 @@ import { agentsReport, type RecentDecision } from '../../fleet/index.ts';
 import { bundleKey, type BundleEntry, type SyncRecord } from '../../store/index.ts';
 import { phaseBadge } from '../facts.ts';
 import { type Html, html } from '../html.ts';
-import { badge, notice, table, when } from '../layout.ts';
+import { badge, firstOf, notice, table, when } from '../layout.ts';
 import { bundleUrl, connectorsUrl, ruleUrl } from '../paths.ts';
 import { type ConsoleRoute, notFound, type PageAnswer, type PageRequest } from '../routes.ts';
 import { getViewed, type Viewed } from '../view.ts';
@@ -80,19 +80,20 @@ function conditionsTable(conditions: readonly Condition[], nowMs: number): Html 
 
 function rulesSection(v: BundleView): Html {
   if (!v.entry) return html`<p class="empty">Nothing is served yet, so it carries no rules.</p>`;
-  const rows = v.entry.source.rules.map(
+  const first = firstOf(v.entry.source.rules, 'rules carried');
+  const rows = first.items.map(
     (r) => html`<tr>
       <td><a href="${ruleUrl(v.tenant, r.name)}">${r.name}</a></td>
       <td><code>${r.subjectType}</code></td><td>${r.actions.join(', ')}</td><td><code>${r.resourceType}</code></td>
       <td>${r.conditionText === undefined ? html`<span class="muted">always</span>` : html`<code>${r.conditionText}</code>`}</td>
     </tr>`,
   );
-  return table(
+  return html`${first.note}${table(
     'Rules carried',
     ['Rule', 'Subject', 'Actions', 'Resource', 'Condition'],
     rows,
     'It carries no rule: no Enforced rule matches its entity filter, so it denies everything.',
-  );
+  )}`;
 }
 
 const AGENT_TONE = { current: 'ok', behind: 'warn', failing: 'bad' } as const;

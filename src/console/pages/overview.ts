@@ -3,10 +3,10 @@
 import type { Condition } from '../../api/index.ts';
 import { conditionOf, phaseBadge, problemOf, warningOf } from '../facts.ts';
 import { type Html, html } from '../html.ts';
-import { badge, table, when } from '../layout.ts';
+import { badge, firstOf, table, when } from '../layout.ts';
 import { bundleUrl, connectorsUrl, directoryUrl, ruleUrl, tenantUrl } from '../paths.ts';
 import type { ConsoleRoute, PageAnswer, PageRequest } from '../routes.ts';
-import { listViewed, type ViewKind, visibleTenants } from '../view.ts';
+import { listViewed, type Viewed, type ViewKind } from '../view.ts';
 
 interface Problem {
   readonly tenant: string;
@@ -54,7 +54,7 @@ function counts(values: readonly (string | undefined)[]): Html {
 }
 
 function problemRows(list: readonly Problem[]): Html[] {
-  return list.map(
+  return firstOf(list, 'rows').items.map(
     (p) => html`<tr>
       <td>${p.tenant}</td><td>${p.kind}</td><td><a href="${hrefOf(p)}">${p.name}</a></td>
       <td>${p.condition.reason ?? ''}</td><td>${p.condition.message ?? ''}</td>
@@ -79,7 +79,7 @@ function tenantCard(req: PageRequest, tenant: string): Html {
 }
 
 function overview(req: PageRequest): PageAnswer {
-  const tenants = visibleTenants(req.principal, req.deps.objects, req.snapshot);
+  const tenants = req.tenants;
   const all = tenants.map((t) => problemsOf(req, t));
   const problems = all.flatMap((a) => a.problems);
   const warnings = all.flatMap((a) => a.warnings);
@@ -89,12 +89,13 @@ function overview(req: PageRequest): PageAnswer {
       <div class="grid">${tenants.map((t) => tenantCard(req, t))}</div>
       ${tenants.length === 0 ? html`<p class="empty">No tenant has any Rule, Connector, Bundle or Directory yet.</p>` : ''}
       <h2>Problems</h2>
+      ${firstOf(problems, 'problems').note}
       ${table('Problems', ['Tenant', 'Kind', 'Name', 'Reason', 'Message'], problemRows(problems), 'Nothing is failing: every object is Ready.')}
       <h2>Rollouts in progress</h2>
       ${table(
         'Rollouts in progress',
         ['Tenant', 'Bundle', 'Revision', 'Agents current', 'Why'],
-        inProgress.map(
+        firstOf(inProgress, 'rollouts').items.map(
           ({ tenant, b }) => html`<tr>
             <td>${tenant}</td><td><a href="${bundleUrl(tenant, b.name)}">${b.name}</a></td>
             <td class="num">${b.status.revision ?? ''}</td><td class="num">${b.status.agents?.rollout ?? ''}</td>
@@ -104,13 +105,25 @@ function overview(req: PageRequest): PageAnswer {
         'No rollout in progress: every reporting agent runs the revision served.',
       )}
       <h2>Lint findings</h2>
+      ${firstOf(warnings, 'lint findings').note}
       ${table('Lint findings', ['Tenant', 'Kind', 'Name', 'Code', 'Finding'], problemRows(warnings), 'No lint findings.')}
     </div>`;
   return { kind: 'page', title: 'Overview', body, nav: 'overview' };
 }
 
-function ruleRows(req: PageRequest, tenant: string): Html[] {
-  return listViewed(req.deps.objects, 'Rule', tenant).map((r) => {
+/** Whether a rule matches the tenant page's filter: its name, phase, types or actions contain the text. */
+function matches(r: Viewed<'Rule'>, q: string): boolean {
+  if (q === '') return true;
+  const text = [r.name, r.status.phase ?? '', r.spec?.subjectType ?? '', r.spec?.resourceType ?? '', ...(r.spec?.actions ?? [])].join(' ');
+  return text.toLowerCase().includes(q);
+}
+
+function rulesTable(req: PageRequest, tenant: string): Html {
+  const q = (req.query.get('q') ?? '').trim().toLowerCase();
+  const all = listViewed(req.deps.objects, 'Rule', tenant);
+  const found = all.filter((r) => matches(r, q));
+  const first = firstOf(found, q === '' ? 'rules: narrow them with the filter' : 'matching rules');
+  const rows = first.items.map((r) => {
     const t = r.status.translation;
     const w = warningOf(r.status.conditions);
     return html`<tr>
@@ -121,6 +134,8 @@ function ruleRows(req: PageRequest, tenant: string): Html[] {
       <td>${w ? badge(w.reason ?? 'Warning', 'warn') : ''}</td>
     </tr>`;
   });
+  const count = q === '' ? '' : html`<p class="muted">${found.length} of ${all.length} rules match.</p>`;
+  return html`${count}${first.note}${table('Rules', ['Rule', 'Phase', 'Subject · actions · resource', 'Translation', 'Lint'], rows, q === '' ? 'No rules.' : 'No rule matches the filter.')}`;
 }
 
 function bundleRows(req: PageRequest, tenant: string): Html[] {
@@ -144,14 +159,19 @@ function tenantPage(req: PageRequest): PageAnswer {
   const connectors = listViewed(req.deps.objects, 'Connector', tenant);
   const body = html`<h1>Tenant ${tenant}</h1>
     <div id="tenant-live" data-live>
-      ${problems.length + warnings.length > 0 ? html`<h2>Problems and findings</h2>${table('Problems and findings', ['Tenant', 'Kind', 'Name', 'Reason', 'Message'], problemRows([...problems, ...warnings]), '')}` : ''}
+      ${problems.length + warnings.length > 0 ? html`<h2>Problems and findings</h2>${firstOf([...problems, ...warnings], 'problems and findings').note}${table('Problems and findings', ['Tenant', 'Kind', 'Name', 'Reason', 'Message'], problemRows([...problems, ...warnings]), '')}` : ''}
       <h2>Bundles</h2>
       ${table('Bundles', ['Bundle', 'Phase', 'Connector', 'Revision', 'Rules', 'Agents', 'Last sync'], bundleRows(req, tenant), 'No bundles.')}
-      <h2>Rules</h2>
-      ${table('Rules', ['Rule', 'Phase', 'Subject · actions · resource', 'Translation', 'Lint'], ruleRows(req, tenant), 'No rules.')}
       <h2>Connectors</h2>
       <p>${connectors.map((c) => html`<span class="stat-chip">${c.name} ${phaseBadge(c.status.phase)}</span> `)} <a href="${connectorsUrl(tenant)}">Manage connectors</a></p>
-    </div>`;
+    </div>
+    <h2 id="rules">Rules</h2>
+    <form method="get" action="${tenantUrl(tenant)}" class="filters" role="search" aria-label="Filter the rules">
+      <div><label for="rule-filter">Find rules</label>
+        <input id="rule-filter" name="q" type="search" value="${req.query.get('q') ?? ''}" placeholder="name, phase, type or action" /></div>
+      <button type="submit">Filter</button>
+    </form>
+    <div id="tenant-rules-live" data-live>${rulesTable(req, tenant)}</div>`;
   return { kind: 'page', title: `Tenant ${tenant}`, body, nav: 'tenant' };
 }
 

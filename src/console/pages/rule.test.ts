@@ -84,6 +84,7 @@ function request(f: Fixture = {}): PageRequest {
     form: f.form ? new URLSearchParams(f.form) : undefined,
     deps,
     snapshot: SNAPSHOT,
+    tenants: ['acme'],
     nowMs: NOW,
     flash: undefined,
   };
