@@ -81,4 +81,6 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: any
 .signin { max-width: 28rem; margin: 3rem auto; }
 @media (max-width: 640px) { main { padding: .75rem; } header { padding: .5rem .75rem; } h1 { font-size: 1.25rem; } dl.facts { gap: .3rem .75rem; }
   nav.top { flex-basis: 100%; } }
+ul.plain { list-style: none; margin: 0; padding: 0; }
+ul.plain li + li { margin-top: .2rem; }
 `;

@@ -43,10 +43,10 @@ function agentsLine(req: PageRequest, c: Viewed<'Connector'>): Html {
   const t = req.snapshot.tenants.get(c.namespace);
   const bundles = [...(t?.bundles.values() ?? [])].filter((b) => b.connector === c.name);
   if (bundles.length === 0) return html`<span class="muted">no bundle uses this connector</span>`;
-  return html`${bundles.map((b) => {
+  return html`<ul class="plain">${bundles.map((b) => {
     const s = req.deps.agents.summary(c.namespace, b.name, b.built.revision, req.nowMs);
-    return html`<a href="${bundleUrl(c.namespace, b.name)}">${b.name}</a> <span class="muted">(revision ${b.built.revision}, agents ${s.current}/${s.reporting} current${s.failing > 0 ? `, ${s.failing} failing` : ''})</span> `;
-  })}`;
+    return html`<li><a href="${bundleUrl(c.namespace, b.name)}">${b.name}</a> <span class="muted">revision ${b.built.revision}, agents ${s.current}/${s.reporting} current${s.failing > 0 ? `, ${s.failing} failing` : ''}</span></li>`;
+  })}</ul>`;
 }
 
 function card(req: PageRequest, c: Viewed<'Connector'>): Html {
