@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console clean node-version
+.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -139,6 +139,9 @@ bench-kube: $(INSTALL_STAMP) ## Propagation, startup and memory on a real API se
 # closed; about 2 minutes (BENCH_QUICK=1: a smoke check). Needs 2 cores and taskset.
 bench-console: $(INSTALL_STAMP) ## Console first page load, and decisions with it open and live vs closed
 	node bench/console.ts
+
+bench-console-large: $(INSTALL_STAMP) ## Console pages on a 10,000-rule tenant against its sign-in page
+	node bench/console-large.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
 	rm -rf dist coverage .vitest-results.json .vitest-results-opa.json

@@ -8,7 +8,8 @@ import { type Html, html, type Url } from './html.ts';
 import { notice, page } from './layout.ts';
 import type { ConsoleRoute, Flash, PageAnswer, PageRequest } from './routes.ts';
 import type { Session } from './session.ts';
-import { maySee, visibleTenants } from './view.ts';
+import { maySee, requestReader, visibleTenants } from './view.ts';
+import type { ObjectReader } from '../controller/index.ts';
 
 export interface Dispatch {
   readonly deps: ConsoleDeps;
@@ -20,7 +21,14 @@ export interface Dispatch {
   problem(res: Response, status: number, title: string, message: string, session?: Session): void;
 }
 
-function requestOf(d: Dispatch, req: Request, session: Session, params: Record<string, string>, tenants: readonly string[]): PageRequest {
+function requestOf(
+  d: Dispatch,
+  req: Request,
+  session: Session,
+  params: Record<string, string>,
+  tenants: readonly string[],
+  objects: ObjectReader,
+): PageRequest {
   const live = req.headers['x-console-live'] !== undefined;
   const flash = req.method === 'GET' && !live ? d.flashes.get(session.id) : undefined;
   if (flash) d.flashes.delete(session.id);
@@ -31,7 +39,7 @@ function requestOf(d: Dispatch, req: Request, session: Session, params: Record<s
     params,
     query: new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : ''),
     form: req.method === 'POST' ? new URLSearchParams(Object.entries((req.body ?? {}) as Record<string, string>)) : undefined,
-    deps: d.deps,
+    deps: { ...d.deps, objects },
     snapshot: d.deps.store.snapshot(),
     tenants,
     nowMs: d.deps.now(),
@@ -68,7 +76,8 @@ export function routeHandler(d: Dispatch, route: ConsoleRoute): (req: Request, r
     const session = res.locals['session'] as Session;
     const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
     const tenant = params['tenant'];
-    const tenants = visibleTenants(session.principal, d.deps.objects, d.deps.store.snapshot());
+    const objects = requestReader(d.deps.objects);
+    const tenants = visibleTenants(session.principal, objects, d.deps.store.snapshot());
     if (tenant !== undefined && (!maySee(session.principal, tenant) || !tenants.includes(tenant))) {
       d.problem(res, 404, 'Not found', `There is no tenant ${tenant} here.`, session);
       return;
@@ -77,7 +86,7 @@ export function routeHandler(d: Dispatch, route: ConsoleRoute): (req: Request, r
       d.problem(res, 403, 'Admin only', "Actions need the console's admin key; a tenant's API key can read, not change.", session);
       return;
     }
-    const request = requestOf(d, req, session, params, tenants);
+    const request = requestOf(d, req, session, params, tenants, objects);
     answer(d, res, session, request, await route.handle(request));
   };
   return (req, res, next) => {

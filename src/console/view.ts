@@ -78,10 +78,41 @@ export function viewed<K extends ViewKind>(kind: K, obj: SourceObject): Viewed<K
 
 /** A tenant's objects of a kind, sorted by name. */
 export function listViewed<K extends ViewKind>(objects: ObjectReader, kind: K, tenant: string): Viewed<K>[] {
-  return objects
-    .list(kind, tenant)
-    .map((o) => viewed(kind, o))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const list = objects.list(kind, tenant);
+  const known = sortedViews.get(list);
+  if (known) return known as Viewed<K>[];
+  const views = list.map((o) => viewed(kind, o)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  sortedViews.set(list, views);
+  return views;
+}
+
+// A list one request reads twice (requestReader gives it the same array) is viewed and sorted once.
+const sortedViews = new WeakMap<readonly SourceObject[], Viewed<ViewKind>[]>();
+
+/**
+ * The objects as one request sees them: each kind listed once from the source and grouped by namespace,
+ * so a page that reads a tenant's rules three times (problems, counts, a table) lists them once. Lives
+ * for one request only, so it is never stale.
+ */
+export function requestReader(objects: ObjectReader): ObjectReader {
+  const byKind = new Map<Kind, Map<string, SourceObject[]>>();
+  const grouped = (kind: Kind): Map<string, SourceObject[]> => {
+    const known = byKind.get(kind);
+    if (known) return known;
+    const groups = new Map<string, SourceObject[]>();
+    for (const o of objects.list(kind)) {
+      const ns = o.metadata.namespace ?? '';
+      const group = groups.get(ns);
+      if (group) group.push(o);
+      else groups.set(ns, [o]);
+    }
+    byKind.set(kind, groups);
+    return groups;
+  };
+  return {
+    get: (kind, namespace, name) => objects.get(kind, namespace, name),
+    list: (kind, namespace) => (namespace === undefined ? [...grouped(kind).values()].flat() : (grouped(kind).get(namespace) ?? [])),
+  };
 }
 
 export function getViewed<K extends ViewKind>(objects: ObjectReader, kind: K, tenant: string, name: string): Viewed<K> | undefined {
