@@ -114,6 +114,17 @@ describe('the Connectors page', () => {
     expect((await bundle(token as string)).status).toBe(200);
   });
 
+  it('refuses Generate on a connector that has a token and Rotate on a revoked one (409), changing nothing', async () => {
+    const token = await t.token('acme', 'backends');
+    const generate = await admin.post('/console/t/acme/connectors/backends/generate', {});
+    expect(generate.status).toBe(409);
+    expect(generate.text).not.toContain(token);
+    expect((await t.bundle('acme', 'backends', 'internal', { Authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await admin.post('/console/t/acme/connectors/backends/revoke', {})).status).toBe(303);
+    expect((await admin.post('/console/t/acme/connectors/backends/rotate', {})).status).toBe(409);
+    expect(tokenOf((await admin.post('/console/t/acme/connectors/backends/generate', {})).text)).toMatch(/^agent_/);
+  });
+
   it('answers 404 for a connector that does not exist', async () => {
     expect((await admin.post('/console/t/acme/connectors/nope/rotate', {})).status).toBe(404);
   });

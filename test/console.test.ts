@@ -163,3 +163,24 @@ describe("a tenant's page with many rules", () => {
     }
   });
 });
+
+describe("a tenant's session", () => {
+  it('ends when its API key is deleted, and cannot be used to sign the admin out', async () => {
+    const u = await startTestService({
+      manifests: { ...BASE_MANIFESTS, 'globex.yaml': `${GLOBEX_MANIFEST}---\n${apiKeySecret('globex', 'key', GLOBEX_KEY)}` },
+    });
+    try {
+      const admin = await signIn(u, await adminKey(u));
+      for (let i = 0; i < 60; i++) await signIn(u, GLOBEX_KEY);
+      expect((await admin.get('/console/')).status).toBe(200);
+      const globex = await signIn(u, GLOBEX_KEY);
+      expect((await globex.get('/console/t/globex')).status).toBe(200);
+      await u.write('globex.yaml', GLOBEX_MANIFEST);
+      const after = await globex.get('/console/t/globex');
+      expect(after.status).toBe(303);
+      expect(after.headers.get('location')).toMatch(/^\/console\/signin/);
+    } finally {
+      await u.stop();
+    }
+  });
+});

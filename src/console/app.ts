@@ -54,7 +54,18 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   const css = asset(STYLE, 'text/css; charset=utf-8', 'css');
   const js = asset(SCRIPT, 'text/javascript; charset=utf-8', 'js');
   const assets = { css: consoleUrl(css.path.slice(1).split('/')), js: consoleUrl(js.path.slice(1).split('/')) };
-  const live = createLiveHub({ version: options.version, alive: (id) => sessions.get(id) !== undefined });
+  // A tenant's session lasts only while its API key does: a deleted or moved key signs it out.
+  const keyHolds = (session: Session): boolean =>
+    session.principal.kind !== 'tenant' ||
+    session.principal.keyHash === undefined ||
+    deps.store.snapshot().apiKeys.get(session.principal.keyHash)?.tenant === session.principal.tenant;
+  const live = createLiveHub({
+    version: options.version,
+    alive: (id) => {
+      const session = sessions.peek(id);
+      return session !== undefined && keyHolds(session);
+    },
+  });
   const log = deps.log;
 
   const send = (res: Response, status: number, body: Html, extra: Record<string, string> = {}): void => {
@@ -76,7 +87,12 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   };
   const sessionOf = (req: Request): Session | undefined => {
     const id = sessionIdOf(req.headers.cookie);
-    return id === undefined ? undefined : sessions.get(id);
+    const session = id === undefined ? undefined : sessions.get(id);
+    if (session && !keyHolds(session)) {
+      sessions.destroy(session.id);
+      return undefined;
+    }
+    return session;
   };
 
   const app = express();

@@ -24,6 +24,9 @@ export interface LiveHub {
 }
 
 const DEFAULT_TICK_MS = 1000;
+/** Streams one session may hold (tabs), and the console in all; the oldest is closed to make room. */
+const MAX_PER_SESSION = 8;
+const MAX_STREAMS = 256;
 const DEFAULT_HEARTBEAT_MS = 25_000;
 
 export function createLiveHub(o: LiveHubOptions): LiveHub {
@@ -66,6 +69,9 @@ export function createLiveHub(o: LiveHubOptions): LiveHub {
       });
       // A reconnecting browser waits 3 s; the first line tells it the stream is up.
       res.write('retry: 3000\n\n');
+      const mine = [...streams].filter(([, s]) => s === sessionId);
+      if (mine.length >= MAX_PER_SESSION) end((mine[0] as [ServerResponse, string])[0]);
+      if (streams.size >= MAX_STREAMS) end(streams.keys().next().value as ServerResponse);
       streams.set(res, sessionId);
       res.on('close', () => end(res));
       if (!timer) {

@@ -123,3 +123,25 @@ describe('the session cookie', () => {
     expect(parseCookies('__proto__=x').get('__proto__')).toBe('x');
   });
 });
+
+describe('console sessions under pressure', () => {
+  it("let one principal's sign-ins evict only its own sessions", () => {
+    const { store } = storeAt({ maxPerPrincipal: 3 });
+    const admin = store.create({ kind: 'admin' });
+    const first = store.create(acme);
+    for (let i = 0; i < 10; i++) store.create(acme);
+    expect(store.get(admin.id)?.principal).toEqual({ kind: 'admin' });
+    expect(store.get(first.id)).toBeUndefined();
+    expect(store.size()).toBe(4);
+  });
+
+  it('peek without touching: a live stream does not keep an idle session awake', () => {
+    const { store, advance } = storeAt();
+    const { id } = store.create(acme);
+    advance(20 * MINUTE);
+    expect(store.peek(id)?.id).toBe(id);
+    advance(20 * MINUTE);
+    expect(store.peek(id)).toBeUndefined();
+    expect(store.get(id)).toBeUndefined();
+  });
+});

@@ -4,7 +4,9 @@
 // source are injected, so expiry is tested without waiting.
 
 /** Who is signed in: a tenant (its API key: that tenant only) or an admin (all tenants). */
-export type Principal = { readonly kind: 'tenant'; readonly tenant: string } | { readonly kind: 'admin' };
+export type Principal =
+  /** `keyHash`: the API key it signed in with, checked again on every request (a deleted key ends the session). */
+  { readonly kind: 'tenant'; readonly tenant: string; readonly keyHash?: string } | { readonly kind: 'admin' };
 
 /** One signed-in session, as the routes see it. */
 export interface Session {
@@ -19,6 +21,8 @@ export interface SessionStore {
   create(principal: Principal): Session;
   /** The live session with this id, touched (its idle timeout starts again); undefined when unknown or expired. */
   get(id: string): Session | undefined;
+  /** The live session with this id without touching it (a live-update stream must not keep a session awake). */
+  peek(id: string): Session | undefined;
   /** Ends a session (sign-out); whether it existed. */
   destroy(id: string): boolean;
   /** How many sessions are held, expired ones not yet swept included. */
@@ -33,11 +37,18 @@ export interface SessionOptions {
   readonly idleMs?: number;
   readonly absoluteMs?: number;
   readonly maxSessions?: number;
+  /** Sessions one principal (a tenant, or the admins) holds at most; its least recently used goes first. */
+  readonly maxPerPrincipal?: number;
 }
 
 export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_ABSOLUTE_MS = 8 * 60 * 60_000;
 const MAX_SESSIONS = 1_000;
+const MAX_PER_PRINCIPAL = 50;
+
+function principalKey(p: Principal): string {
+  return p.kind === 'admin' ? 'admin' : `tenant/${p.tenant}`;
+}
 const ID_BYTES = 32;
 const ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -46,10 +57,19 @@ export function createSessionStore(options: SessionOptions): SessionStore {
   const idleMs = options.idleMs ?? SESSION_IDLE_MS;
   const absoluteMs = options.absoluteMs ?? SESSION_ABSOLUTE_MS;
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
+  const maxPerPrincipal = options.maxPerPrincipal ?? MAX_PER_PRINCIPAL;
   // Insertion order is recency order: get() moves a session to the end, so the first is the least recently used.
   const sessions = new Map<string, Session>();
 
   const expired = (s: Session, now: number): boolean => now - s.lastSeenAtMs >= idleMs || now - s.createdAtMs >= absoluteMs;
+
+  // One principal's sign-ins evict only its own sessions: a tenant's key signing in a thousand times
+  // cannot sign the admin out.
+  function makeRoomFor(principal: Principal): void {
+    const key = principalKey(principal);
+    const mine = [...sessions.values()].filter((s) => principalKey(s.principal) === key);
+    for (const s of mine.slice(0, Math.max(0, mine.length - maxPerPrincipal + 1))) sessions.delete(s.id);
+  }
 
   function makeRoom(now: number): void {
     if (sessions.size < maxSessions) return;
@@ -74,6 +94,7 @@ export function createSessionStore(options: SessionOptions): SessionStore {
     create(principal) {
       const now = options.now();
       const id = newId();
+      makeRoomFor(principal);
       makeRoom(now);
       const session: Session = { id, principal, createdAtMs: now, lastSeenAtMs: now };
       sessions.set(id, session);
@@ -89,6 +110,10 @@ export function createSessionStore(options: SessionOptions): SessionStore {
       const touched: Session = { ...found, lastSeenAtMs: Math.max(found.lastSeenAtMs, now) };
       sessions.set(id, touched);
       return touched;
+    },
+    peek(id) {
+      const found = ID_PATTERN.test(id) ? sessions.get(id) : undefined;
+      return found !== undefined && !expired(found, options.now()) ? found : undefined;
     },
     destroy: (id) => sessions.delete(id),
     size: () => sessions.size,

@@ -72,6 +72,15 @@ describe('editing a manifest for a console action', () => {
     expect(text).toBe(`${four}    revoked: true\n`);
   });
 
+  it('reads a file that starts with a byte order mark in the columns a person sees', async () => {
+    const bom = '\uFEFFapiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata:\n    name: gateway\n    namespace: acme\n';
+    const spec = await editIn({ 'gw.yaml': bom }, GW, activeChanges(false));
+    expect(spec.outcome.ok).toBe(true);
+    expect(spec.text).toBe(`${bom}spec:\n    active: false\n`);
+    const annotated = await editIn({ 'gw.yaml': bom }, GW, regenerateChanges(AT));
+    expect(annotated.text).toBe(`${bom}    annotations:\n        acl.policyagent.dev/regenerate: "${AT}"\n`);
+  });
+
   it('creates the annotations map when metadata has none, and only adds lines', async () => {
     const { text } = await editIn({ 'gw.yaml': CONNECTOR }, GW, regenerateChanges(AT));
     expect(text).toBe(

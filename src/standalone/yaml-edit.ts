@@ -222,7 +222,9 @@ function lineEnding(text: string): string {
 }
 
 function columnOf(text: string, at: number): number {
-  return at - (text.lastIndexOf('\n', at - 1) + 1);
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  // A byte order mark at the start of the file takes no column.
+  return at - lineStart - (lineStart === 0 && text.startsWith('\uFEFF') && at > 0 ? 1 : 0);
 }
 
 /** How far the document indents a block mapping under its key (2 when it nests none). */

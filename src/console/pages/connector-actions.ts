@@ -91,13 +91,16 @@ export async function connectorAction(req: PageRequest, action: ConnectorAction)
   if (!obj) return { kind: 'problem', status: 404, title: 'Not found', message: `There is no connector ${name} here.` };
   const spec = obj.raw['spec'];
   const revoked = isObject(spec) && spec['revoked'] === true;
-  if (action === 'activate' && revoked)
+  if ((action === 'activate' || action === 'rotate') && revoked)
     return {
       kind: 'problem',
       status: 409,
       title: 'Generate a token first',
-      message: `Connector ${name} has no token (revoked): generate one, then activate it.`,
+      message: `Connector ${name} has no token (revoked): generate one first.`,
     };
+  // Generate un-revokes: on a connector with a token it would change nothing and show the current token as new.
+  if (action === 'generate' && !revoked)
+    return { kind: 'problem', status: 409, title: 'It has a token', message: `Connector ${name} has a token: rotate it to get a new one.` };
   const changes = changesOf(action, obj);
   const outcome = await req.deps.editor.edit({ kind: 'Connector', namespace: tenant, name }, changes);
   if (!outcome.ok) return { kind: 'problem', status: outcome.status, title: 'Not changed', message: outcome.message };
