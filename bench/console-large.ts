@@ -34,7 +34,21 @@ const root = await mkdtemp(join(tmpdir(), 'acl-bench-console-'));
 const manifests = join(root, 'manifests');
 await mkdir(manifests);
 await writeFile(join(manifests, 'big.yaml'), base + Array.from({ length: RULES }, (_, i) => rule(i)).join(''));
-const config = configFromFlags(['--manifests', manifests, '--state-dir', join(root, 'state'), '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--console-listen', '127.0.0.1:0', '--log-level', 'silent']);
+const config = configFromFlags([
+  '--manifests',
+  manifests,
+  '--state-dir',
+  join(root, 'state'),
+  '--insecure-http',
+  '--listen',
+  '127.0.0.1:0',
+  '--ops-listen',
+  '127.0.0.1:0',
+  '--console-listen',
+  '127.0.0.1:0',
+  '--log-level',
+  'silent',
+]);
 const service = await startService(config, { log: pino({ level: 'silent' }) });
 try {
   const origin = new URL((service.console.url as string).replace('localhost', '127.0.0.1')).origin;
@@ -46,7 +60,9 @@ try {
     [`bundle carrying ${RULES.toLocaleString('en')} rules`, '/console/t/big/bundles/all'],
     ['connectors', '/console/t/big/connectors'],
   ];
-  console.log(`acl-operator console on ${RULES.toLocaleString('en')} rules, ${new Date().toISOString()}, Node ${process.version}; median of ${GETS} GETs`);
+  console.log(
+    `acl-operator console on ${RULES.toLocaleString('en')} rules, ${new Date().toISOString()}, Node ${process.version}; median of ${GETS} GETs`,
+  );
   console.log('| page | bytes | median | × baseline |\n|---|---|---|---|');
   let baseline = NaN;
   for (const [label, path] of pages) {

@@ -15,7 +15,7 @@ import { consoleUrl } from './paths.ts';
 import { ROUTES } from './pages/index.ts';
 import type { Flash } from './routes.ts';
 import { type Dispatch, routeHandler } from './dispatch.ts';
-import { createSessionStore, type Session, sessionIdOf } from './session.ts';
+import { createSessionStore, type Session, type SessionStore, sessionIdOf } from './session.ts';
 import { signInRoutes, type SignIn } from './signin.ts';
 import { STYLE } from './assets/style.ts';
 import { SCRIPT } from './assets/script.ts';
@@ -46,6 +46,24 @@ function originOf(req: IncomingMessage): string {
   return `http://${req.headers.host ?? 'localhost'}`;
 }
 
+/** Which sessions still hold: a tenant's lasts only while its API key does (a deleted or moved key signs it out). */
+function sessionChecks(deps: ConsoleDeps, sessions: SessionStore, flashes: Map<string, Flash>) {
+  const keyHolds = (session: Session): boolean =>
+    session.principal.kind !== 'tenant' ||
+    session.principal.keyHash === undefined ||
+    deps.store.snapshot().apiKeys.get(session.principal.keyHash)?.tenant === session.principal.tenant;
+  const sessionOf = (req: Request): Session | undefined => {
+    const id = sessionIdOf(req.headers.cookie);
+    const session = id === undefined ? undefined : sessions.get(id);
+    if (session && !keyHolds(session)) sessions.destroy(session.id);
+    const live = session && keyHolds(session) ? session : undefined;
+    // A flash left by a session that ended goes with it.
+    if (!live && id !== undefined) flashes.delete(id);
+    return live;
+  };
+  return { keyHolds, sessionOf };
+}
+
 export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions): ConsoleApp {
   const secure = options.secure ?? false;
   const sessions = createSessionStore({ now: deps.now, random: deps.random });
@@ -54,11 +72,7 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   const css = asset(STYLE, 'text/css; charset=utf-8', 'css');
   const js = asset(SCRIPT, 'text/javascript; charset=utf-8', 'js');
   const assets = { css: consoleUrl(css.path.slice(1).split('/')), js: consoleUrl(js.path.slice(1).split('/')) };
-  // A tenant's session lasts only while its API key does: a deleted or moved key signs it out.
-  const keyHolds = (session: Session): boolean =>
-    session.principal.kind !== 'tenant' ||
-    session.principal.keyHash === undefined ||
-    deps.store.snapshot().apiKeys.get(session.principal.keyHash)?.tenant === session.principal.tenant;
+  const { keyHolds, sessionOf } = sessionChecks(deps, sessions, flashes);
   const live = createLiveHub({
     version: options.version,
     alive: (id) => {
@@ -85,16 +99,6 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
       }),
     );
   };
-  const sessionOf = (req: Request): Session | undefined => {
-    const id = sessionIdOf(req.headers.cookie);
-    const session = id === undefined ? undefined : sessions.get(id);
-    if (session && !keyHolds(session)) {
-      sessions.destroy(session.id);
-      return undefined;
-    }
-    return session;
-  };
-
   const app = express();
   app.disable('x-powered-by');
   // Express's own error page shows a stack trace outside production: never here.
