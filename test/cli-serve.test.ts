@@ -1,5 +1,6 @@
 // The service as a person starts it: the process, its banner, `status`, and a graceful SIGTERM.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +167,41 @@ describe('acl-operator serve refuses bad setups', () => {
     const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env });
     expect(r.status).toBe(status);
     expect(r.stderr).toMatch(message);
+  });
+
+  it('exits 1 naming the flag, and closes what it opened, when --opa does not run or the console port is taken', async () => {
+    const serve = (extra: string[]) =>
+      spawnSync(
+        process.execPath,
+        [
+          CLI,
+          '--manifests',
+          'examples',
+          '--state-dir',
+          join(tmp, 'refused-state'),
+          '--insecure-http',
+          '--listen',
+          '127.0.0.1:0',
+          '--ops-listen',
+          '127.0.0.1:0',
+          ...extra,
+        ],
+        // A start that failed but left a listener or a thread open would never exit: the timeout fails the test.
+        { cwd: ROOT, encoding: 'utf8', timeout: 30_000 },
+      );
+    const opa = serve(['--console-listen', '127.0.0.1:0', '--opa', '/no/such/opa']);
+    expect(opa.status).toBe(1);
+    expect(opa.stderr).toMatch(/acl-operator: --opa \/no\/such\/opa: cannot run it/);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const r = serve(['--console-listen', `127.0.0.1:${port}`]);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`acl-operator: --console-listen 127\\.0\\.0\\.1:${port}: listen EADDRINUSE`));
+    } finally {
+      taken.close();
+    }
   });
 
   it('says where it is not a state folder', () => {

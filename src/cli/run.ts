@@ -83,6 +83,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     service = await startService(config, { log, ...(stdout ? { stdout } : {}) });
   } catch (err) {
     log.fatal({ err }, 'Failed to start');
+    process.stderr.write(`acl-operator: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
   reopenOnHangup(service, log);

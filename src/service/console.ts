@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { type ConsoleDeps, createConsoleApp, type Mode } from '../console/index.ts';
 import type { ClusterWriter, ObjectEditor, ObjectReader, TokenSecret } from '../controller/index.ts';
 import { hashToken } from '../auth/index.ts';
-import { openOpa } from '../policytest/index.ts';
+import { type Opa, openOpa } from '../policytest/index.ts';
+import type { Config } from '../config.ts';
 import type { Core } from './core.ts';
 import type { Fleet } from './fleet.ts';
 import { listenOps } from './listeners.ts';
@@ -43,12 +44,24 @@ export function countingWriter(writer: ClusterWriter, onWrite: () => void): Clus
   };
 }
 
-/** Starts the console's listener (unless --console-listen is off). A configured --opa that does not run stops the start. */
-export async function startConsole(core: Core, fleet: Fleet, source: ConsoleSource, changes: () => number): Promise<ConsoleServing> {
+/** The playground's OPA (--opa), checked before anything starts: one that does not run stops the start. */
+export async function consoleOpa(config: Pick<Config, 'opa' | 'consoleListen'>): Promise<Opa | undefined> {
+  if (config.opa === undefined || config.consoleListen === undefined) return undefined;
+  const opa = await openOpa(config.opa);
+  if (typeof opa === 'string') throw new Error(opa);
+  return opa;
+}
+
+/** Starts the console's listener (unless --console-listen is off). */
+export async function startConsole(
+  core: Core,
+  fleet: Fleet,
+  source: ConsoleSource,
+  changes: () => number,
+  opa: Opa | undefined,
+): Promise<ConsoleServing> {
   const address = core.config.consoleListen;
   if (address === undefined) return { url: undefined, close: async () => {} };
-  const opa = core.config.opa === undefined ? undefined : await openOpa(core.config.opa);
-  if (typeof opa === 'string') throw new Error(opa);
   const deps: ConsoleDeps = {
     mode: source.mode,
     store: core.store,
@@ -65,7 +78,13 @@ export async function startConsole(core: Core, fleet: Fleet, source: ConsoleSour
   };
   const version = (): string => `${changes()}.${core.store.activity.count()}.${fleet.recent.count()}`;
   const app = createConsoleApp(deps, { version });
-  const listening = await listenOps(app.handler, address);
+  let listening: Awaited<ReturnType<typeof listenOps>>;
+  try {
+    listening = await listenOps(app.handler, address);
+  } catch (err) {
+    app.close();
+    throw new Error(`--console-listen ${address.host}:${address.port}: ${err instanceof Error ? err.message : String(err)}`);
+  }
   core.log.info({ url: `${listening.url}/console/`, opa: opa?.version }, 'Console listening');
   return {
     url: `${listening.url}/console/`,

@@ -24,7 +24,7 @@ import { controllerBase, createCore, startCoreFleet, startCoreHttp, type CommonO
 import type { Listening } from './listeners.ts';
 import type { Serving } from './http.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
-import { countingWriter, startConsole } from './console.ts';
+import { consoleOpa, countingWriter, startConsole } from './console.ts';
 import { adminKeyHashes, createObjectPatcher } from '../kube/index.ts';
 
 export interface Operator extends Running {
@@ -64,6 +64,8 @@ async function listenOnceBuilt(
 
 /** Starts Kubernetes mode: lists, builds, then listens; a failed start closes what it opened and throws. */
 export async function startOperator(config: Config, options: OperatorOptions = {}): Promise<Operator> {
+  // Checked before anything opens: a wrong --opa is the person's to fix, not a half-started operator.
+  const opa = await consoleOpa(config);
   const core = createCore(config, options);
   const cluster = await openCluster(core, options);
   const fleet = startCoreFleet(core, options);
@@ -122,6 +124,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
         adminKeyHashes: () => adminKeyHashes(cluster.clients, cluster.namespace),
       },
       () => core.changes,
+      opa,
     );
   } catch (err) {
     clearInterval(resync);

@@ -3,12 +3,14 @@
 import { DEFAULT_FOLDER, type Config } from '../config.ts';
 import type { LongPolls } from '../http/index.ts';
 import { createManifestEditor, openStateFolder, type FolderSource, type StateFolder } from '../standalone/index.ts';
-import { controllerBase, createCore, startCoreFleet, startCoreHttp, type CommonOptions, type Running } from './core.ts';
-import { gracefulStop, startActivityFlush } from './lifecycle.ts';
+import type { Opa } from '../policytest/index.ts';
+import { controllerBase, createCore, startCoreFleet, startCoreHttp, type CommonOptions, type Core, type Running } from './core.ts';
+import type { Fleet } from './fleet.ts';
+import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { keepOpaConfigs, keepTokenFiles } from './opa-files.ts';
 import { folderActivity, restoreActivity } from './persist.ts';
-import { createPipeline } from './pipeline.ts';
-import { adminKeyFileHashes, ensureAdminKeyFile, startConsole, type ConsoleServing } from './console.ts';
+import { createPipeline, type Pipeline } from './pipeline.ts';
+import { adminKeyFileHashes, consoleOpa, ensureAdminKeyFile, startConsole, type ConsoleServing } from './console.ts';
 
 export interface Service extends Running {
   readonly state: StateFolder;
@@ -33,19 +35,20 @@ export interface ServiceOptions extends CommonOptions {
   readonly settleMs?: number;
 }
 
-/** Starts standalone mode: reads the manifests, builds everything, then listens. */
+/** Starts standalone mode: reads the manifests, builds everything, then listens. A failed start closes what it opened and throws. */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   if (config.manifests === undefined)
     throw new Error('startService is standalone mode and needs config.manifests; Kubernetes mode is startOperator');
+  // Checked before anything opens: a wrong --opa is the person's to fix, not a half-started service.
+  const opa = await consoleOpa(config);
   const core = createCore(config, options);
-  const { log, store } = core;
   const state = openStateFolder(config.stateDir);
   const folder = config.folder ?? DEFAULT_FOLDER;
   const fleet = startCoreFleet(core, options);
   const pipeline = createPipeline({
     dir: config.manifests,
     state,
-    log,
+    log: core.log,
     now: core.now,
     limits: { maxBytes: folder.maxManifestBytes, maxDocuments: folder.maxManifestDocuments },
     settleMs: options.settleMs ?? folder.settleMs,
@@ -53,16 +56,45 @@ export async function startService(config: Config, options: ServiceOptions = {})
     controller: controllerBase(core, fleet, options),
     onStatusWrite: () => core.changes++,
   });
-  const { source, controller } = pipeline;
-  core.controller = controller;
-  const serving = await startCoreHttp(core, fleet, 'the manifests folder has not been read and built yet');
+  core.controller = pipeline.controller;
+  // What a failed start must close, newest first.
+  const opened: (() => Promise<void> | void)[] = [
+    () => closeRemaining({ fleet, closeThreads: pipeline.closeThreads, http: { closeOps: async () => {} } }),
+    () => pipeline.controller.stop(),
+  ];
+  try {
+    return await startOpened({ config: { ...config, manifests: config.manifests }, options, core, fleet, pipeline, state, opa }, opened);
+  } catch (err) {
+    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    throw err;
+  }
+}
 
+interface Parts {
+  readonly config: Config & { readonly manifests: string };
+  readonly options: ServiceOptions;
+  readonly core: Core;
+  readonly fleet: Fleet;
+  readonly pipeline: Pipeline;
+  readonly state: StateFolder;
+  readonly opa: Opa | undefined;
+}
+
+/** Everything after the parts are made, each thing opened pushed on `opened` so a failure can close it. */
+async function startOpened(parts: Parts, opened: (() => Promise<void> | void)[]): Promise<Service> {
+  const { config, options, core, fleet, pipeline, state, opa } = parts;
+  const { log, store } = core;
+  const { source, controller } = pipeline;
+  const serving = await startCoreHttp(core, fleet, 'the manifests folder has not been read and built yet');
+  opened.push(() => serving.closeOps());
   await restoreActivity(state, store, fleet, log);
   await state.clearAgents();
+  opened.push(() => source.stop());
   await pipeline.start();
   source.watch();
 
   const tokens = await keepTokenFiles(state, log);
+  opened.push(() => tokens.close());
   const activity = startActivityFlush({
     store,
     controller,
@@ -72,7 +104,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     ...folderActivity(state, store, fleet, core.now),
     eachTick: tokens.repair,
   });
+  opened.push(() => activity.stopTimer());
   const api = await serving.listenApi(config.tls);
+  opened.push(() => serving.closeApi());
   const adminKeyFile = await ensureAdminKeyFile(config.stateDir);
   const console: ConsoleServing = await startConsole(
     core,
@@ -85,7 +119,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
       adminKeyHashes: () => adminKeyFileHashes(adminKeyFile),
     },
     () => core.changes,
+    opa,
   );
+  opened.push(() => console.close());
   const unsubscribeOpa = await keepOpaConfigs(state, store, api, log);
   core.ready = true;
   log.info({ url: api.url, tenants: [...store.snapshot().tenants.keys()], problems: source.problems().length }, 'Serving');
