@@ -1,5 +1,5 @@
 // The console's pages on a large tenant (make bench-console-large; docs/benchmarks.md, "The console"):
-// 10,000 rules (every one with a lint finding: they are alike), GET of the overview, the tenant page,
+// bench/http's 10,000 generated rules, GET of the overview, the tenant page,
 // a bundle carrying all of them and the connectors page, against the sign-in page (no data read: what a
 // console page costs at all) measured in the same run. Server and client in this one process; medians.
 //   node bench/console-large.ts                 10,000 rules, 21 GETs of each page
@@ -11,44 +11,19 @@ import { pino } from 'pino';
 import { configFromFlags } from '../src/config.ts';
 import { startService } from '../src/service/index.ts';
 import { signInAt } from '../test/support/console.ts';
+import { LOCAL_LISTENERS } from '../test/support/service.ts';
 import { median } from './http/rounds.ts';
+import { BUNDLE, manifestFiles, TENANT, tenantRules } from './http/tenant.ts';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const RULES = QUICK ? 1_000 : 10_000;
 const GETS = QUICK ? 5 : 21;
 
-const base = `apiVersion: acl.policyagent.dev/v1alpha1
-kind: Connector
-metadata: { name: opa, namespace: big }
-spec: {}
----
-apiVersion: acl.policyagent.dev/v1alpha1
-kind: Bundle
-metadata: { name: all, namespace: big }
-spec: { connector: opa }
-`;
-const rule = (i: number): string =>
-  `---\napiVersion: acl.policyagent.dev/v1alpha1\nkind: Rule\nmetadata: { name: r${i}, namespace: big }\nspec: { state: Enforced, subjectType: user, actions: [read], resourceType: doc${i % 50}, condition: "principal.team == resource.team" }\n`;
-
 const root = await mkdtemp(join(tmpdir(), 'acl-bench-console-'));
 const manifests = join(root, 'manifests');
 await mkdir(manifests);
-await writeFile(join(manifests, 'big.yaml'), base + Array.from({ length: RULES }, (_, i) => rule(i)).join(''));
-const config = configFromFlags([
-  '--manifests',
-  manifests,
-  '--state-dir',
-  join(root, 'state'),
-  '--insecure-http',
-  '--listen',
-  '127.0.0.1:0',
-  '--ops-listen',
-  '127.0.0.1:0',
-  '--console-listen',
-  '127.0.0.1:0',
-  '--log-level',
-  'silent',
-]);
+for (const [file, text] of Object.entries(manifestFiles(tenantRules(RULES)))) await writeFile(join(manifests, file), text);
+const config = configFromFlags(['--manifests', manifests, '--state-dir', join(root, 'state'), ...LOCAL_LISTENERS, '--log-level', 'silent']);
 const service = await startService(config, { log: pino({ level: 'silent' }) });
 try {
   const origin = new URL((service.console.url as string).replace('localhost', '127.0.0.1')).origin;
@@ -56,9 +31,9 @@ try {
   const pages: [string, string][] = [
     ['sign-in page (baseline)', '/console/signin'],
     ['overview', '/console/'],
-    ['tenant page', '/console/t/big'],
-    [`bundle carrying ${RULES.toLocaleString('en')} rules`, '/console/t/big/bundles/all'],
-    ['connectors', '/console/t/big/connectors'],
+    ['tenant page', `/console/t/${TENANT}`],
+    [`bundle carrying ${RULES.toLocaleString('en')} rules`, `/console/t/${TENANT}/bundles/${BUNDLE}`],
+    ['connectors', `/console/t/${TENANT}/connectors`],
   ];
   console.log(
     `acl-operator console on ${RULES.toLocaleString('en')} rules, ${new Date().toISOString()}, Node ${process.version}; median of ${GETS} GETs`,
