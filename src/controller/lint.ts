@@ -4,7 +4,7 @@
 // once: a Warning Event (reason: its code) and a log line. Facts are cached per spec object by
 // src/lint, so a tenant of 10,000 rules costs its cross-object checks, in slices.
 import { Condition, isObject } from '../api/index.ts';
-import { type Finding, type LintKind, type LintObject, lintSteps } from '../lint/index.ts';
+import { type Finding, findingsText, findingText, type LintKind, type LintObject, lintSteps } from '../lint/index.ts';
 import { drive } from '../work/slice.ts';
 import { kubeTime } from './conditions.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -36,7 +36,7 @@ export interface DrainLinter {
 }
 
 /** A finding as it identifies itself in a condition message: stable while the object's own facts are. */
-const identity = (f: Finding): string => `${f.code}: ${f.message}. Fix: `;
+const identity = (f: Finding): string => findingText({ ...f, hint: '' });
 
 /** The Warning condition a status recorded, if any. */
 function recordedWarning(status: unknown): Condition | undefined {
@@ -50,7 +50,7 @@ function recordedWarning(status: unknown): Condition | undefined {
 function warningOf(findings: readonly Finding[], previous: Condition | undefined, generation: number, now: Date): Condition | undefined {
   const first = findings[0];
   if (!first) return undefined;
-  const message = findings.map((f) => `${identity(f)}${f.hint}`).join('; ');
+  const message = findingsText(findings);
   return {
     type: WARNING,
     status: 'True',

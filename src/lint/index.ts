@@ -2,4 +2,13 @@
 // Directories, each finding with a stable code, the object and a fix (docs/testing.md, "## Lint").
 export type { LintKind } from './facts.ts';
 export type { LintObject } from './tenant.ts';
-export { ANNOTATION_LINT_IGNORE, formatFinding, lintObjects, lintSteps, type Finding } from './lint.ts';
+export {
+  ANNOTATION_LINT_IGNORE,
+  findingsText,
+  findingText,
+  formatFinding,
+  lintObjects,
+  lintSteps,
+  readFindingsText,
+  type Finding,
+} from './lint.ts';

@@ -83,7 +83,32 @@ export function lintObjects(objects: readonly LintObject[]): Finding[] {
   }
 }
 
+/** A finding as every output words it: `Code: what is wrong. Fix: how` (the Warning condition, Events, webhook, CLI). */
+export function findingText(f: Pick<Finding, 'code' | 'message' | 'hint'>): string {
+  return `${f.code}: ${f.message}. Fix: ${f.hint}`;
+}
+
+/** The Warning condition's message: every finding's text, joined by "; ". */
+export function findingsText(findings: readonly Finding[]): string {
+  return findings.map(findingText).join('; ');
+}
+
+const FINDING_TEXT = /^([A-Z][A-Za-z]*): ([\s\S]*?)\. Fix: ([\s\S]*)$/;
+
+/**
+ * The findings a findingsText holds, read back (the console shows a Warning condition as a list); a
+ * part that is not a finding's text (a message cut at its length limit) comes back as `{text}`.
+ */
+export function readFindingsText(
+  text: string,
+): ({ readonly code: string; readonly message: string; readonly hint: string } | { readonly text: string })[] {
+  return text.split(/; (?=[A-Z][A-Za-z]*: )/).map((part) => {
+    const m = FINDING_TEXT.exec(part);
+    return m ? { code: m[1] ?? '', message: m[2] ?? '', hint: m[3] ?? '' } : { text: part };
+  });
+}
+
 /** One line a person reads: file, object, code, what is wrong and how to fix it. */
 export function formatFinding(f: Finding): string {
-  return `${f.source ? `${f.source}: ` : ''}${f.kind} ${f.namespace}/${f.name}: ${f.code}: ${f.message}. Fix: ${f.hint}.`;
+  return `${f.source ? `${f.source}: ` : ''}${f.kind} ${f.namespace}/${f.name}: ${findingText(f)}.`;
 }

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { entityTypesTake } from '../bundle/index.ts';
 import type { DecisionInput } from '../policy/index.ts';
 import type { ResolvedCase } from './cases.ts';
 import type { OpaDecision } from './run.ts';
@@ -77,9 +78,8 @@ export async function openOpa(binary: string): Promise<Opa | string> {
 
 /** Whether a bundle's entityTypes filter lets its rules decide the case: no filter, or it names the principal's or resource's type. */
 function admits(bundle: WorldBundle, input: DecisionInput): boolean {
-  if (bundle.entityTypes.length === 0) return true;
-  const types = [input.principal['type'], input.resource['type']];
-  return bundle.entityTypes.some((t) => types.includes(t));
+  const typeOf = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return entityTypesTake(new Set(bundle.entityTypes), typeOf(input.principal['type']), typeOf(input.resource['type']));
 }
 
 /** The bundles OPA decides a case on: those it names, else every bundle of its tenant that admits it. */

@@ -3,6 +3,7 @@
 // GitOps banner, and the Verify Panel's tabs around the tab in view. Pure.
 import type { RuleSpec } from '../../api/index.ts';
 import type { RuleModel } from '../../policy/index.ts';
+import { readFindingsText } from '../../lint/index.ts';
 import { gitOpsBanner, phaseBadge, problemOf, warningOf } from '../facts.ts';
 import { type Html, html, raw } from '../html.ts';
 import { notice } from '../layout.ts';
@@ -51,15 +52,11 @@ export function tabUrl(view: RuleView, tab: Tab) {
   return consoleUrl(['t', view.tenant, 'rules', view.name], { tab });
 }
 
-const FINDING = /^([A-Z][A-Za-z]*): ([\s\S]*?)\. Fix: ([\s\S]*)$/;
-
-/** Lint's Warning message (`Code: what. Fix: how` joined by "; ") as a list: each finding and its fix. */
+/** Lint's Warning message as a list: each finding and its fix. */
 export function findings(message: string): Html {
-  const items = message.split(/; (?=[A-Z][A-Za-z]*: )/).map((one) => {
-    const m = FINDING.exec(one);
-    if (!m) return html`<li>${one}</li>`;
-    return html`<li><code>${m[1] ?? ''}</code> ${m[2] ?? ''}. <strong>Fix:</strong> ${m[3] ?? ''}</li>`;
-  });
+  const items = readFindingsText(message).map((f) =>
+    'text' in f ? html`<li>${f.text}</li>` : html`<li><code>${f.code}</code> ${f.message}. <strong>Fix:</strong> ${f.hint}</li>`,
+  );
   return html`<ul class="findings">${items}</ul>`;
 }
 
