@@ -2,8 +2,6 @@
 // default: port-forward in a cluster), what it reads, the editor its actions write through, its admin
 // keys, and the signal its live updates follow. Each mode hands in what only it knows.
 import { randomBytes } from 'node:crypto';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { type ConsoleDeps, createConsoleApp, type Mode } from '../console/index.ts';
 import type { ClusterWriter, ObjectEditor, ObjectReader, TokenSecret } from '../controller/index.ts';
 import { hashToken } from '../auth/index.ts';
@@ -98,24 +96,13 @@ export async function startConsole(
   };
 }
 
-const ADMIN_KEY_FILE = 'console-admin-key';
-
-/**
- * Standalone mode's admin key: `<state>/console-admin-key` (0600), made once with 32 random bytes and
- * read again at every sign-in, so replacing the file changes the key. Returns its path.
- */
-export async function ensureAdminKeyFile(stateDir: string): Promise<string> {
-  const path = join(stateDir, ADMIN_KEY_FILE);
-  try {
-    await writeFile(path, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  await chmod(path, 0o600);
-  return path;
+/** A new admin key: 32 random bytes, base64url. */
+export function newAdminKey(): string {
+  return randomBytes(32).toString('base64url');
 }
 
-export async function adminKeyFileHashes(path: string): Promise<ReadonlySet<string>> {
-  const key = (await readFile(path, 'utf8')).trim();
+/** SHA-256 of the admin key a file holds (none when it is shorter than 16 characters). */
+export async function adminKeyHashesOf(read: () => Promise<string>): Promise<ReadonlySet<string>> {
+  const key = await read();
   return new Set(key.length >= 16 ? [hashToken(key)] : []);
 }

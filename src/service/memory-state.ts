@@ -17,6 +17,7 @@ export function createMemoryState(): StateFolder {
   const agents = new Map<string, Record<string, unknown>>();
   const decisions = new Map<string, { namespace: string; bundle: string; decisions: RecentDecision[] }>();
   let problems: DocumentProblem[] = [];
+  let adminKey = '';
   return {
     dir: '',
     load: async () => undefined,
@@ -40,6 +41,11 @@ export function createMemoryState(): StateFolder {
       secrets.delete(`${namespace}/${connector}`);
     },
     tokenFile: (namespace, connector) => join('tokens', namespace, connector),
+    async ensureConsoleAdminKey(newKey) {
+      adminKey ||= newKey();
+      return 'console-admin-key';
+    },
+    consoleAdminKey: async () => adminKey,
     repairTokens: async () => [],
     async writeProblems(next) {
       problems = [...next];

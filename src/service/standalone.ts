@@ -10,7 +10,7 @@ import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts
 import { keepOpaConfigs, keepTokenFiles } from './opa-files.ts';
 import { folderActivity, restoreActivity } from './persist.ts';
 import { createPipeline, type Pipeline } from './pipeline.ts';
-import { adminKeyFileHashes, consoleOpa, ensureAdminKeyFile, startConsole, type ConsoleServing } from './console.ts';
+import { adminKeyHashesOf, consoleOpa, newAdminKey, startConsole, type ConsoleServing } from './console.ts';
 
 export interface Service extends Running {
   readonly state: StateFolder;
@@ -107,7 +107,7 @@ async function startOpened(parts: Parts, opened: (() => Promise<void> | void)[])
   opened.push(() => activity.stopTimer());
   const api = await serving.listenApi(config.tls);
   opened.push(() => serving.closeApi());
-  const adminKeyFile = await ensureAdminKeyFile(config.stateDir);
+  const adminKeyFile = await state.ensureConsoleAdminKey(newAdminKey);
   const console: ConsoleServing = await startConsole(
     core,
     fleet,
@@ -116,7 +116,7 @@ async function startOpened(parts: Parts, opened: (() => Promise<void> | void)[])
       objects: source,
       editor: createManifestEditor({ dir: config.manifests, objects: source, log: log.child({ module: 'console' }) }),
       readTokenSecret: (ns, name) => source.writer.readTokenSecret(ns, name),
-      adminKeyHashes: () => adminKeyFileHashes(adminKeyFile),
+      adminKeyHashes: () => adminKeyHashesOf(state.consoleAdminKey),
     },
     () => core.changes,
     opa,

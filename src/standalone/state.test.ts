@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -42,5 +42,18 @@ describe('recent decisions in the state folder', () => {
     const restored = await openStateFolder(dir).decisions((file) => unreadable.push(file));
     expect(restored.map((d) => d.bundle)).toEqual(['docs']);
     expect(unreadable).toEqual([join(dir, 'decisions', 'acme', 'broken.json')]);
+  });
+});
+
+describe("the console's admin key in the state folder", () => {
+  it('is made once, mode 0600, and a key the person wrote there is kept and read at every call', async () => {
+    const state = openStateFolder(dir);
+    const path = await state.ensureConsoleAdminKey(() => 'first-key-0123456789');
+    expect(path).toBe(join(dir, 'console-admin-key'));
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await state.ensureConsoleAdminKey(() => 'second-key-0123456789')).toBe(path);
+    expect(await state.consoleAdminKey()).toBe('first-key-0123456789');
+    await writeFile(path, 'a-key-of-my-own-0123456789\n');
+    expect(await state.consoleAdminKey()).toBe('a-key-of-my-own-0123456789');
   });
 });

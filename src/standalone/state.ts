@@ -8,8 +8,8 @@
 //   decisions/<ns>/<bundle>.json      the newest decisions OPA reported (mode 0600: inputs)
 //   problems.yaml                     documents of the manifests folder that could not be used
 // This file puts them together behind one StateFolder.
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Kind, SourceObject, TokenSecret } from '../controller/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
 import type { SyncRecord } from '../store/index.ts';
@@ -34,6 +34,12 @@ export interface StateFolder {
   deleteTokenSecret(namespace: string, connector: string): Promise<void>;
   tokenFile(namespace: string, connector: string): string;
   /**
+   * The console's admin key file (`console-admin-key`, mode 0600), made with `newKey()` when missing and
+   * never overwritten; read again at every sign-in, so replacing its content changes the key.
+   */
+  ensureConsoleAdminKey(newKey: () => string): Promise<string>;
+  consoleAdminKey(): Promise<string>;
+  /**
    * Puts back, from memory, a token file or token Secret file that disappeared (or changed) while
    * running, so OPA's token_path and the next start keep the issued token. Returns the files written.
    */
@@ -54,6 +60,20 @@ export interface StateFolder {
   ): Promise<{ namespace: string; bundle: string; decisions: RecentDecision[] }[]>;
 }
 
+const CONSOLE_ADMIN_KEY = 'console-admin-key';
+
+/** A secret file made once (exclusive create, 0600): an existing one, whatever it holds, is the person's. */
+async function ensureKeyFile(path: string, newKey: () => string): Promise<string> {
+  await mkdir(dirname(path), { recursive: true });
+  try {
+    await writeFile(path, `${newKey()}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  await chmod(path, 0o600);
+  return path;
+}
+
 /** The state folder at `dir` (nothing is read until load()). */
 export function openStateFolder(dir: string): StateFolder {
   const files = { dir, serial: createSerial() };
@@ -71,6 +91,8 @@ export function openStateFolder(dir: string): StateFolder {
     saveObject: (s) => stored.saveObject(objects, s),
     saveStatus: (kind, namespace, name, status) => stored.saveStatus(objects, kind, namespace, name, status),
     removeObject: (kind, namespace, name) => stored.removeObject(objects, kind, namespace, name),
+    ensureConsoleAdminKey: (newKey) => ensureKeyFile(join(dir, CONSOLE_ADMIN_KEY), newKey),
+    consoleAdminKey: async () => (await readFile(join(dir, CONSOLE_ADMIN_KEY), 'utf8')).trim(),
     tokenSecret: (namespace, connector) => secrets.secrets.get(`${namespace}/${connector}`),
     writeTokenSecret: (owner, secret) => tokens.writeTokenSecret(secrets, owner, secret),
     deleteTokenSecret: (namespace, connector) => tokens.deleteTokenSecret(secrets, namespace, connector),
