@@ -8,7 +8,7 @@ import { type Html, html, type Url } from './html.ts';
 import { notice, page } from './layout.ts';
 import type { ConsoleRoute, Flash, PageAnswer, PageRequest } from './routes.ts';
 import type { Session } from './session.ts';
-import { maySee, requestReader, visibleTenants } from './view.ts';
+import { requestReader, visibleTenants } from './view.ts';
 import type { ObjectReader } from '../controller/index.ts';
 
 export interface Dispatch {
@@ -78,7 +78,7 @@ export function routeHandler(d: Dispatch, route: ConsoleRoute): (req: Request, r
     const tenant = params['tenant'];
     const objects = requestReader(d.deps.objects);
     const tenants = visibleTenants(session.principal, objects, d.deps.store.snapshot());
-    if (tenant !== undefined && (!maySee(session.principal, tenant) || !tenants.includes(tenant))) {
+    if (tenant !== undefined && !tenants.includes(tenant)) {
       d.problem(res, 404, 'Not found', `There is no tenant ${tenant} here.`, session);
       return;
     }

@@ -135,10 +135,6 @@ export function visibleTenants(principal: Principal, objects: ObjectReader, snap
   return principal.kind === 'admin' ? all : all.filter((t) => t === principal.tenant);
 }
 
-export function maySee(principal: Principal, tenant: string): boolean {
-  return principal.kind === 'admin' || principal.tenant === tenant;
-}
-
 // Annotations and labels GitOps tools put on what they apply (Argo CD, Flux); such a tool reverts a
 // change made anywhere else on its next sync.
 const GITOPS_ANNOTATIONS: readonly [RegExp, string][] = [
