@@ -49,15 +49,21 @@ describe('readConfig', () => {
     });
   });
 
-  it('reads how the manifests folder is read: settle interval and limits', () => {
+  it('reads how the manifests folder is read: settle interval, rescans and limits', () => {
     const folder = (argv: string[], env: Record<string, string> = {}) => {
       const c = readConfig(['--manifests', 'm', '--insecure-http', ...argv], env);
       return c.ok === true ? c.config.folder : c;
     };
     expect(folder(['--settle-ms', '0', '--max-manifest-bytes', '65536'], { ACL_MAX_MANIFEST_DOCUMENTS: '10' })).toEqual({
       settleMs: 0,
+      rescanSeconds: 10,
       maxManifestBytes: 65536,
       maxManifestDocuments: 10,
+    });
+    expect(folder([], { ACL_RESCAN_SECONDS: '0' })).toMatchObject({ rescanSeconds: 0 });
+    expect(folder(['--rescan-seconds', '90000'])).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('--rescan-seconds (ACL_RESCAN_SECONDS)'),
     });
     expect(folder(['--settle-ms', '90000'])).toMatchObject({ ok: false, message: expect.stringContaining('--settle-ms (ACL_SETTLE_MS)') });
     expect(folder(['--max-manifest-bytes', '10'])).toMatchObject({
@@ -292,6 +298,8 @@ describe('SERVE_USAGE', () => {
       Standalone mode only:
         --settle-ms <n>              A changed manifest file is used once its bytes held still this long
                                      (default 300; 0 uses it when first read) [ACL_SETTLE_MS]
+        --rescan-seconds <n>         The manifests folder is read again this often even when its watch
+                                     told no change (default 10; 0: never) [ACL_RESCAN_SECONDS]
         --max-manifest-bytes <n>     Largest manifest file read; a larger one is a problem and its objects
                                      stay as they were (default 8388608) [ACL_MAX_MANIFEST_BYTES]
         --max-manifest-documents <n> Most YAML documents in one manifest file (default 20000)

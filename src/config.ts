@@ -30,6 +30,7 @@ export const DEFAULT_KUBE: KubeSettings = {
 /** How the manifests folder is read when no flag or variable sets it. */
 export const DEFAULT_FOLDER: FolderSettings = {
   settleMs: DEFAULTS['settle-ms'],
+  rescanSeconds: DEFAULTS['rescan-seconds'],
   maxManifestBytes: DEFAULTS['max-manifest-bytes'],
   maxManifestDocuments: DEFAULTS['max-manifest-documents'],
 };
@@ -170,7 +171,12 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
     maxAgents: r['max-agents'],
     maxUploadBytes: r['max-upload-bytes'],
     kube: kubeOf(r, namespaces.value, env),
-    folder: { settleMs: r['settle-ms'], maxManifestBytes: r['max-manifest-bytes'], maxManifestDocuments: r['max-manifest-documents'] },
+    folder: {
+      settleMs: r['settle-ms'],
+      rescanSeconds: r['rescan-seconds'],
+      maxManifestBytes: r['max-manifest-bytes'],
+      maxManifestDocuments: r['max-manifest-documents'],
+    },
   };
   return { ok: true, config };
 }

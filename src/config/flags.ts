@@ -188,6 +188,14 @@ export const FLAGS = {
     section: 'standalone',
     into: 'folder.settleMs',
   },
+  'rescan-seconds': {
+    arg: '<n>',
+    env: 'ACL_RESCAN_SECONDS',
+    schema: Int(0, 86_400).default(10),
+    help: ['The manifests folder is read again this often even when its watch', 'told no change (default {default}; 0: never)'],
+    section: 'standalone',
+    into: 'folder.rescanSeconds',
+  },
   'max-manifest-bytes': {
     arg: '<n>',
     env: 'ACL_MAX_MANIFEST_BYTES',

@@ -47,6 +47,8 @@ export interface KubeSettings {
 
 export interface FolderSettings {
   readonly settleMs: number;
+  /** Seconds between reads of the folder when no change was seen (0: never). */
+  readonly rescanSeconds: number;
   readonly maxManifestBytes: number;
   readonly maxManifestDocuments: number;
 }

@@ -25,7 +25,7 @@ export interface PipelineOptions {
   /** How long a file's new content must hold still before it is used (0: at once). */
   readonly settleMs: number;
   /** Source timings the tests shorten. */
-  readonly timings?: Pick<FolderSourceOptions, 'debounceMs' | 'confirmDeleteMs' | 'racyWindowMs'>;
+  readonly timings?: Pick<FolderSourceOptions, 'debounceMs' | 'confirmDeleteMs' | 'racyWindowMs' | 'rescanMs'>;
   /** Read and pack on this thread rather than two background threads (a command that builds once and exits). */
   readonly inline?: boolean;
   /** The controller's options (store, log, clock, metrics, agents, randomness); its packer is this pipeline's. */

@@ -25,7 +25,7 @@ export interface Service extends Running {
 export interface ServiceOptions extends CommonOptions {
   /** How often sync activity is written out (default 5 s). */
   readonly activityFlushMs?: number;
-  /** Folder re-read delay after a change (default 100 ms). */
+  /** Folder re-read delay after a change (default 50 ms). */
   readonly debounceMs?: number;
   /** How long an object must stay missing from the folder before it is deleted (default 1 s). */
   readonly confirmDeleteMs?: number;
@@ -52,7 +52,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     now: core.now,
     limits: { maxBytes: folder.maxManifestBytes, maxDocuments: folder.maxManifestDocuments },
     settleMs: options.settleMs ?? folder.settleMs,
-    timings: { debounceMs: options.debounceMs, confirmDeleteMs: options.confirmDeleteMs, racyWindowMs: options.racyWindowMs },
+    timings: {
+      debounceMs: options.debounceMs,
+      confirmDeleteMs: options.confirmDeleteMs,
+      racyWindowMs: options.racyWindowMs,
+      rescanMs: folder.rescanSeconds * 1000,
+    },
     controller: controllerBase(core, fleet, options),
     onStatusWrite: () => core.changes++,
   });

@@ -18,12 +18,14 @@ export interface ScanResult {
   readonly keep: Set<string>;
   /** Files whose newest content waits to hold still. */
   readonly settling: string[];
+  /** The folders whose changes matter (walk.ts), for the watcher. */
+  readonly folders: readonly string[];
 }
 
 /** Reads every manifest file (reusing unchanged reads) and lets the reader forget files that are gone. */
 export async function scanFolder(v: SourceView): Promise<ScanResult> {
   const walked = await walkManifests(v.dir);
-  const result: ScanResult = { next: new Map(), found: [...walked.problems], keep: new Set(), settling: [] };
+  const result: ScanResult = { next: new Map(), found: [...walked.problems], keep: new Set(), settling: [], folders: walked.folders };
   const scanStartedMs = v.clock();
   const seen = new Set<string>();
   const heldSources = new Set<string>();

@@ -21,8 +21,10 @@ export interface FolderSource extends ObjectReader {
   /** Reads the folder, waiting for files still being written to settle, and enqueues every key. */
   start(): Promise<void>;
   rescan(): Promise<void>;
-  /** Re-reads the folder after every change (debounced). */
+  /** Re-reads the folder after every change (debounced), and every `rescanMs` in any case. */
   watch(): void;
+  /** Folders watched now (0 before watch()). */
+  watched(): number;
   stop(): void;
   problems(): readonly DocumentProblem[];
   /**
@@ -42,7 +44,10 @@ export interface FolderSourceOptions {
   readonly enqueue: (key: ObjectKey) => void;
   /** Reads and parses a file (a background thread in the service). */
   readonly reader: ManifestReader;
+  /** A change is read at most this long after it is seen (default 50 ms). */
   readonly debounceMs?: number;
+  /** The folder is read again this often even when no change was seen (default 10 s; 0: never). */
+  readonly rescanMs?: number;
   /**
    * An object missing from a scan is deleted only when a scan this much later still misses it (a
    * file moved or renamed in two steps).
@@ -66,6 +71,10 @@ export interface FolderSourceOptions {
 
 /** How long a file's content must hold still before it is used (a writer pausing 200 ms between pieces is caught). */
 export const DEFAULT_SETTLE_MS = 300;
+/** A change is read this long after the first sign of it: a checkout of many files is read once, not per file. */
+const DEFAULT_DEBOUNCE_MS = 50;
+/** A net under the watcher: a network filesystem tells no change, and a folder past inotify's limit is not watched. */
+const DEFAULT_RESCAN_MS = 10_000;
 
 /** A folder source over `options.dir`; nothing is read until start(). */
 export function createFolderSource(options: FolderSourceOptions): FolderSource {
@@ -75,8 +84,13 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     dir: options.dir,
     log: options.log,
     clock,
-    debounceMs: options.debounceMs ?? 100,
-    scan: async () => applyScan(view, await scanFolder(view)),
+    debounceMs: options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
+    periodMs: options.rescanMs ?? DEFAULT_RESCAN_MS,
+    scan: async () => {
+      const scanned = await scanFolder(view);
+      await applyScan(view, scanned);
+      return scanned.folders;
+    },
   });
   const view = emptyView({
     dir: options.dir,
@@ -104,6 +118,7 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     start: () => startSource(view, scheduler),
     rescan: scheduler.rescan,
     watch: scheduler.watch,
+    watched: scheduler.watched,
     stop: scheduler.stop,
     problems: () => view.problems,
     origin(key) {

@@ -4,10 +4,11 @@
 // Names starting with a dot are skipped (Kubernetes' `..data` copies of a mounted ConfigMap, editor
 // and VCS folders); a mounted ConfigMap's `file.yaml -> ..data/file.yaml` links are read. Test files
 // (`*.test.yaml`, `*.test.yml`: cases for `acl-operator test`) sit beside the manifests but are never
-// read as manifests: they are listed apart.
+// read as manifests: they are listed apart. It also names the folders whose entries decide what is read,
+// for the watcher (watch.ts).
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import type { DocumentProblem } from './objects.ts';
 
 const YAML = /\.ya?ml$/i;
@@ -20,6 +21,12 @@ export interface ManifestFiles {
   readonly tests: string[];
   /** Links not followed and folders that could not be read, one problem each. */
   readonly problems: DocumentProblem[];
+  /**
+   * Every folder whose entries decide what is read, once each: the folders read (as reached through
+   * the folder) and the real folders of the files that links lead to (a ConfigMap's `..2026_…`), so
+   * a change in any of them is seen however the file was replaced.
+   */
+  readonly folders: string[];
 }
 
 function inside(root: string, real: string): boolean {
@@ -45,6 +52,7 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
   };
   /** Real paths of the folders read so far. */
   const visited = new Set<string>([root]);
+  const folders = new Set<string>([dir]);
 
   async function walk(folder: string, realFolder: string): Promise<void> {
     let entries: Dirent[];
@@ -62,6 +70,7 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
         // Already read through a link that came earlier in name order.
         if (visited.has(real)) continue;
         visited.add(real);
+        folders.add(path);
         await walk(path, real);
         continue;
       }
@@ -83,6 +92,8 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
       const target = await stat(real).catch(() => undefined);
       if (target?.isFile()) {
         found(path, entry.name);
+        // Edited in place where it lives, a linked file changes nothing in the folder that holds the link.
+        folders.add(dirname(real));
         continue;
       }
       if (!target?.isDirectory()) continue;
@@ -95,10 +106,11 @@ export async function walkManifests(dir: string): Promise<ManifestFiles> {
         continue;
       }
       visited.add(real);
+      folders.add(path);
       await walk(path, real);
     }
   }
 
   await walk(dir, root);
-  return { files, tests, problems };
+  return { files, tests, problems, folders: [...folders] };
 }

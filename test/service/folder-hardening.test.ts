@@ -121,7 +121,9 @@ describe('a file is used only once it holds still', () => {
 
 describe('limits', () => {
   it('a file over --max-manifest-bytes is a problem and keeps what it held; the rest is read', async () => {
-    t = await startTestService({ config: { folder: { settleMs: 0, maxManifestBytes: 4096, maxManifestDocuments: 100 } } });
+    t = await startTestService({
+      config: { folder: { settleMs: 0, rescanSeconds: 0, maxManifestBytes: 4096, maxManifestDocuments: 100 } },
+    });
     const padding = `# ${'x'.repeat(5000)}\n`;
     await t.write('rules.yaml', `${padding}${RULES.replace('principal.team == resource.team', 'true')}`);
     await t.write('more.yaml', RULES.replace('team-documents', 'more'));
@@ -138,7 +140,9 @@ describe('limits', () => {
   });
 
   it('a file over --max-manifest-documents is a problem and keeps what it held', async () => {
-    t = await startTestService({ config: { folder: { settleMs: 0, maxManifestBytes: 1 << 20, maxManifestDocuments: 4 } } });
+    t = await startTestService({
+      config: { folder: { settleMs: 0, rescanSeconds: 0, maxManifestBytes: 1 << 20, maxManifestDocuments: 4 } },
+    });
     await t.write('rules.yaml', Array.from({ length: 5 }, (_, i) => RULES.replace('team-documents', `r${i}`)).join('---\n'));
     expect(t.service.source.problems()).toEqual([
       {

@@ -311,6 +311,28 @@ ${typo}
     expect(status('Rule', 'watched')).toMatchObject({ phase: 'Enforced' });
   });
 
+  it('reads the folder again every --rescan-seconds, so a change no watch can see still applies', async () => {
+    const { mkdir, symlink, writeFile } = await import('node:fs/promises');
+    t = await startTestService({
+      config: { folder: { settleMs: 0, rescanSeconds: 1, maxManifestBytes: 1 << 20, maxManifestDocuments: 100 } },
+    });
+    // A link into a folder the walk never reads (a dot-folder), whose target appears only later: the
+    // file is written where nothing is watched, as on a network filesystem that tells no change.
+    await mkdir(join(t.manifests, '.store'));
+    await symlink('.store/late.yaml', join(t.manifests, 'late.yaml'));
+    await t.settle();
+    expect(t.service.source.get('Rule', 'acme', 'late')).toBeUndefined();
+    const changed = new Promise<void>((resolve) =>
+      t.service.store.onBundleChange((bundles) => {
+        if (bundles.some((b) => b.name === 'docs')) resolve();
+      }),
+    );
+    await writeFile(join(t.manifests, '.store', 'late.yaml'), rule('late'));
+    await changed;
+    await t.service.controller.idle();
+    expect(status('Rule', 'late')).toMatchObject({ phase: 'Enforced' });
+  });
+
   it('ignores Secrets that are not API keys, with a problem saying why', async () => {
     t = await startTestService();
     await t.write('secret.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: { name: db, namespace: acme }\nstringData: { password: x }\n');

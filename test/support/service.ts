@@ -161,7 +161,17 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   }
   // Everything a test does not set is what `serve` would run with (the flags table's defaults).
   const config: Config = {
-    ...configFromFlags(['--manifests', manifests, '--state-dir', stateDir, ...LOCAL_LISTENERS, '--log-level', 'silent']),
+    ...configFromFlags([
+      '--manifests',
+      manifests,
+      '--state-dir',
+      stateDir,
+      ...LOCAL_LISTENERS,
+      '--log-level',
+      'silent',
+      '--rescan-seconds',
+      '0',
+    ]),
     tls: options.tls ?? { mode: 'insecure' },
     publicUrl: options.publicUrl,
     maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
