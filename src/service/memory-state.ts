@@ -21,6 +21,7 @@ export function createMemoryState(): StateFolder {
   return {
     dir: '',
     load: async () => undefined,
+    removeStaleTemporaryFiles: async () => [],
     object: (kind, namespace, name) => objects.get(keyOf(kind, namespace, name)),
     objects: () => [...objects.values()],
     async saveObject(s) {

@@ -92,6 +92,9 @@ async function startOpened(parts: Parts, opened: (() => Promise<void> | void)[])
   const { source, controller } = pipeline;
   const serving = await startCoreHttp(core, fleet, 'the manifests folder has not been read and built yet');
   opened.push(() => serving.closeOps());
+  // Before anything is written: a write a killed process never finished leaves its temporary file.
+  const stale = await state.removeStaleTemporaryFiles();
+  if (stale.length > 0) log.info({ files: stale, dir: state.dir }, 'Removed temporary files a stopped process left in the state folder');
   await restoreActivity(state, store, fleet, log);
   await state.clearAgents();
   opened.push(() => source.stop());

@@ -57,3 +57,36 @@ describe("the console's admin key in the state folder", () => {
     expect(await state.consoleAdminKey()).toBe('a-key-of-my-own-0123456789');
   });
 });
+
+describe('temporary files of the state folder', () => {
+  it('are removed when no process will finish their write, and kept while one may', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { mkdir, readdir } = await import('node:fs/promises');
+    // A pid that ran and ended: its temporary files are orphans.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    await mkdir(join(dir, 'objects', 'acme', 'rule'), { recursive: true });
+    await mkdir(join(dir, 'tokens', 'acme'), { recursive: true });
+    await writeFile(join(dir, 'objects', 'acme', 'rule', 'a.yaml'), 'kind: Rule\n');
+    await writeFile(join(dir, 'objects', 'acme', 'rule', `a.yaml.${dead}.tmp`), '');
+    // This pid in an earlier life (a container's pids repeat): nothing of ours is in flight at start.
+    await writeFile(join(dir, 'tokens', 'acme', `gateways.${process.pid}.tmp`), 'agent_half');
+    // pid 1 always runs: another process's write in progress is left alone.
+    await writeFile(join(dir, 'problems.yaml.1.tmp'), '');
+    await writeFile(join(dir, 'notes.tmp'), 'not ours');
+    const state = openStateFolder(dir);
+    expect(await state.removeStaleTemporaryFiles()).toEqual([
+      `objects/acme/rule/a.yaml.${dead}.tmp`,
+      `tokens/acme/gateways.${process.pid}.tmp`,
+    ]);
+    expect((await readdir(dir, { recursive: true })).sort()).toEqual([
+      'notes.tmp',
+      'objects',
+      'objects/acme',
+      'objects/acme/rule',
+      'objects/acme/rule/a.yaml',
+      'problems.yaml.1.tmp',
+      'tokens',
+      'tokens/acme',
+    ]);
+  });
+});

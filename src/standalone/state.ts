@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import type { Kind, SourceObject, TokenSecret } from '../controller/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
 import type { SyncRecord } from '../store/index.ts';
-import { createSerial } from './files.ts';
+import { createSerial, removeStaleTemporaryFiles } from './files.ts';
 import type { DocumentProblem } from './objects.ts';
 import * as stored from './state-objects.ts';
 import * as records from './state-records.ts';
@@ -24,6 +24,11 @@ export type { ObjectState } from './state-objects.ts';
 export interface StateFolder {
   readonly dir: string;
   load(): Promise<void>;
+  /**
+   * Removes temporary files that a process killed mid-write left (serve, before it writes anything;
+   * never a command that only reads). Returns their names, relative to the folder.
+   */
+  removeStaleTemporaryFiles(): Promise<string[]>;
   object(kind: Kind, namespace: string, name: string): stored.ObjectState | undefined;
   objects(): readonly stored.ObjectState[];
   saveObject(state: stored.ObjectState): Promise<void>;
@@ -86,6 +91,7 @@ export function openStateFolder(dir: string): StateFolder {
       await stored.loadObjects(objects);
       await tokens.loadTokenSecrets(secrets);
     },
+    removeStaleTemporaryFiles: () => removeStaleTemporaryFiles(dir),
     object: (kind, namespace, name) => objects.objects.get(stored.stateKey(kind, namespace, name)),
     objects: () => [...objects.objects.values()],
     saveObject: (s) => stored.saveObject(objects, s),

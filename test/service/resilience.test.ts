@@ -1,6 +1,6 @@
 // What must survive typos, half-written files, invalid edits, restarts and failed writes: tokens,
 // revision numbers and the rules in force.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_KEY, apiKeySecret, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
@@ -44,6 +44,20 @@ describe('after a restart', () => {
     expect(await t.token('acme', 'gateways')).toBe(token);
     await t.write('connectors.yaml', CONNECTORS);
     await t.write('rules.yaml', RULES.replace('[read, write]', '[read]'));
+    expect(await docs()).toEqual(before);
+    expect(await t.token('acme', 'gateways')).toBe(token);
+  });
+
+  it('the temporary files a killed process left in the state folder are gone, and nothing else', async () => {
+    t = await startTestService();
+    const before = await docs();
+    const token = await t.token('acme', 'gateways');
+    const orphan = join(t.stateDir, 'objects', 'acme', 'rule', `team-documents.yaml.${process.pid}.tmp`);
+    t = await t.restart(async () => {
+      // What kill -9 between the write and the rename of an atomic write leaves (the pid repeats in a container).
+      await writeFile(orphan, '');
+    });
+    await expect(stat(orphan)).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await docs()).toEqual(before);
     expect(await t.token('acme', 'gateways')).toBe(token);
   });
