@@ -16,6 +16,8 @@ export interface ScanResult {
   readonly found: DocumentProblem[];
   /** Files whose objects stay as they were: unreadable, emptied, being written, or not settled. */
   readonly keep: Set<string>;
+  /** Kept files that hold no objects now: the API keys (Secrets) they held are revoked, the rest stays. */
+  readonly emptied: Set<string>;
   /** Files whose newest content waits to hold still. */
   readonly settling: string[];
   /** The folders whose changes matter (walk.ts), for the watcher. */
@@ -25,15 +27,32 @@ export interface ScanResult {
 /** Reads every manifest file (reusing unchanged reads) and lets the reader forget files that are gone. */
 export async function scanFolder(v: SourceView): Promise<ScanResult> {
   const walked = await walkManifests(v.dir);
-  const result: ScanResult = { next: new Map(), found: [...walked.problems], keep: new Set(), settling: [], folders: walked.folders };
+  const result: ScanResult = {
+    next: new Map(),
+    found: [...walked.problems],
+    keep: new Set(),
+    emptied: new Set(),
+    settling: [],
+    folders: walked.folders,
+  };
   const scanStartedMs = v.clock();
   const seen = new Set<string>();
   const heldSources = new Set<string>();
-  for (const h of v.held.values()) heldSources.add(h.object.source);
+  const keySources = new Set<string>();
+  for (const h of v.held.values()) {
+    heldSources.add(h.object.source);
+    if (h.object.kind === 'Secret') keySources.add(h.object.source);
+  }
   for (const file of walked.files) {
     const source = relative(v.dir, file) || file;
     seen.add(file);
-    const objects = await usableObjects(v, result, { file, source, scanStartedMs, heldSource: heldSources.has(source) });
+    const objects = await usableObjects(v, result, {
+      file,
+      source,
+      scanStartedMs,
+      heldSource: heldSources.has(source),
+      heldKeys: keySources.has(source),
+    });
     if (objects) await holdObjects(v, result, source, objects);
   }
   const goneFiles = [...v.fileStates.keys()].filter((file) => !seen.has(file));
@@ -50,6 +69,8 @@ interface ScannedFile {
   readonly scanStartedMs: number;
   /** Whether objects held now came from this file. */
   readonly heldSource: boolean;
+  /** Whether API keys (Secrets) held now came from this file. */
+  readonly heldKeys: boolean;
 }
 
 /** A file's objects when its content is used now; undefined when the file keeps what it had (noted in `r`). */
@@ -84,13 +105,17 @@ async function usableObjects(v: SourceView, r: ScanResult, f: ScannedFile): Prom
     return undefined;
   }
   if (objects.length === 0 && f.heldSource) {
-    // An emptied file (or one left with nothing usable) deletes nothing: removing it does.
+    // An emptied file (or one left with nothing usable) deletes nothing but its API keys: removing it
+    // does. A key is a credential: whoever empties its file means to take it away, and a key wrongly
+    // revoked is a 401 put right by filling the file again, while a key wrongly kept is a door left open.
     r.keep.add(source);
+    r.emptied.add(source);
+    const keys = f.heldKeys ? '; the API keys it held are revoked' : '';
     r.found.push(...read.problems, {
       source,
       document: 0,
       name: undefined,
-      message: 'the file holds no objects now: the objects it held stay in force until it is filled again or removed',
+      message: `the file holds no objects now: the objects it held stay in force until it is filled again or removed${keys}`,
     });
     return undefined;
   }

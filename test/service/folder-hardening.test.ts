@@ -119,6 +119,31 @@ describe('a file is used only once it holds still', () => {
   });
 });
 
+describe('an API key file emptied down to comments', () => {
+  it('revokes its key at once, every time, while an emptied rules file keeps its rules', async () => {
+    t = await startTestService();
+    const KEYS = BASE_MANIFESTS['keys.yaml'] as string;
+    for (let round = 1; round <= 10; round++) {
+      // What an admin revoking a key does: the Secret deleted from its file, a comment left in its place.
+      await t.write('keys.yaml', `# ${round}: key revoked, see the ticket\n`);
+      expect((await t.decide(sameTeam)).status, `round ${round}`).toBe(401);
+      expect(t.service.source.get('Secret', 'acme', 'key')).toBeUndefined();
+      expect(t.service.source.problems()).toEqual([
+        expect.objectContaining({ source: 'keys.yaml', message: expect.stringMatching(/the API keys it held are revoked/) }),
+      ]);
+      await t.write('keys.yaml', KEYS);
+      expect(await decision(sameTeam)).toBe('allow');
+    }
+    // The same file emptied with the key's rules beside it: the rules stay, the key goes.
+    await t.write('keys.yaml', undefined);
+    await t.write('rules.yaml', `${RULES}---\n${KEYS}`);
+    expect(await decision(sameTeam)).toBe('allow');
+    await t.write('rules.yaml', '# emptied\n');
+    expect((await t.decide(sameTeam)).status).toBe(401);
+    expect(t.service.source.get('Rule', 'acme', 'team-documents')).toBeDefined();
+  });
+});
+
 describe('limits', () => {
   it('a file over --max-manifest-bytes is a problem and keeps what it held; the rest is read', async () => {
     t = await startTestService({
