@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
+.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -63,11 +63,18 @@ lint: $(INSTALL_STAMP) ## Check formatting and lint (biome), dead code (knip), f
 format: $(INSTALL_STAMP) ## Format every file and apply safe lint fixes in place (biome)
 	npx biome check --write .
 
-test: typecheck ## Type-check, run every test, then the example test files (OPA tests run when OPA_BIN is set)
+test: typecheck ## Type-check, run every test, then test/timing alone, then the example test files (OPA tests run when OPA_BIN is set)
 	@rm -f .vitest-results.json
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.vitest-results.json || { node scripts/test-summary.ts; exit 1; }
 	@node scripts/test-summary.ts
+	@$(MAKE) --no-print-directory test-timing
 	@$(MAKE) --no-print-directory test-policies
+
+# The tests whose contract is a latency bound, one file at a time with nothing else running (vitest.timing.config.ts).
+test-timing: $(INSTALL_STAMP) ## Run test/timing alone: edits applied in time, decisions fast under hostile uploads
+	@rm -f .vitest-results-timing.json
+	npx vitest run --config vitest.timing.config.ts --reporter=default --reporter=json --outputFile.json=.vitest-results-timing.json || { node scripts/test-summary.ts .vitest-results-timing.json --timing-only; exit 1; }
+	@node scripts/test-summary.ts .vitest-results-timing.json --timing-only
 
 # The cases of the *.test.yaml files under MANIFESTS (examples/) against its manifests: natively, and with
 # OPA_BIN set also in that OPA on every bundle (docs/testing.md).
@@ -144,7 +151,7 @@ bench-console-large: $(INSTALL_STAMP) ## Console pages on a 10,000-rule tenant a
 	node bench/console-large.ts
 
 clean: ## Remove build output (keeps node_modules and .tools)
-	rm -rf dist coverage .vitest-results.json .vitest-results-opa.json
+	rm -rf dist coverage .vitest-results.json .vitest-results-opa.json .vitest-results-timing.json
 
 # --- Kubernetes: container image and a local kind cluster ------------------------------------------
 # Need docker, kind and kubectl on PATH. Every kubectl call names the kind cluster's context, so these

@@ -4,7 +4,7 @@
 // Exits 1 if the report is missing or ran no test, when E2E_KUBECONFIG is set and no e2e test
 // passed, when a chromium is there and no test/console test passed, or when OPA_BIN is set and no
 // test/opa test passed (a real OPA is the judge: never silently skipped).
-//   node scripts/test-summary.ts [report.json] [--opa-only]   (--opa-only: a run of test/opa alone)
+//   node scripts/test-summary.ts [report.json] [--opa-only | --timing-only]   (a run of test/opa or test/timing alone)
 import { existsSync, readFileSync } from 'node:fs';
 
 interface Assertion {
@@ -17,6 +17,8 @@ interface FileResult {
 }
 const args = process.argv.slice(2);
 const opaOnly = args.includes('--opa-only');
+// test/timing runs alone (vitest.timing.config.ts): its report holds nothing else to count.
+const timingOnly = args.includes('--timing-only');
 const file = args.find((a) => !a.startsWith('--')) ?? '.vitest-results.json';
 let report: {
   numPassedTests?: number;
@@ -34,7 +36,8 @@ try {
 const passed = report.numPassedTests ?? 0;
 const failed = report.numFailedTests ?? 0;
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-console.log(`vitest: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+console.log(`vitest${timingOnly ? ' test/timing' : ''}: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+if (timingOnly) process.exit(passed + failed === 0 ? 1 : 0);
 
 function suite(dir: string): { passed: number; failed: number; skipped: number } {
   const tests = (report.testResults ?? []).filter((f) => (f.name ?? '').includes(`/test/${dir}/`)).flatMap((f) => f.assertionResults ?? []);
