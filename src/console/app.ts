@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SECURITY_HEADERS } from './csp.ts';
-import { createCsrf, sameOrigin } from './csrf.ts';
+import { type Csrf, createCsrf, hostOrigin, sameOrigin } from './csrf.ts';
 import type { ConsoleDeps } from './deps.ts';
-import { type Html, html, renderHtml } from './html.ts';
+import { type Html, html, renderHtml, type Url } from './html.ts';
 import { notice, page } from './layout.ts';
 import { createLiveHub, type LiveHub } from './live.ts';
 import { consoleUrl } from './paths.ts';
@@ -42,8 +42,11 @@ function asset(text: string, type: string, ext: string): { path: string; body: B
   return { path: `/assets/console-${hash}.${ext}`, body, type };
 }
 
+/** The console's origin as the request names it; the Host guard in front of every route let only a readable Host through. */
 function originOf(req: IncomingMessage): string {
-  return `http://${req.headers.host ?? 'localhost'}`;
+  const origin = hostOrigin(req.headers.host);
+  if (origin === undefined) throw new Error('a request without a readable Host got past the Host guard');
+  return origin;
 }
 
 /** Which sessions still hold: a tenant's lasts only while its API key does (a deleted or moved key signs it out). */
@@ -64,6 +67,30 @@ function sessionChecks(deps: ConsoleDeps, sessions: SessionStore, flashes: Map<s
   return { keyHolds, sessionOf };
 }
 
+type Problem = (res: Response, status: number, title: string, message: string, session?: Session) => void;
+
+/** How the console answers: a page with no-store, and a problem page (signed in: with the session's shell). */
+function responders(assets: { readonly css: Url; readonly js: Url }, csrf: Csrf) {
+  const send = (res: Response, status: number, body: Html, extra: Record<string, string> = {}): void => {
+    res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', ...extra });
+    res.send(renderHtml(body));
+  };
+  const problem: Problem = (res, status, title, message, session) => {
+    const principal = session?.principal;
+    send(
+      res,
+      status,
+      page({
+        title,
+        assets,
+        body: html`<h1>${title}</h1>${notice(status >= 500 ? 'bad' : 'warn', message)}<p><a href="${consoleUrl([])}">Back to the overview</a></p>`,
+        ...(principal ? { principal, csrf: csrf.token(session.id) } : {}),
+      }),
+    );
+  };
+  return { send, problem };
+}
+
 export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions): ConsoleApp {
   const secure = options.secure ?? false;
   const sessions = createSessionStore({ now: deps.now, random: deps.random });
@@ -82,23 +109,7 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   });
   const log = deps.log;
 
-  const send = (res: Response, status: number, body: Html, extra: Record<string, string> = {}): void => {
-    res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', ...extra });
-    res.send(renderHtml(body));
-  };
-  const problem = (res: Response, status: number, title: string, message: string, session?: Session): void => {
-    const principal = session?.principal;
-    send(
-      res,
-      status,
-      page({
-        title,
-        assets,
-        body: html`<h1>${title}</h1>${notice(status >= 500 ? 'bad' : 'warn', message)}<p><a href="${consoleUrl([])}">Back to the overview</a></p>`,
-        ...(principal ? { principal, csrf: csrf.token(session.id) } : {}),
-      }),
-    );
-  };
+  const { send, problem } = responders(assets, csrf);
   const app = express();
   app.disable('x-powered-by');
   // Express's own error page shows a stack trace outside production: never here.
@@ -107,6 +118,20 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   app.use((_req, res, next) => {
     res.set(SECURITY_HEADERS);
     next();
+  });
+  // Same-origin checks and redirects need the origin the Host header names: a request without a readable
+  // one is the client's mistake (400), on every route, and no error of ours.
+  app.use((req, res, next) => {
+    if (hostOrigin(req.headers.host) !== undefined) {
+      next();
+      return;
+    }
+    problem(
+      res,
+      400,
+      'Bad request',
+      'The Host header is missing or is not a host name with an optional port, so the console cannot tell which site this request is for.',
+    );
   });
   app.get('/', (_req, res) => res.redirect(303, '/console/'));
   const router = express.Router({ strict: false });
@@ -163,10 +188,7 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
 }
 
 /** A body parser's refusal (too large, malformed) or a page that threw: a page that says so, never a stack. */
-function errorHandler(
-  log: ConsoleDeps['log'],
-  problem: (res: Response, status: number, title: string, message: string, session?: Session) => void,
-): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
+function errorHandler(log: ConsoleDeps['log'], problem: Problem): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const status =
       typeof err === 'object' && err !== null && 'status' in err && typeof err.status === 'number' && err.status < 500 ? err.status : 500;
