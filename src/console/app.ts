@@ -28,8 +28,8 @@ export interface ConsoleApp {
 }
 
 export interface ConsoleAppOptions {
-  /** Moves whenever something a page shows may have changed (live updates). */
-  readonly version: () => string;
+  /** Moves whenever something a page of `tenant` shows may have changed (undefined: any tenant's, what the admin sees). */
+  readonly version: (tenant: string | undefined) => string;
   /** Cookies get `Secure` (the console is served over TLS). */
   readonly secure?: boolean;
 }
@@ -100,11 +100,12 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   const js = asset(SCRIPT, 'text/javascript; charset=utf-8', 'js');
   const assets = { css: consoleUrl(css.path.slice(1).split('/')), js: consoleUrl(js.path.slice(1).split('/')) };
   const { keyHolds, sessionOf } = sessionChecks(deps, sessions, flashes);
+  // A stream follows what its session may see: its tenant's changes, or every tenant's for the admin.
   const live = createLiveHub({
-    version: options.version,
-    alive: (id) => {
+    version: (id) => {
       const session = sessions.peek(id);
-      return session !== undefined && keyHolds(session);
+      if (session === undefined || !keyHolds(session)) return undefined;
+      return options.version(session.principal.kind === 'admin' ? undefined : session.principal.tenant);
     },
   });
   const log = deps.log;
