@@ -63,8 +63,9 @@ export const UNGUESSABLE_KEY_LENGTH = 32;
 export const ADMIN_KEYS_MAX_AGE_MS = 5_000;
 
 /**
- * The admin keys read at most once per `maxAgeMs`: concurrent sign-ins share one read, and a failed read
- * is kept as long as a good one (a flood must not become a flood of LISTs on an API server that fails).
+ * The admin keys read at most once per ADMIN_KEYS_MAX_AGE_MS: concurrent sign-ins share one read, and a
+ * failed read is kept as long as a good one (a flood must not become a flood of LISTs on an API server
+ * that fails).
  */
 function cachedAdminKeys(read: () => Promise<ReadonlySet<string>>, now: () => number): () => Promise<ReadonlySet<string>> {
   let last: { readonly atMs: number; readonly hashes: Promise<ReadonlySet<string>> } | undefined;
