@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SECURITY_HEADERS } from './csp.ts';
-import { createCsrf, sameOrigin } from './csrf.ts';
+import { type Csrf, createCsrf, hostOrigin, sameOrigin } from './csrf.ts';
 import type { ConsoleDeps } from './deps.ts';
-import { type Html, html, renderHtml } from './html.ts';
+import { type Html, html, renderHtml, type Url } from './html.ts';
 import { notice, page } from './layout.ts';
 import { createLiveHub, type LiveHub } from './live.ts';
 import { consoleUrl } from './paths.ts';
@@ -28,8 +28,8 @@ export interface ConsoleApp {
 }
 
 export interface ConsoleAppOptions {
-  /** Moves whenever something a page shows may have changed (live updates). */
-  readonly version: () => string;
+  /** Moves whenever something a page of `tenant` shows may have changed (undefined: any tenant's, what the admin sees). */
+  readonly version: (tenant: string | undefined) => string;
   /** Cookies get `Secure` (the console is served over TLS). */
   readonly secure?: boolean;
 }
@@ -42,8 +42,11 @@ function asset(text: string, type: string, ext: string): { path: string; body: B
   return { path: `/assets/console-${hash}.${ext}`, body, type };
 }
 
+/** The console's origin as the request names it; the Host guard in front of every route let only a readable Host through. */
 function originOf(req: IncomingMessage): string {
-  return `http://${req.headers.host ?? 'localhost'}`;
+  const origin = hostOrigin(req.headers.host);
+  if (origin === undefined) throw new Error('a request without a readable Host got past the Host guard');
+  return origin;
 }
 
 /** Which sessions still hold: a tenant's lasts only while its API key does (a deleted or moved key signs it out). */
@@ -64,29 +67,15 @@ function sessionChecks(deps: ConsoleDeps, sessions: SessionStore, flashes: Map<s
   return { keyHolds, sessionOf };
 }
 
-export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions): ConsoleApp {
-  const secure = options.secure ?? false;
-  const sessions = createSessionStore({ now: deps.now, random: deps.random });
-  const csrf = createCsrf(deps.random(32));
-  const flashes = new Map<string, Flash>();
-  const css = asset(STYLE, 'text/css; charset=utf-8', 'css');
-  const js = asset(SCRIPT, 'text/javascript; charset=utf-8', 'js');
-  const assets = { css: consoleUrl(css.path.slice(1).split('/')), js: consoleUrl(js.path.slice(1).split('/')) };
-  const { keyHolds, sessionOf } = sessionChecks(deps, sessions, flashes);
-  const live = createLiveHub({
-    version: options.version,
-    alive: (id) => {
-      const session = sessions.peek(id);
-      return session !== undefined && keyHolds(session);
-    },
-  });
-  const log = deps.log;
+type Problem = (res: Response, status: number, title: string, message: string, session?: Session) => void;
 
+/** How the console answers: a page with no-store, and a problem page (signed in: with the session's shell). */
+function responders(assets: { readonly css: Url; readonly js: Url }, csrf: Csrf) {
   const send = (res: Response, status: number, body: Html, extra: Record<string, string> = {}): void => {
     res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', ...extra });
     res.send(renderHtml(body));
   };
-  const problem = (res: Response, status: number, title: string, message: string, session?: Session): void => {
+  const problem: Problem = (res, status, title, message, session) => {
     const principal = session?.principal;
     send(
       res,
@@ -99,6 +88,29 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
       }),
     );
   };
+  return { send, problem };
+}
+
+export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions): ConsoleApp {
+  const secure = options.secure ?? false;
+  const sessions = createSessionStore({ now: deps.now, random: deps.random });
+  const csrf = createCsrf(deps.random(32));
+  const flashes = new Map<string, Flash>();
+  const css = asset(STYLE, 'text/css; charset=utf-8', 'css');
+  const js = asset(SCRIPT, 'text/javascript; charset=utf-8', 'js');
+  const assets = { css: consoleUrl(css.path.slice(1).split('/')), js: consoleUrl(js.path.slice(1).split('/')) };
+  const { keyHolds, sessionOf } = sessionChecks(deps, sessions, flashes);
+  // A stream follows what its session may see: its tenant's changes, or every tenant's for the admin.
+  const live = createLiveHub({
+    version: (id) => {
+      const session = sessions.peek(id);
+      if (session === undefined || !keyHolds(session)) return undefined;
+      return options.version(session.principal.kind === 'admin' ? undefined : session.principal.tenant);
+    },
+  });
+  const log = deps.log;
+
+  const { send, problem } = responders(assets, csrf);
   const app = express();
   app.disable('x-powered-by');
   // Express's own error page shows a stack trace outside production: never here.
@@ -107,6 +119,20 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
   app.use((_req, res, next) => {
     res.set(SECURITY_HEADERS);
     next();
+  });
+  // Same-origin checks and redirects need the origin the Host header names: a request without a readable
+  // one is the client's mistake (400), on every route, and no error of ours.
+  app.use((req, res, next) => {
+    if (hostOrigin(req.headers.host) !== undefined) {
+      next();
+      return;
+    }
+    problem(
+      res,
+      400,
+      'Bad request',
+      'The Host header is missing or is not a host name with an optional port, so the console cannot tell which site this request is for.',
+    );
   });
   app.get('/', (_req, res) => res.redirect(303, '/console/'));
   const router = express.Router({ strict: false });
@@ -163,10 +189,7 @@ export function createConsoleApp(deps: ConsoleDeps, options: ConsoleAppOptions):
 }
 
 /** A body parser's refusal (too large, malformed) or a page that threw: a page that says so, never a stack. */
-function errorHandler(
-  log: ConsoleDeps['log'],
-  problem: (res: Response, status: number, title: string, message: string, session?: Session) => void,
-): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
+function errorHandler(log: ConsoleDeps['log'], problem: Problem): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const status =
       typeof err === 'object' && err !== null && 'status' in err && typeof err.status === 'number' && err.status < 500 ? err.status : 500;

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCsrf, sameOrigin } from './csrf.ts';
+import { createCsrf, hostOrigin, sameOrigin } from './csrf.ts';
 
 const secret = new Uint8Array(32).fill(7);
 const session = 'A'.repeat(43);
@@ -65,4 +65,23 @@ describe('sameOrigin', () => {
     expect(sameOrigin({ origin: 'http://127.0.0.1:8080' }, 'http://127.0.0.1:8080/console/')).toBe(true);
     expect(() => sameOrigin({}, 'not a url')).toThrow(/not an origin/);
   });
+});
+
+describe('hostOrigin', () => {
+  it.each([
+    ['127.0.0.1:8080', 'http://127.0.0.1:8080'],
+    ['LOCALHOST:8080', 'http://localhost:8080'],
+    ['[::1]:8080', 'http://[::1]:8080'],
+    ['console.example', 'http://console.example'],
+    ['console.example:80', 'http://console.example'],
+  ])('%j names %s', (host, origin) => {
+    expect(hostOrigin(host)).toBe(origin);
+  });
+
+  it.each([undefined, '', 'a b', '[::1', 'exa mple:1', '%', 'a:99999', 'a@b', 'a/b', 'a?b', 'a#b', 'a\\b', 'a\tb'])(
+    '%j names none',
+    (host) => {
+      expect(hostOrigin(host)).toBeUndefined();
+    },
+  );
 });

@@ -40,6 +40,19 @@ function single(headers: RequestHeaders, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+// RFC 9110 7.2 and RFC 3986 3.2.2: a Host is `uri-host [ ":" port ]`, made of these characters only. A
+// '/', '?', '#', '@' or backslash would make the URL parser read a path, a query or a user out of it instead.
+const HOST_CHARACTERS = /^[A-Za-z0-9\-._~%!$&'()*+,;=:[\]]+$/;
+
+/**
+ * The origin a request's Host header names (`http://<host>`), or undefined when it is absent or not a
+ * host with an optional port (`a b`, `[::1`, `%`, `a:99999`): the origin a same-origin check compares with.
+ */
+export function hostOrigin(host: string | undefined): string | undefined {
+  if (host === undefined || !HOST_CHARACTERS.test(host) || !URL.canParse(`http://${host}`)) return undefined;
+  return new URL(`http://${host}`).origin;
+}
+
 function originOf(url: string): string | undefined {
   return URL.canParse(url) ? new URL(url).origin : undefined;
 }

@@ -1,7 +1,7 @@
 // Sign-in and sign-out (docs/console.md, "Access"). A key is posted in the form body (never a URL),
 // hashed, and looked up: an admin key (Secrets labelled acl.policyagent.dev/console-admin) opens every
-// tenant, a tenant's API key opens that tenant. Attempts are rate-limited per client IP and overall;
-// the key is never logged, only whether it opened something.
+// tenant, a tenant's API key opens that tenant. Wrong keys are rate-limited per client IP and overall,
+// which a key too long to guess passes; the key is never logged, only whether it opened something.
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response, Router } from 'express';
 import { hashToken } from '../auth/index.ts';
@@ -53,8 +53,36 @@ function form(s: SignIn, next: Url, message: Html | undefined): Html {
   });
 }
 
+/**
+ * Keys at least this long are looked at even over the sign-in limit (docs/design/console.md, "Access"):
+ * random, they are beyond guessing at any rate (the generated admin key is 43 characters), so a flood
+ * of wrong keys cannot keep their holder out. Shorter keys stay behind the limit.
+ */
+export const UNGUESSABLE_KEY_LENGTH = 32;
+/** How long a read of the admin keys serves sign-ins: a flood of them costs one read (a LIST in Kubernetes mode) per this. */
+export const ADMIN_KEYS_MAX_AGE_MS = 5_000;
+
+/**
+ * The admin keys read at most once per ADMIN_KEYS_MAX_AGE_MS: concurrent sign-ins share one read, and a
+ * failed read is kept as long as a good one (a flood must not become a flood of LISTs on an API server
+ * that fails).
+ */
+function cachedAdminKeys(read: () => Promise<ReadonlySet<string>>, now: () => number): () => Promise<ReadonlySet<string>> {
+  let last: { readonly atMs: number; readonly hashes: Promise<ReadonlySet<string>> } | undefined;
+  return () => {
+    const atMs = now();
+    if (last === undefined || atMs - last.atMs >= ADMIN_KEYS_MAX_AGE_MS || atMs < last.atMs) {
+      last = { atMs, hashes: Promise.resolve().then(read) };
+      // Each sign-in awaits it and says what failed; the kept promise itself must not count as unhandled.
+      last.hashes.catch(() => undefined);
+    }
+    return last.hashes;
+  };
+}
+
 export function signInRoutes(router: Router, s: SignIn): void {
   const limiter = createSignInLimiter({ now: s.deps.now });
+  const adminKeyHashes = cachedAdminKeys(() => s.deps.adminKeyHashes(), s.deps.now);
   const log = s.deps.log;
 
   router.get('/signin', (req: Request, res: Response) => {
@@ -70,16 +98,21 @@ export function signInRoutes(router: Router, s: SignIn): void {
       return;
     }
     const ip = req.socket.remoteAddress ?? 'unknown';
+    const key = typeof body['key'] === 'string' ? body['key'].trim() : '';
+    // Only wrong keys count against the limit (a right one gives its attempt back); over it, a short key
+    // is not even looked at, while one too long to guess still is.
     const verdict = limiter.attempt(ip);
-    if (!verdict.ok) {
+    const tooMany = (retryAfterSeconds: number): void => {
       log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: too many attempts');
-      s.send(res, 429, form(s, next, notice('bad', `Too many sign-in attempts. Try again in ${verdict.retryAfterSeconds} s.`)), {
-        'Retry-After': String(verdict.retryAfterSeconds),
+      s.send(res, 429, form(s, next, notice('bad', `Too many sign-in attempts. Try again in ${retryAfterSeconds} s.`)), {
+        'Retry-After': String(retryAfterSeconds),
       });
+    };
+    if (!verdict.ok && key.length < UNGUESSABLE_KEY_LENGTH) {
+      tooMany(verdict.retryAfterSeconds);
       return;
     }
-    const key = typeof body['key'] === 'string' ? body['key'].trim() : '';
-    const found = key === '' ? { principal: undefined } : await principalOf(s.deps, key);
+    const found = key === '' ? { principal: undefined } : await principalOf(s.deps, key, adminKeyHashes);
     const principal = found.principal;
     if (!principal && found.adminKeysError !== undefined) {
       log.error({ module: 'console', err: found.adminKeysError }, 'Console sign-in: the admin keys could not be read');
@@ -90,12 +123,16 @@ export function signInRoutes(router: Router, s: SignIn): void {
       );
       return;
     }
+    if (!principal && !verdict.ok) {
+      tooMany(verdict.retryAfterSeconds);
+      return;
+    }
     if (!principal) {
       log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: the key opens nothing');
       s.send(res, 401, form(s, next, notice('bad', 'That key opens nothing here: neither an admin key nor an API key of a tenant.')));
       return;
     }
-    limiter.succeeded(ip);
+    if (verdict.ok) limiter.succeeded(ip);
     const session = s.sessions.create(principal);
     log.info(
       { module: 'console', clientIp: ip, principal: principal.kind === 'admin' ? 'admin' : `tenant ${principal.tenant}` },
@@ -122,14 +159,18 @@ export function signInRoutes(router: Router, s: SignIn): void {
 }
 
 /** Who a key signs in as: an admin, a tenant, or nobody (and why the admin keys could not be read, if so). */
-async function principalOf(deps: ConsoleDeps, key: string): Promise<{ principal: Principal | undefined; adminKeysError?: string }> {
+async function principalOf(
+  deps: ConsoleDeps,
+  key: string,
+  adminKeyHashes: () => Promise<ReadonlySet<string>>,
+): Promise<{ principal: Principal | undefined; adminKeysError?: string }> {
   const hash = hashToken(key);
   // A tenant's key is found in memory first: signing in with it never costs a read of the admin keys
   // (in Kubernetes mode a LIST on the API server).
   const holder = deps.store.snapshot().apiKeys.get(hash);
   if (holder) return { principal: { kind: 'tenant', tenant: holder.tenant, keyHash: hash } };
   try {
-    if ((await deps.adminKeyHashes()).has(hash)) return { principal: { kind: 'admin' } };
+    if ((await adminKeyHashes()).has(hash)) return { principal: { kind: 'admin' } };
     return { principal: undefined };
   } catch (err) {
     return { principal: undefined, adminKeysError: err instanceof Error ? err.message : String(err) };

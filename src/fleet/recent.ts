@@ -29,6 +29,8 @@ export interface RecentDecisions {
   forget(key: string): void;
   /** Decisions added since start: moves with every one (the console's live updates). */
   count(): number;
+  /** Decisions added for one bundle (`<tenant>/<bundle>`) since its first or since it was forgotten: a tenant's live updates. */
+  countOf(key: string): number;
   /** Loads decisions written out earlier (newest first). */
   restore(key: string, decisions: readonly RecentDecision[]): void;
 }
@@ -48,6 +50,7 @@ export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecis
     takeChanged: () => rings.takeChanged(),
     forget: (key) => rings.forget(key),
     count: () => rings.added(),
+    countOf: (key) => rings.addedTo(key),
     restore(key, decisions) {
       for (const d of [...decisions].slice(0, capacity).reverse())
         rings.load(key, { ...d, input: bounded(d.input), result: bounded(d.result) });

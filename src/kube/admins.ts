@@ -1,6 +1,7 @@
 // The console's admin keys in Kubernetes mode: Secrets labelled acl.policyagent.dev/console-admin:
-// "true" in the operator's namespace, key `token`. Read at each sign-in (sign-ins are rate-limited),
-// so a key added or deleted with kubectl counts at once; only their SHA-256 leaves this function.
+// "true" in the operator's namespace, key `token`. Listed by sign-ins at most once per 5 s (the console
+// keeps the last list that long), so a key added or deleted with kubectl counts within 5 s; only their
+// SHA-256 leaves this function.
 import { hashToken } from '../auth/index.ts';
 import { secretToken } from '../controller/index.ts';
 import { describeError, type KubeClients } from './client.ts';

@@ -1,10 +1,12 @@
 // The console's wiring, alike in both modes (docs/console.md): its own plain-HTTP listener (loopback by
 // default: port-forward in a cluster), what it reads, the editor its actions write through, its admin
-// keys, and the signal its live updates follow. Each mode hands in what only it knows.
+// keys, and the signal its live updates follow, per tenant. Each mode hands in what only it knows.
 import { randomBytes } from 'node:crypto';
 import { type ConsoleDeps, createConsoleApp, type Mode } from '../console/index.ts';
 import type { ClusterWriter, ObjectEditor, ObjectReader, TokenSecret } from '../controller/index.ts';
 import { hashToken } from '../auth/index.ts';
+import type { RecentDecisions } from '../fleet/index.ts';
+import { bundleKey, type Store } from '../store/index.ts';
 import { type Opa, openOpa } from '../policytest/index.ts';
 import type { Config } from '../config.ts';
 import type { Core } from './core.ts';
@@ -25,18 +27,62 @@ export interface ConsoleServing {
   close(): Promise<void>;
 }
 
-/** Counts status writes, so live updates follow them too (a phase can change without a publish). */
-export function countingWriter(writer: ClusterWriter, onWrite: () => void): ClusterWriter {
+/**
+ * What the console's live updates follow, counted per tenant so that a tenant's pages hear only of their
+ * own (docs/console.md, "Pages"): publishes that changed it, its status and token Secret writes, its
+ * agents' reports. Bundle polls and OPA's decisions are counted where they are kept, per bundle.
+ */
+export interface Changes {
+  /** Something of `tenant` changed. */
+  note(tenant: string): void;
+  /** The changes of `tenant` so far; of every tenant when undefined. */
+  count(tenant?: string): number;
+}
+
+export function createChanges(): Changes {
+  const perTenant = new Map<string, number>();
+  let all = 0;
+  return {
+    note(tenant) {
+      all++;
+      perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
+    },
+    count: (tenant) => (tenant === undefined ? all : (perTenant.get(tenant) ?? 0)),
+  };
+}
+
+/**
+ * A number that moves whenever something a page of `tenant` shows may have changed (undefined: any
+ * tenant's, what the admin sees). Read once a second per open stream, never on a request's path: a
+ * tenant's sums its bundles' polls and decisions, which the bundle route and the log receiver count
+ * with one increment each.
+ */
+export function liveVersion(changes: Changes, store: Store, recent: RecentDecisions): (tenant: string | undefined) => string {
+  return (tenant) => {
+    if (tenant === undefined) return `${changes.count()}.${store.activity.count()}.${recent.count()}`;
+    let polls = 0;
+    let decisions = 0;
+    for (const bundle of store.snapshot().tenants.get(tenant)?.bundles.keys() ?? []) {
+      const key = bundleKey(tenant, bundle);
+      polls += store.activity.countOf(key);
+      decisions += recent.countOf(key);
+    }
+    return `${changes.count(tenant)}.${polls}.${decisions}`;
+  };
+}
+
+/** Counts status and token Secret writes per tenant, so live updates follow them too (a phase can change without a publish). */
+export function countingWriter(writer: ClusterWriter, onWrite: (tenant: string) => void): ClusterWriter {
   return {
     readTokenSecret: (ns, name) => writer.readTokenSecret(ns, name),
     writeTokenSecret: async (owner, secret) => {
       await writer.writeTokenSecret(owner, secret);
-      onWrite();
+      onWrite(owner.metadata.namespace);
     },
     deleteTokenSecret: (ns, name) => writer.deleteTokenSecret(ns, name),
     writeStatus: async (key, status) => {
       await writer.writeStatus(key, status);
-      onWrite();
+      onWrite(key.namespace);
     },
     ...(writer.recordEvent ? { recordEvent: writer.recordEvent.bind(writer) } : {}),
   };
@@ -55,7 +101,7 @@ export async function startConsole(
   core: Core,
   fleet: Fleet,
   source: ConsoleSource,
-  changes: () => number,
+  changes: Changes,
   opa: Opa | undefined,
 ): Promise<ConsoleServing> {
   const address = core.config.consoleListen;
@@ -74,8 +120,7 @@ export async function startConsole(
     readTokenSecret: (ns, name) => source.readTokenSecret(ns, name),
     opa,
   };
-  const version = (): string => `${changes()}.${core.store.activity.count()}.${fleet.recent.count()}`;
-  const app = createConsoleApp(deps, { version });
+  const app = createConsoleApp(deps, { version: liveVersion(changes, core.store, fleet.recent) });
   let listening: Awaited<ReturnType<typeof listenOps>>;
   try {
     listening = await listenOps(app.handler, address);

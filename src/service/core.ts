@@ -10,6 +10,7 @@ import { createLogger } from '../log.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { createStore, type Store } from '../store/index.ts';
 import { startFleet, type Fleet } from './fleet.ts';
+import { type Changes, createChanges } from './console.ts';
 import { startServing, type Serving } from './http.ts';
 
 /** The options both startService and startOperator take. */
@@ -50,8 +51,8 @@ export interface Core {
   /** Attached once created; keys enqueued before then are dropped (the first list enqueues every key). */
   controller: Controller | undefined;
   readonly enqueue: (key: ObjectKey) => void;
-  /** Moves with every publish, agent change and status write: what the console's live updates follow. */
-  changes: number;
+  /** Moves with every publish, agent change and status write, per tenant: what the console's live updates follow. */
+  readonly changes: Changes;
 }
 
 /** The core of a mode: nothing listens or runs yet. */
@@ -65,9 +66,11 @@ export function createCore(config: Config, options: CommonOptions): Core {
     ready: false,
     controller: undefined,
     enqueue: (key) => core.controller?.enqueue(key),
-    changes: 0,
+    changes: createChanges(),
   };
-  core.store.onBundleChange(() => core.changes++);
+  core.store.onBundleChange((_changed, _snapshot, tenants) => {
+    for (const tenant of tenants) core.changes.note(tenant);
+  });
   return core;
 }
 
@@ -83,7 +86,7 @@ export function startCoreFleet(core: Core, options: CommonOptions): Fleet {
     ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
-  fleet.agents.onChange(() => core.changes++);
+  fleet.agents.onChange((tenant) => core.changes.note(tenant));
   return fleet;
 }
 

@@ -75,7 +75,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   const controller = createController({
     ...controllerBase(core, fleet, options),
     objects: cluster.source,
-    writer: countingWriter(cluster.source.writer, () => core.changes++),
+    writer: countingWriter(cluster.source.writer, (tenant) => core.changes.note(tenant)),
     leading: () => isLeading(cluster),
     packer: createThreadPacker(packingThread),
   });
@@ -123,7 +123,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
         readTokenSecret: (ns, name) => cluster.source.writer.readTokenSecret(ns, name),
         adminKeyHashes: () => adminKeyHashes(cluster.clients, cluster.namespace),
       },
-      () => core.changes,
+      core.changes,
       opa,
     );
   } catch (err) {

@@ -30,8 +30,8 @@ export interface PipelineOptions {
   readonly inline?: boolean;
   /** The controller's options (store, log, clock, metrics, agents, randomness); its packer is this pipeline's. */
   readonly controller: Omit<ControllerOptions, 'objects' | 'writer' | 'packer'>;
-  /** Called after each status or token Secret write (the console's live updates follow them). */
-  readonly onStatusWrite?: () => void;
+  /** Called after each status or token Secret write, with its tenant (the console's live updates follow them). */
+  readonly onStatusWrite?: (tenant: string) => void;
 }
 
 export interface Pipeline {

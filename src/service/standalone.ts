@@ -59,7 +59,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       rescanMs: folder.rescanSeconds * 1000,
     },
     controller: controllerBase(core, fleet, options),
-    onStatusWrite: () => core.changes++,
+    onStatusWrite: (tenant) => core.changes.note(tenant),
   });
   core.controller = pipeline.controller;
   // What a failed start must close, newest first.
@@ -126,7 +126,7 @@ async function startOpened(parts: Parts, opened: (() => Promise<void> | void)[])
       readTokenSecret: (ns, name) => source.writer.readTokenSecret(ns, name),
       adminKeyHashes: () => adminKeyHashesOf(state.consoleAdminKey),
     },
-    () => core.changes,
+    core.changes,
     opa,
   );
   opened.push(() => console.close());

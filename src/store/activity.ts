@@ -26,6 +26,8 @@ export interface ActivityLog {
   forget(key: string): void;
   /** Records taken since start: moves with every request recorded (the console's live updates). */
   count(): number;
+  /** Records taken for one bundle (`<tenant>/<bundle>`) since it was first recorded or forgotten: a tenant's live updates. */
+  countOf(key: string): number;
   /** Loads earlier records (newest first), e.g. from the state folder at start. */
   restore(key: string, entries: readonly SyncRecord[]): void;
 }
@@ -50,6 +52,7 @@ export function createActivityLog(capacity = 100): ActivityLog {
     },
     takeChanged: () => rings.takeChanged(),
     count: () => rings.added(),
+    countOf: (key) => rings.addedTo(key),
     forget(key) {
       rings.forget(key);
       lastSyncMs.delete(key);

@@ -61,11 +61,12 @@ export function publish(state: StoreState): readonly BundleEntry[] {
       changed.push(b);
     }
   }
+  const touched = [...dirty];
   dirty.clear();
   const { tokens, retiredTokens } = connectorTokens(state, nextTenants);
   const keys = state.apiKeysChanged ? apiKeyMap(state) : current.apiKeys;
   state.apiKeysChanged = false;
   state.current = { version: current.version + 1, tenants: nextTenants, apiKeys: keys, tokens, retiredTokens };
-  for (const listener of state.listeners) listener(changed, state.current);
+  for (const listener of state.listeners) listener(changed, state.current, touched);
   return changed;
 }

@@ -14,30 +14,35 @@ export interface KeyedRings<T> {
   forget(key: string): void;
   /** Items added since the rings were made (moves with every add; loads do not count). */
   added(): number;
+  /** Items added to `key` since it was first added to or last forgotten (loads do not count). */
+  addedTo(key: string): number;
 }
 
 /** Rings of at most `capacity` items per key, overwriting the oldest. */
 export function createKeyedRings<T>(capacity: number): KeyedRings<T> {
-  const rings = new Map<string, { items: T[]; next: number }>();
+  const rings = new Map<string, { items: T[]; next: number; added: number }>();
   const changed = new Set<string>();
   let added = 0;
-  const load = (key: string, item: T): void => {
+  const load = (key: string, item: T): { added: number } => {
     let r = rings.get(key);
     if (!r) {
-      r = { items: [], next: 0 };
+      r = { items: [], next: 0, added: 0 };
       rings.set(key, r);
     }
     if (r.items.length < capacity) r.items.push(item);
     else r.items[r.next] = item;
     r.next = (r.next + 1) % capacity;
+    return r;
   };
   return {
     add(key, item) {
-      load(key, item);
+      // Counted on the ring already at hand: a bundle poll pays one increment for its tenant's live updates.
+      load(key, item).added++;
       changed.add(key);
       added++;
     },
     added: () => added,
+    addedTo: (key) => rings.get(key)?.added ?? 0,
     load,
     newestFirst(key) {
       const r = rings.get(key);

@@ -7,7 +7,8 @@ import type { ApiKeyEntry, BundleEntry, ConnectorEntry, Snapshot } from './snaps
 /** Runs steps to their end (src/work/slice.ts drive(), or at once). */
 export type Run = <T>(steps: Generator<unknown, T>) => Promise<T>;
 
-export type BundleListener = (changed: readonly BundleEntry[], snapshot: Snapshot) => void;
+/** Called at each publish: the bundles whose answer may differ now, the new snapshot, and the tenants the publish changed. */
+export type BundleListener = (changed: readonly BundleEntry[], snapshot: Snapshot, tenants: readonly string[]) => void;
 
 export interface TenantDraft {
   readonly rules: Map<string, CompiledRule>;

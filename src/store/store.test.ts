@@ -17,6 +17,20 @@ describe('createStore', () => {
     expect(store.snapshot()).toBe(second);
   });
 
+  it('tells its listeners which tenants each publish changed', () => {
+    const store = createStore();
+    const heard: string[][] = [];
+    store.onBundleChange((_changed, _snapshot, tenants) => heard.push([...tenants].sort()));
+    store.draft.setConnector('acme', 'c', { tenant: 'acme', name: 'c', active: true, tokenHash: 'h1' });
+    store.draft.setConnector('records', 'c', { tenant: 'records', name: 'c', active: true, tokenHash: 'h2' });
+    store.publish();
+    store.draft.setConnector('records', 'c', undefined);
+    store.publish();
+    store.draft.setApiKey('acme', 'k', 'hash');
+    store.publish();
+    expect(heard).toEqual([['acme', 'records'], ['records'], []]);
+  });
+
   it('keeps API keys by hash with their tenant', () => {
     const store = createStore();
     store.draft.setApiKey('acme', 'k', 'hash');
@@ -77,6 +91,16 @@ describe('createActivityLog', () => {
     expect(log.lastSync('t/b')).toBe(time(1));
     log.record('t/b', record(304, 3));
     expect(log.lastSync('t/b')).toBe(time(3));
+  });
+
+  it('counts the records of each bundle, restored ones aside, from zero again once forgotten', () => {
+    const log = createActivityLog(3);
+    log.restore('t/a', [written(200, 1)]);
+    for (let i = 0; i < 5; i++) log.record('t/a', record(200, i));
+    log.record('t/b', record(304, 9));
+    expect([log.countOf('t/a'), log.countOf('t/b'), log.countOf('t/c'), log.count()]).toEqual([5, 1, 0, 6]);
+    log.forget('t/a');
+    expect([log.countOf('t/a'), log.count()]).toEqual([0, 6]);
   });
 
   it('restores records written out before a restart', () => {

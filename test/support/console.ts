@@ -12,6 +12,8 @@ export interface ConsoleResponse {
 export interface ConsoleClient {
   /** http://127.0.0.1:<port> */
   readonly origin: string;
+  /** The session's Cookie header. */
+  readonly cookie: string;
   get(path: string): Promise<ConsoleResponse>;
   /** Posts a form with the session's CSRF token (unless `_csrf` is given) from our origin; redirects not followed. */
   post(path: string, form: Record<string, string>, headers?: Record<string, string>): Promise<ConsoleResponse>;
@@ -50,6 +52,7 @@ export async function signInAt(origin: string, key: string): Promise<ConsoleClie
   let csrf = '';
   const client: ConsoleClient = {
     origin,
+    cookie,
     async get(path) {
       const res = await read(await fetch(`${origin}${path}`, { headers: { Cookie: cookie }, redirect: 'manual' }));
       csrf = /name="_csrf" value="([^"]+)"/.exec(res.text)?.[1] ?? csrf;
@@ -68,4 +71,57 @@ export async function signInAt(origin: string, key: string): Promise<ConsoleClie
     },
   };
   return client;
+}
+
+/** A session's live-update stream (GET /console/events), as a page's script reads it. */
+export interface LiveStream {
+  /** `change` events received so far. */
+  changes(): number;
+  /** Resolves once `count` change events have arrived; fails after `timeoutMs` saying `what` did not come. */
+  changesReach(count: number, what: string, timeoutMs?: number): Promise<void>;
+  close(): void;
+}
+
+/** Opens the live stream of a signed-in client and counts its `change` events. */
+export async function openLive(client: ConsoleClient): Promise<LiveStream> {
+  const abort = new AbortController();
+  const r = await fetch(`${client.origin}/console/events`, { headers: { Cookie: client.cookie }, signal: abort.signal });
+  if (r.status !== 200 || r.body === null) throw new Error(`the live stream answered ${r.status}`);
+  let changes = 0;
+  let text = '';
+  const waiters = new Set<() => void>();
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of r.body as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      // Events end with a blank line; count the whole ones.
+      const events = text.split('\n\n');
+      text = events.pop() ?? '';
+      changes += events.filter((e) => e.startsWith('event: change\n')).length;
+      for (const wake of waiters) wake();
+    }
+  })().catch(() => undefined);
+  return {
+    changes: () => changes,
+    changesReach(count, what, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (changes < count) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no live change for ${what} within ${timeoutMs} ms (${changes} of ${count} arrived)`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    close() {
+      abort.abort();
+      void reading;
+    },
+  };
 }
