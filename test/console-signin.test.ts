@@ -1,15 +1,25 @@
 // Sign-in under a flood of wrong keys (docs/console.md, "Access"): behind a port-forward every client is
 // 127.0.0.1, so the limit on wrong keys is everyone's limit. The generated admin key (43 characters)
 // still signs in through it; a short key stays behind it.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminKey, consoleOrigin } from './support/console.ts';
 import { API_KEY, startTestService, type TestService } from './support/service.ts';
 
 let t: TestService;
+/** The messages the service logged. */
+const logged: string[] = [];
 beforeAll(async () => {
   // The clock stands still: no attempt comes back during the test, however slowly it runs.
   const now = new Date('2025-03-01T12:00:00.000Z');
-  t = await startTestService({ serviceOptions: { now: () => now } });
+  const lines = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logged.push((JSON.parse(line) as { msg: string }).msg);
+      done();
+    },
+  });
+  t = await startTestService({ serviceOptions: { now: () => now, log: pino({ level: 'info' }, lines) } });
 });
 afterAll(() => t.stop());
 
@@ -48,5 +58,9 @@ describe('a flood of wrong keys from 127.0.0.1', () => {
     // Ten admin sign-ins in a row take nothing from the limit, and the flood goes on being refused.
     for (let i = 0; i < 10; i++) expect((await signInWith(await adminKey(t))).status).toBe(303);
     expect((await signInWith(`a-long-wrong-key-${'y'.repeat(30)}`)).status).toBe(429);
+
+    // 121 refusals, and the log holds a line per kind and interval, not a line per attempt.
+    const refusals = logged.filter((m) => m.startsWith('Console sign-in refused'));
+    expect(refusals).toEqual(['Console sign-in refused: the key opens nothing', 'Console sign-in refused: too many attempts']);
   });
 });

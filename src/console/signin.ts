@@ -80,10 +80,29 @@ function cachedAdminKeys(read: () => Promise<ReadonlySet<string>>, now: () => nu
   };
 }
 
+/** Refusals of one kind are logged at most once per this, with how many there were: a flood is one line, not a flood of lines. */
+const REFUSALS_LOG_MS = 10_000;
+
+/** Says whether a refusal of `kind` is logged now, and how many of that kind since the last line (this one included). */
+function refusalLog(now: () => number): (kind: string) => number | undefined {
+  const last = new Map<string, { atMs: number; since: number }>();
+  return (kind) => {
+    const atMs = now();
+    const seen = last.get(kind);
+    if (seen && atMs - seen.atMs < REFUSALS_LOG_MS && atMs >= seen.atMs) {
+      seen.since++;
+      return undefined;
+    }
+    last.set(kind, { atMs, since: 0 });
+    return (seen?.since ?? 0) + 1;
+  };
+}
+
 export function signInRoutes(router: Router, s: SignIn): void {
   const limiter = createSignInLimiter({ now: s.deps.now });
   const adminKeyHashes = cachedAdminKeys(() => s.deps.adminKeyHashes(), s.deps.now);
   const log = s.deps.log;
+  const logNow = refusalLog(s.deps.now);
 
   router.get('/signin', (req: Request, res: Response) => {
     s.send(res, 200, form(s, nextOf(req.query['next']), undefined));
@@ -103,7 +122,8 @@ export function signInRoutes(router: Router, s: SignIn): void {
     // is not even looked at, while one too long to guess still is.
     const verdict = limiter.attempt(ip);
     const tooMany = (retryAfterSeconds: number): void => {
-      log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: too many attempts');
+      const attempts = logNow('too many');
+      if (attempts !== undefined) log.warn({ module: 'console', clientIp: ip, attempts }, 'Console sign-in refused: too many attempts');
       s.send(res, 429, form(s, next, notice('bad', `Too many sign-in attempts. Try again in ${retryAfterSeconds} s.`)), {
         'Retry-After': String(retryAfterSeconds),
       });
@@ -115,7 +135,9 @@ export function signInRoutes(router: Router, s: SignIn): void {
     const found = key === '' ? { principal: undefined } : await principalOf(s.deps, key, adminKeyHashes);
     const principal = found.principal;
     if (!principal && found.adminKeysError !== undefined) {
-      log.error({ module: 'console', err: found.adminKeysError }, 'Console sign-in: the admin keys could not be read');
+      const attempts = logNow('unreadable');
+      if (attempts !== undefined)
+        log.error({ module: 'console', err: found.adminKeysError, attempts }, 'Console sign-in: the admin keys could not be read');
       s.send(
         res,
         503,
@@ -128,7 +150,8 @@ export function signInRoutes(router: Router, s: SignIn): void {
       return;
     }
     if (!principal) {
-      log.warn({ module: 'console', clientIp: ip }, 'Console sign-in refused: the key opens nothing');
+      const attempts = logNow('wrong');
+      if (attempts !== undefined) log.warn({ module: 'console', clientIp: ip, attempts }, 'Console sign-in refused: the key opens nothing');
       s.send(res, 401, form(s, next, notice('bad', 'That key opens nothing here: neither an admin key nor an API key of a tenant.')));
       return;
     }

@@ -40,7 +40,7 @@ export interface StateFolder {
   tokenFile(namespace: string, connector: string): string;
   /**
    * The console's admin key file (`console-admin-key`, mode 0600), made with `newKey()` when missing and
-   * never overwritten; read again at every sign-in, so replacing its content changes the key.
+   * never overwritten; read again by sign-ins (at most once per 5 s), so replacing its content changes the key.
    */
   ensureConsoleAdminKey(newKey: () => string): Promise<string>;
   consoleAdminKey(): Promise<string>;
