@@ -180,3 +180,12 @@ export function jsonSizeAtMost(v: unknown, limit: number): number {
   walk(v, 0);
   return size;
 }
+
+/** Largest input or result (JSON bytes, estimated) the recent-decisions buffer keeps. */
+export const MAX_KEPT_BYTES = 4096;
+
+/** The value, or a note in its place when it is larger than MAX_KEPT_BYTES: what the recent-decisions buffer keeps. */
+export function keptForRecent(v: unknown): unknown {
+  const size = jsonSizeAtMost(v, MAX_KEPT_BYTES);
+  return size <= MAX_KEPT_BYTES ? v : `[not kept here: larger than ${MAX_KEPT_BYTES} bytes; the decision log has it whole]`;
+}
