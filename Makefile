@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
+.PHONY: help install build typecheck lint format test test-flood test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -63,11 +63,18 @@ lint: $(INSTALL_STAMP) ## Check formatting and lint (biome), dead code (knip), f
 format: $(INSTALL_STAMP) ## Format every file and apply safe lint fixes in place (biome)
 	npx biome check --write .
 
-test: typecheck ## Type-check, run every test, then the example test files (OPA tests run when OPA_BIN is set)
+test: typecheck ## Type-check, run every test, the flood test, then the example test files (OPA tests run when OPA_BIN is set)
 	@rm -f .vitest-results.json
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.vitest-results.json || { node scripts/test-summary.ts; exit 1; }
 	@node scripts/test-summary.ts
+	@$(MAKE) --no-print-directory test-flood
 	@$(MAKE) --no-print-directory test-policies
+
+# A real service process started with the Deployment's heap flag, flooded with uploads that inflate to
+# JSON nested millions deep or wide while another process times decisions: after the main suite, on
+# its own, since it measures (service on core 0 and decisions timed from core 1 when taskset is there).
+test-flood: $(INSTALL_STAMP) ## Hostile uploads against a real service process: decisions stay fast, memory bounded
+	npx vitest run --config test/flood/vitest.config.ts
 
 # The cases of the *.test.yaml files under MANIFESTS (examples/) against its manifests: natively, and with
 # OPA_BIN set also in that OPA on every bundle (docs/testing.md).
@@ -112,6 +119,11 @@ bench-decision-log: $(INSTALL_STAMP) ## What the decision log costs POST /author
 # against raw node:http floors; about 16 minutes (BENCH_QUICK=1: about 3).
 bench-fleet: $(INSTALL_STAMP) ## What an OPA fleet's status reports and decision logs cost the service
 	node bench/fleet.ts
+
+# The flood test's runs as a benchmark: decisions while 1, 4 and 16 hostile uploads arrive at once, against
+# the quiet run of the same process, and the service's memory; about a minute (BENCH_QUICK=1: less).
+bench-flood: $(INSTALL_STAMP) ## Decision latency and memory under a flood of hostile OPA uploads, against quiet
+	node bench/flood.ts
 
 # Real OPAs on long polling: a rule edit until every OPA reports it active, against OPA's plain polling.
 bench-propagation: $(INSTALL_STAMP) ## Edit → every real OPA active (needs OPA_BIN, e.g. $$(../shared/tools/opa-bin 1.1))
