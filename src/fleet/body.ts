@@ -2,7 +2,7 @@
 // and scanned as it is inflated (scan.ts), so a bomb is refused within its first kilobytes rather
 // than after megabytes are allocated; then UTF-8 checked and parsed.
 import { createGunzip, gunzipSync } from 'node:zlib';
-import { parseLosslessJson } from './json.ts';
+import { parseKeepingNumbers } from './json.ts';
 import { BYTES_PER_CONTAINER, createJsonScanner, MAX_UPLOAD_DEPTH, MIN_CONTAINERS, type JsonScanner } from './scan.ts';
 
 /** An expected refusal: 400, 413, 404 (a bundle of another connector), or 503 (the thread could not take it). */
@@ -88,30 +88,38 @@ function inflateScanned(body: Buffer, limitBytes: number, scanner: JsonScanner):
   });
 }
 
-async function inflated(u: UploadBody, scanner: JsonScanner): Promise<Inflated> {
+const maxContainers = (limitBytes: number): number => Math.max(MIN_CONTAINERS, Math.floor(limitBytes / BYTES_PER_CONTAINER));
+const newScanner = (limitBytes: number): JsonScanner => createJsonScanner(MAX_UPLOAD_DEPTH, maxContainers(limitBytes));
+
+/** The upload's bytes, inflated when gzip, and the scanner that read all of them. */
+async function inflated(u: UploadBody): Promise<{ read: Inflated; scanner: JsonScanner }> {
   const body = Buffer.from(u.body.buffer, u.body.byteOffset, u.body.byteLength);
+  const scanner = newScanner(u.limitBytes);
   if (!u.gzip) {
     const problem = body.length > 0 ? scanner.push(body) : undefined;
-    return problem ? { ok: false, ...problem } : { ok: true, bytes: body };
+    return { read: problem ? { ok: false, ...problem } : { ok: true, bytes: body }, scanner };
   }
   const claimed = claimedSize(body);
   if (claimed === undefined || claimed <= AT_ONCE_BYTES) {
     const atOnce = inflateAtOnce(body, Math.min(u.limitBytes, AT_ONCE_BYTES), u.limitBytes, scanner);
-    if (atOnce !== undefined) return atOnce;
+    if (atOnce !== undefined) return { read: atOnce, scanner };
     // The trailer understated what follows: the scan starts again on the stream.
-    return inflateScanned(body, u.limitBytes, createJsonScanner(MAX_UPLOAD_DEPTH, maxContainers(u.limitBytes)));
+    const again = newScanner(u.limitBytes);
+    return { read: await inflateScanned(body, u.limitBytes, again), scanner: again };
   }
-  return inflateScanned(body, u.limitBytes, scanner);
+  return { read: await inflateScanned(body, u.limitBytes, scanner), scanner };
 }
 
-const maxContainers = (limitBytes: number): number => Math.max(MIN_CONTAINERS, Math.floor(limitBytes / BYTES_PER_CONTAINER));
-
-/** The upload's JSON value: inflated within `limitBytes`, scanned, UTF-8 checked and parsed (`exact`: every number as written). */
+/**
+ * The upload's JSON value: inflated within `limitBytes`, scanned, UTF-8 checked and parsed.
+ * `exact`: every number as written; `keptNumbers` then says whether one needed it (the value holds
+ * JSON.rawJSON values, which cannot cross a thread as they are).
+ */
 export async function readUploadJson(
   u: UploadBody,
   exact: boolean,
-): Promise<{ readonly ok: true; readonly value: unknown } | UploadFailure> {
-  const read = await inflated(u, createJsonScanner(MAX_UPLOAD_DEPTH, maxContainers(u.limitBytes)));
+): Promise<{ readonly ok: true; readonly value: unknown; readonly keptNumbers: boolean } | UploadFailure> {
+  const { read, scanner } = await inflated(u);
   if (!read.ok) return read;
   if (read.bytes.length === 0) return { ok: false, code: 'bad_request', message: 'the body is empty; expected JSON' };
   let text: string;
@@ -120,8 +128,9 @@ export async function readUploadJson(
   } catch {
     return { ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' };
   }
+  const keptNumbers = exact && scanner.inexact();
   try {
-    return { ok: true, value: exact ? parseLosslessJson(text) : JSON.parse(text) };
+    return { ok: true, value: keptNumbers ? parseKeepingNumbers(text) : JSON.parse(text), keptNumbers };
   } catch (err) {
     return { ok: false, code: 'bad_request', message: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
   }

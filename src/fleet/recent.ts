@@ -23,6 +23,8 @@ export interface RecentDecisions {
   /** Decisions kept per key: the newest. */
   readonly capacity: number;
   add(key: string, decision: RecentDecision): void;
+  /** Adds decisions, oldest first, whose input and result were already bounded (keptForRecent: the uploads thread did it). */
+  addKept(key: string, decisions: readonly RecentDecision[]): void;
   /** Newest first, credentials redacted. */
   list(key: string): RecentDecision[];
   /** Keys added to since the last call (for writing them out), cleared by the call. */
@@ -40,6 +42,9 @@ export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecis
     capacity,
     add(key, d) {
       rings.add(key, { ...d, input: keptForRecent(d.input), result: keptForRecent(d.result) });
+    },
+    addKept(key, decisions) {
+      for (const d of decisions.length > capacity ? decisions.slice(-capacity) : decisions) rings.add(key, d);
     },
     list: (key) => rings.newestFirst(key).map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) })),
     takeChanged: () => rings.takeChanged(),

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import { parseLosslessJson, type DecisionResult, type KeptDecision, type UploadPart } from '../fleet/index.ts';
+import { parseLosslessJson, type DecisionResult, type UploadPart } from '../fleet/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
 import type { ConnectorPath } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
@@ -57,14 +57,13 @@ function applyPart(state: LogsState, path: ConnectorPath, part: UploadPart): voi
     state.opaLines.inc(part.lines.length);
     return;
   }
-  for (const d of part.recent) {
-    const { bundle, input, result, ...rest }: KeptDecision = d;
-    fleet.recent.add(bundleKey(path.tenant, bundle), {
-      ...rest,
-      input: input === undefined ? undefined : parseLosslessJson(input),
-      result: result === undefined ? undefined : parseLosslessJson(result),
-    });
-  }
+  // Values as they came, or (an upload with a number a double would change) their JSON text.
+  const value = (v: unknown): unknown => (typeof v === 'string' ? parseLosslessJson(v) : v);
+  for (const { bundle, asText, decisions } of part.recent)
+    fleet.recent.addKept(
+      bundleKey(path.tenant, bundle),
+      asText ? decisions.map((d) => ({ ...d, input: value(d.input), result: value(d.result) })) : decisions,
+    );
 }
 
 /** Answers an upload once the uploads thread has read it: its 400/404/413/503, or 200 once every part is applied. */
@@ -102,6 +101,7 @@ async function answerUpload(
     return;
   }
   if (read.kind !== 'logs') throw new Error(`the uploads thread answered a decision-log upload with ${read.kind}`);
+  parts.push(...read.parts);
   for (const [i, part] of parts.entries()) {
     if (i > 0) await yieldToLoop();
     applyPart(state, path, part);

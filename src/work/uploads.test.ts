@@ -64,25 +64,51 @@ describe('the uploads thread', () => {
     expect(stops).toEqual([]);
   });
 
-  it('sends a decision-log upload back in parts, keeping every number exact and only the newest decisions per bundle', async () => {
-    const parts: UploadPart[] = [];
+  it('sends back what a decision-log upload records, every number exact, only the newest decisions of each bundle', async () => {
+    const streamed: UploadPart[] = [];
     const events = Array.from(
       { length: 150 },
       (_, i) =>
         `{"labels":{"id":"opa-1"},"decision_id":"d${i}","bundles":{"docs":{"revision":"1"}},"path":"acl/allow","result":true,"input":{"n":9007199254740993}}`,
     );
-    expect(await logs(`[${events.join(',')}]`, parts)).toEqual({
-      ok: true,
-      kind: 'logs',
-      accepted: 150,
-      counts: [{ bundle: 'docs', result: 'allow', n: 150 }],
-    });
+    const answer = await logs(`[${events.join(',')}]`, streamed);
+    expect(answer).toMatchObject({ ok: true, kind: 'logs', accepted: 150, counts: [{ bundle: 'docs', result: 'allow', n: 150 }] });
+    // Small enough for one message: everything comes with the answer.
+    expect(streamed).toEqual([]);
+    const parts = answer.ok && answer.kind === 'logs' ? answer.parts : [];
     const lines = parts.flatMap((p) => ('lines' in p ? p.lines : []));
-    const recent = parts.flatMap((p) => ('recent' in p ? p.recent : []));
+    const batches = parts.flatMap((p) => ('recent' in p ? p.recent : []));
     expect(lines).toHaveLength(150);
     expect(lines[0]).toContain('"input":{"n":9007199254740993}');
+    expect(batches.map((b) => [b.bundle, b.asText])).toEqual([['docs', true]]);
+    const recent = batches.flatMap((b) => b.decisions);
     expect(recent.map((d) => d.decisionId)).toEqual(events.slice(50).map((_, i) => `d${i + 50}`));
     expect(recent[0]?.input).toBe('{"n":9007199254740993}');
+  });
+
+  it('sends a large decision-log upload back in parts of at most 256 KiB, ahead of its answer', async () => {
+    const streamed: UploadPart[] = [];
+    const text = filled(
+      '[',
+      (i) =>
+        JSON.stringify({
+          labels: { id: 'opa-1' },
+          decision_id: `d${i}`,
+          bundles: { docs: { revision: '1' } },
+          input: { pad: 'x'.repeat(300) },
+          result: false,
+        }),
+      ']',
+      1024 * 1024,
+    );
+    const answer = await logs(text, streamed);
+    expect(answer).toMatchObject({ ok: true, kind: 'logs', parts: [] });
+    expect(streamed.length).toBeGreaterThan(3);
+    for (const part of streamed) if ('lines' in part) expect(part.lines.reduce((n, l) => n + l.length, 0)).toBeLessThan(256 * 1024 + 1024);
+    const recent = streamed.flatMap((p) => ('recent' in p ? p.recent : []));
+    expect(recent.every((b) => !b.asText)).toBe(true);
+    expect(recent.flatMap((b) => b.decisions)).toHaveLength(100);
+    expect(recent[0]?.decisions[0]?.input).toEqual({ pad: 'x'.repeat(300) });
   });
 
   it('answers 503 once closed, never starting another thread', async () => {

@@ -493,14 +493,14 @@ describe('decision logs', () => {
   it('answers 500 and keeps serving when applying an upload throws', async () => {
     await start();
     const token = await t.token('acme', 'gateways');
-    const add = t.service.fleet.recent.add;
-    t.service.fleet.recent.add = () => {
+    const add = t.service.fleet.recent.addKept;
+    t.service.fleet.recent.addKept = () => {
       throw new Error('boom');
     };
     const res = await postLogs(token, [event(1)]);
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: { status: 500, message: 'internal error' } });
-    t.service.fleet.recent.add = add;
+    t.service.fleet.recent.addKept = add;
     expect((await postLogs(token, [event(2)])).status).toBe(200);
   });
 
