@@ -142,12 +142,12 @@ export async function readUploadJson(u: UploadBody, exact: boolean): Promise<Jso
 export const SMALL_BYTES = 128 * 1024;
 /**
  * ...holding at most this many arrays and objects, and keys. What JSON.parse costs grows with them,
- * most with keys that differ from object to object: 128 KiB of 2,048 objects of 4 keys no other
- * object has took it 2 to 4 ms; OPA 1.1's status report holds 568 and about 2,500, an upload of 100
- * decisions about 1,400 and 2,500, and takes it a tenth of that.
+ * most with keys no other object has (about 0.5 µs each, and each a shape V8 keeps): 511 objects of 4
+ * such keys took it 1 to 2.5 ms. OPA 1.1's status report holds 567 and 1,070 and parses in a tenth
+ * of that; decision-log uploads, larger (100 decisions hold about 1,000 and 3,600), go to the thread.
  */
-const SMALL_CONTAINERS = 2048;
-const SMALL_KEYS = 8192;
+const SMALL_CONTAINERS = 1024;
+const SMALL_KEYS = 2048;
 
 /**
  * readUploadJson, at once, for an upload small and plain enough to read on the event loop in a

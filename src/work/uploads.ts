@@ -35,21 +35,37 @@ export const IDLE_MS = 10_000;
  */
 const ON_LOOP_MS_PER_S = 250;
 
-/** How much of the event loop's time small uploads took this second, and whether they may take more. */
+/** Uploads read one after another in one turn of the event loop take it at most about this long before the rest go to the thread. */
+const ON_LOOP_MS_PER_TURN = 2;
+
+/**
+ * How much of the event loop's time small uploads took, this second and this turn, and whether they
+ * may take more: many arriving together are read in one turn, and a decision waits for all of them.
+ */
 function createLoopBudget(msPerSecond: number): { allows(): boolean; spent(ms: number): void } {
   let second = 0;
-  let used = 0;
+  let usedThisSecond = 0;
+  let usedThisTurn = 0;
+  let turnEnds = false;
   return {
     allows() {
       const now = Math.floor(performance.now() / 1000);
       if (now !== second) {
         second = now;
-        used = 0;
+        usedThisSecond = 0;
       }
-      return used < msPerSecond;
+      return usedThisSecond < msPerSecond && usedThisTurn < ON_LOOP_MS_PER_TURN;
     },
     spent(ms) {
-      used += ms;
+      usedThisSecond += ms;
+      usedThisTurn += ms;
+      if (!turnEnds) {
+        turnEnds = true;
+        setImmediate(() => {
+          usedThisTurn = 0;
+          turnEnds = false;
+        });
+      }
     },
   };
 }

@@ -154,13 +154,27 @@ export async function startProber(apiUrl: string): Promise<Prober> {
   };
 }
 
-/** The finding's bodies: 3.9 KB of gzip that inflate to 4,000,000 bytes of nesting, and a million empty arrays in one. */
+/**
+ * The finding's bodies: 3.9 KB of gzip that inflate to 4,000,000 bytes of nesting, and a million
+ * empty arrays in one; and 16 of 20 KB made to be slow to parse while small enough for the event
+ * loop to read (511 objects whose 4 keys no other object, and no other of the 16, has: 1 to 2.5 ms
+ * of JSON.parse each, V8 keeping no shape of an earlier one).
+ */
 export const HOSTILE = {
   deep: gzipSync(`${'['.repeat(2_000_000)}${']'.repeat(2_000_000)}`),
   wide: gzipSync(`[${'[],'.repeat(1_000_000)}[]]`),
+  slow: Array.from({ length: 16 }, (_, v) =>
+    gzipSync(`[${Array.from({ length: 511 }, (_, i) => `{"a${v}_${i}":0,"b${v}_${i}":0,"c${v}_${i}":0,"d${v}_${i}":0}`).join(',')}]`),
+  ),
 } as const;
 
-/** Sends `parallel` hostile uploads at once (status and logs, deep and wide in turn); their statuses. */
+/** The n-th hostile body: deep, wide and slow in turn (a different slow one each time). */
+const hostileBody = (n: number): Buffer => {
+  const shape = n % 3;
+  return shape === 0 ? HOSTILE.deep : shape === 1 ? HOSTILE.wide : (HOSTILE.slow[Math.floor(n / 3) % HOSTILE.slow.length] as Buffer);
+};
+
+/** Sends `parallel` hostile uploads at once (status and logs, deep, wide and slow in turn); their statuses. */
 export async function floodOnce(service: ServiceProcess, parallel: number, offset = 0): Promise<number[]> {
   return Promise.all(
     Array.from({ length: parallel }, async (_, i) => {
@@ -168,7 +182,7 @@ export async function floodOnce(service: ServiceProcess, parallel: number, offse
       const res = await fetch(`${service.apiUrl}/acme/connectors/policyagent/gateways/${n % 2 === 0 ? 'status' : 'logs'}`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', Authorization: `Bearer ${service.token}` },
-        body: Math.floor(n / 2) % 2 === 0 ? HOSTILE.deep : HOSTILE.wide,
+        body: hostileBody(Math.floor(n / 2)),
       }).catch(() => undefined);
       // 0: no answer (the connection failed; the caller sees whether the service ended).
       if (res === undefined) return 0;
