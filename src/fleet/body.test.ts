@@ -20,8 +20,8 @@ describe('what the event loop reads itself, and what it leaves to the uploads th
     const leftToThread: [string, string, boolean][] = [
       ['more than 128 KiB', `["${'x'.repeat(SMALL_BYTES)}"]`, false],
       ['a gzip whose trailer says more than 128 KiB', `["${'x'.repeat(SMALL_BYTES)}"]`, true],
-      ['1,025 objects', list(1025, () => '{}'), false],
-      ['2,049 keys', `{${Array.from({ length: 2049 }, (_, i) => `"k${i}":0`).join(',')}}`, false],
+      ['2,049 objects', list(2049, () => '{}'), false],
+      ['4,097 keys', `{${Array.from({ length: 4097 }, (_, i) => `"k${i}":0`).join(',')}}`, false],
       ['a number a double would change', '[{"n":9007199254740993}]', false],
     ];
     for (const [what, text, gzip] of leftToThread) expect([what, readSmallUploadJson(body(text, gzip), true)]).toEqual([what, undefined]);

@@ -142,12 +142,14 @@ export async function readUploadJson(u: UploadBody, exact: boolean): Promise<Jso
 export const SMALL_BYTES = 128 * 1024;
 /**
  * ...holding at most this many arrays and objects, and keys. What JSON.parse costs grows with them,
- * most with keys no other object has (about 0.5 µs each, and each a shape V8 keeps): 511 objects of 4
- * such keys took it 1 to 2.5 ms. OPA 1.1's status report holds 567 and 1,070 and parses in a tenth
- * of that; decision-log uploads, larger (100 decisions hold about 1,000 and 3,600), go to the thread.
+ * most with keys no other object has (about 0.5 µs each, and each a shape V8 keeps): 1,023 objects of
+ * 4 such keys took it 2 to 5 ms. OPA 1.1's status report holds 567 and 1,070, the fleet benchmark's
+ * upload of 100 decisions 1,001 and 3,600 (their keys repeat), and they parse in a tenth of that.
+ * With 2,048 keys the uploads went to the thread, whose hand-off then cost the fleet more than the
+ * service's whole reading had before (bench/fleet.ts: 2.5 to 2.9 times the floor, against 1.1 to 1.3).
  */
-const SMALL_CONTAINERS = 1024;
-const SMALL_KEYS = 2048;
+const SMALL_CONTAINERS = 2048;
+const SMALL_KEYS = 4096;
 
 /**
  * readUploadJson, at once, for an upload small and plain enough to read on the event loop in a

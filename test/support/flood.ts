@@ -156,15 +156,15 @@ export async function startProber(apiUrl: string): Promise<Prober> {
 
 /**
  * The finding's bodies: 3.9 KB of gzip that inflate to 4,000,000 bytes of nesting, and a million
- * empty arrays in one; and 16 of 20 KB made to be slow to parse while small enough for the event
- * loop to read (511 objects whose 4 keys no other object, and no other of the 16, has: 1 to 2.5 ms
+ * empty arrays in one; and 16 of 40 KB made to be slow to parse while small enough for the event
+ * loop to read (1,023 objects whose 4 keys no other object, and no other of the 16, has: 2 to 5 ms
  * of JSON.parse each, V8 keeping no shape of an earlier one).
  */
 export const HOSTILE = {
   deep: gzipSync(`${'['.repeat(2_000_000)}${']'.repeat(2_000_000)}`),
   wide: gzipSync(`[${'[],'.repeat(1_000_000)}[]]`),
   slow: Array.from({ length: 16 }, (_, v) =>
-    gzipSync(`[${Array.from({ length: 511 }, (_, i) => `{"a${v}_${i}":0,"b${v}_${i}":0,"c${v}_${i}":0,"d${v}_${i}":0}`).join(',')}]`),
+    gzipSync(`[${Array.from({ length: 1023 }, (_, i) => `{"a${v}_${i}":0,"b${v}_${i}":0,"c${v}_${i}":0,"d${v}_${i}":0}`).join(',')}]`),
   ),
 } as const;
 
