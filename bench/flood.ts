@@ -20,7 +20,7 @@ const STAGES = [1, 4, 16] as const;
 /** The goals test/flood/ holds. */
 const MAX_DECISION_MS = 50;
 const PEAK_SHARE = 0.75;
-const SETTLE_BYTES = 64 * 2 ** 20;
+const SETTLE_BYTES = 48 * 2 ** 20;
 
 const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);

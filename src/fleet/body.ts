@@ -110,75 +110,28 @@ async function inflated(u: UploadBody): Promise<{ read: Inflated; scanner: JsonS
   return { read: await inflateScanned(body, u.limitBytes, scanner), scanner };
 }
 
-type JsonRead = { readonly ok: true; readonly value: unknown; readonly keptNumbers: boolean };
-
-/** Inflated bytes to their value: UTF-8 checked, parsed keeping numbers when `keptNumbers`. */
-function parsed(bytes: Buffer, keptNumbers: boolean): JsonRead | UploadFailure {
-  if (bytes.length === 0) return { ok: false, code: 'bad_request', message: 'the body is empty; expected JSON' };
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return { ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' };
-  }
-  try {
-    return { ok: true, value: keptNumbers ? parseKeepingNumbers(text) : JSON.parse(text), keptNumbers };
-  } catch (err) {
-    return { ok: false, code: 'bad_request', message: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
-  }
-}
-
 /**
  * The upload's JSON value: inflated within `limitBytes`, scanned, UTF-8 checked and parsed.
  * `exact`: every number as written; `keptNumbers` then says whether one needed it (the value holds
  * JSON.rawJSON values, which cannot cross a thread as they are).
  */
-export async function readUploadJson(u: UploadBody, exact: boolean): Promise<JsonRead | UploadFailure> {
+export async function readUploadJson(
+  u: UploadBody,
+  exact: boolean,
+): Promise<{ readonly ok: true; readonly value: unknown; readonly keptNumbers: boolean } | UploadFailure> {
   const { read, scanner } = await inflated(u);
-  return read.ok ? parsed(read.bytes, exact && scanner.inexact()) : read;
-}
-
-/** Small enough to read on the event loop: at most this many bytes once inflated... */
-export const SMALL_BYTES = 128 * 1024;
-/**
- * ...holding at most this many arrays and objects, and keys. What JSON.parse costs grows with them,
- * most with keys no other object has (about 0.5 µs each, and each a shape V8 keeps): 1,023 objects of
- * 4 such keys took it 2 to 5 ms. OPA 1.1's status report holds 567 and 1,070, the fleet benchmark's
- * upload of 100 decisions 1,001 and 3,600 (their keys repeat), and they parse in a tenth of that.
- * With 2,048 keys the uploads went to the thread, whose hand-off then cost the fleet more than the
- * service's whole reading had before (bench/fleet.ts: 2.5 to 2.9 times the floor, against 1.1 to 1.3).
- */
-const SMALL_CONTAINERS = 2048;
-const SMALL_KEYS = 4096;
-
-/**
- * readUploadJson, at once, for an upload small and plain enough to read on the event loop in a
- * millisecond or so; undefined for any other (read it in the uploads thread). Nothing larger than
- * SMALL_BYTES is inflated, and nothing is parsed before the scan shows it small: a bomb, a deep or a
- * wide upload costs the loop at most the inflating and scanning of SMALL_BYTES.
- */
-export function readSmallUploadJson(u: UploadBody, exact: boolean): JsonRead | UploadFailure | undefined {
-  const body = Buffer.from(u.body.buffer, u.body.byteOffset, u.body.byteLength);
-  let bytes = body;
-  if (!u.gzip) {
-    if (body.length > SMALL_BYTES) return undefined;
-  } else {
-    const claimed = claimedSize(body);
-    if (claimed !== undefined && claimed > SMALL_BYTES) return undefined;
-    const inflatedMax = Math.min(SMALL_BYTES, u.limitBytes);
-    try {
-      bytes = gunzipSync(body, { maxOutputLength: inflatedMax });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ERR_BUFFER_TOO_LARGE') return notGzip(err);
-      return inflatedMax < u.limitBytes ? undefined : tooLarge(u.limitBytes);
-    }
+  if (!read.ok) return read;
+  if (read.bytes.length === 0) return { ok: false, code: 'bad_request', message: 'the body is empty; expected JSON' };
+  let text: string;
+  try {
+    text = utf8.decode(read.bytes);
+  } catch {
+    return { ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' };
   }
-  const scanner = newScanner(u.limitBytes);
-  const problem = bytes.length > 0 ? scanner.push(bytes) : undefined;
-  if (problem) return { ok: false, ...problem };
-  const { containers, keys } = scanner.size();
-  if (containers > SMALL_CONTAINERS || keys > SMALL_KEYS) return undefined;
-  // Keeping numbers exactly takes a reviver, called recursively: the event loop's stack is smaller than the thread's.
-  if (exact && scanner.inexact()) return undefined;
-  return parsed(bytes, false);
+  const keptNumbers = exact && scanner.inexact();
+  try {
+    return { ok: true, value: keptNumbers ? parseKeepingNumbers(text) : JSON.parse(text), keptNumbers };
+  } catch (err) {
+    return { ok: false, code: 'bad_request', message: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }

@@ -8,4 +8,4 @@ export { createDecisionSink, MAX_BACKLOG_BYTES, type DecisionSink, type Destinat
 export { agentDecisionLine, serviceDecisionLine } from './lines.ts';
 export { agentsReport, agentsStatus, rolloutCondition, type AgentsStatus } from './rollout.ts';
 export { ownedBundles, type Owned } from './owned.ts';
-export { readSmallUpload, type UploadAnswer, type UploadPart, type UploadReader, type UploadRequest } from './intake.ts';
+export type { UploadAnswer, UploadPart, UploadReader, UploadRequest } from './intake.ts';

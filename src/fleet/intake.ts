@@ -3,7 +3,7 @@
 // the report or the events, and for decision logs also makes what the decision log and the
 // recent-decisions buffer need. The event loop collects the bytes and applies the small, validated
 // result (http/status.ts, http/logs.ts); requests, parts and answers are plain data.
-import { readSmallUploadJson, readUploadJson, type UploadBody, type UploadFailure } from './body.ts';
+import { readUploadJson, type UploadBody, type UploadFailure } from './body.ts';
 import { parseDecisionEvents, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
 import { keptWithSize } from './json.ts';
 import { agentDecisionLine } from './lines.ts';
@@ -75,27 +75,7 @@ const PART_CHARS = 256 * 1024;
 /** Reads one upload: a status report's agent and bundles, or a decision-log upload's events sent as parts, then counted. */
 export async function readUpload(request: UploadRequest, send: (part: UploadPart) => void): Promise<UploadAnswer> {
   // No exact numbers in a status report's case: none of them is logged (OPA's own metrics are most of it).
-  return answerFor(request, await readUploadJson(request, request.kind === 'logs'), send);
-}
-
-/**
- * readUpload, at once, for an upload small and plain enough to read on the event loop (body.ts:
- * readSmallUploadJson), every part with the answer; undefined for any other.
- */
-export function readSmallUpload(request: UploadRequest): UploadAnswer | undefined {
-  const json = readSmallUploadJson(request, request.kind === 'logs');
-  if (json === undefined) return undefined;
-  const sent: UploadPart[] = [];
-  const answer = answerFor(request, json, (part) => sent.push(part));
-  return answer.ok && answer.kind === 'logs' ? { ...answer, parts: [...sent, ...answer.parts] } : answer;
-}
-
-/** What an upload's JSON (or the failure to read it) answers. */
-function answerFor(
-  request: UploadRequest,
-  json: { readonly ok: true; readonly value: unknown; readonly keptNumbers: boolean } | UploadFailure,
-  send: (part: UploadPart) => void,
-): UploadAnswer {
+  const json = await readUploadJson(request, request.kind === 'logs');
   if (!json.ok) return json;
   if (request.kind === 'status') {
     const report = parseStatusReport(json.value);

@@ -28,8 +28,6 @@ export interface JsonScanner {
    * dots, or an exponent): only then must it be parsed keeping numbers (fleet/json.ts), slower.
    */
   inexact(): boolean;
-  /** Arrays and objects, and keys of objects, so far: what parsing the text will cost. */
-  size(): { readonly containers: number; readonly keys: number };
 }
 
 /** Digits and dots of a number token from which a double may not hold it as written. */
@@ -44,7 +42,6 @@ interface ScanState {
   /** Digits and dots of the number token being read (0 outside one). */
   run: number;
   inexact: boolean;
-  keys: number;
 }
 
 const tooDeep = (maxDepth: number): ScanProblem => ({
@@ -62,7 +59,7 @@ const tooMany = (maxContainers: number): ScanProblem => ({
  * module, the same loop took twice as long.
  */
 function scanPiece(state: ScanState, bytes: Uint8Array, maxDepth: number, maxContainers: number): ScanProblem | undefined {
-  let { depth, containers, inString, escaped, run, inexact, keys } = state;
+  let { depth, containers, inString, escaped, run, inexact } = state;
   let problem: ScanProblem | undefined;
   const inexactRun = INEXACT_RUN;
   const n = bytes.length;
@@ -89,7 +86,6 @@ function scanPiece(state: ScanState, bytes: Uint8Array, maxDepth: number, maxCon
     if ((b === 0x65 || b === 0x45) && run > 0) inexact = true;
     run = 0;
     if (b === 0x22) inString = true;
-    else if (b === 0x3a) keys++;
     else if (b === 0x5b || b === 0x7b) {
       if (++depth > maxDepth) {
         problem = tooDeep(maxDepth);
@@ -101,7 +97,7 @@ function scanPiece(state: ScanState, bytes: Uint8Array, maxDepth: number, maxCon
       }
     } else if (b === 0x5d || b === 0x7d) depth--;
   }
-  Object.assign(state, { depth, containers, inString, escaped, run, inexact, keys });
+  Object.assign(state, { depth, containers, inString, escaped, run, inexact });
   return problem;
 }
 
@@ -111,10 +107,9 @@ function scanPiece(state: ScanState, bytes: Uint8Array, maxDepth: number, maxCon
  * no byte of a multi-byte character is one of them. Malformed JSON is left to the parser.
  */
 export function createJsonScanner(maxDepth: number, maxContainers: number): JsonScanner {
-  const state: ScanState = { depth: 0, containers: 0, inString: false, escaped: false, run: 0, inexact: false, keys: 0 };
+  const state: ScanState = { depth: 0, containers: 0, inString: false, escaped: false, run: 0, inexact: false };
   return {
     inexact: () => state.inexact,
-    size: () => ({ containers: state.containers, keys: state.keys }),
     push: (bytes) => scanPiece(state, bytes, maxDepth, maxContainers),
   };
 }

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { UploadAnswer, UploadPart, UploadRequest } from '../fleet/index.ts';
@@ -111,62 +109,6 @@ describe('the uploads thread', () => {
     expect(recent.every((b) => !b.asText)).toBe(true);
     expect(recent.flatMap((b) => b.decisions)).toHaveLength(100);
     expect(recent[0]?.decisions[0]?.input).toEqual({ pad: 'x'.repeat(300) });
-  });
-
-  it('answers an upload alike whether the event loop reads it or the thread does', async () => {
-    const inThread = createUploadThread({ maxUploadBytes: LIMIT, onLoopMsPerS: 0 });
-    const fixtures = join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'opa');
-    const texts = readdirSync(fixtures)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => [f, readFileSync(join(fixtures, f), 'utf8')] as const);
-    const bodies: [string, 'status' | 'logs', Uint8Array, boolean][] = [
-      ...texts.map(([f, text]): [string, 'status' | 'logs', Uint8Array, boolean] => [
-        f,
-        f.startsWith('logs') ? 'logs' : 'status',
-        gzipSync(text),
-        true,
-      ]),
-      ...texts.map(([f, text]): [string, 'status' | 'logs', Uint8Array, boolean] => [
-        `${f} as sent`,
-        f.startsWith('logs') ? 'logs' : 'status',
-        Buffer.from(text),
-        false,
-      ]),
-      ['nested 20,000 deep', 'logs', gzipSync(`${'['.repeat(20_000)}${']'.repeat(20_000)}`), true],
-      ['not gzip', 'status', Buffer.from('{}'), true],
-      ['not UTF-8', 'status', Buffer.from([0x7b, 0xff, 0x7d]), false],
-      ['empty', 'logs', Buffer.alloc(0), false],
-      ['not JSON', 'logs', Buffer.from('[{'), false],
-    ];
-    try {
-      for (const [what, kind, body, gzip] of bodies) {
-        const request = (): UploadRequest =>
-          kind === 'status'
-            ? { kind, body: new Uint8Array(body), gzip, limitBytes: LIMIT }
-            : {
-                kind,
-                body: new Uint8Array(body),
-                gzip,
-                limitBytes: LIMIT,
-                logs: {
-                  tenant: 'acme',
-                  connector: 'gateways',
-                  bundles: [['everything', 'gateways']],
-                  receivedMs: 0,
-                  clientIp: '',
-                  lines: true,
-                  recentPerBundle: 100,
-                },
-              };
-        const parts: UploadPart[] = [];
-        const there = await inThread.read(request(), (p) => parts.push(p));
-        const here = await reader.read(request());
-        const all = (a: UploadAnswer): UploadAnswer => (a.ok && a.kind === 'logs' ? { ...a, parts: [...parts, ...a.parts] } : a);
-        expect([what, here]).toEqual([what, all(there)]);
-      }
-    } finally {
-      await inThread.close();
-    }
   });
 
   it('answers 503 once closed, never starting another thread', async () => {

@@ -4,13 +4,7 @@
 // and the others go to the next thread, started on demand. Its V8 resource limits are a backstop,
 // not the bound: reaching them can still abort the whole process (nodejs/node#47224), so what an
 // upload may cost is bounded before it is parsed (fleet/scan.ts) and the limits sit far above that.
-//
-// Except the small and plain, read on the event loop while they take it less than a quarter of its
-// time: at most 128 KiB once inflated, and few enough arrays, objects and keys that JSON.parse takes
-// a millisecond or so (fleet/body.ts). Sending one to the thread and back cost more than reading it:
-// on the fleet benchmark's VM, 300 to 400 µs a status report when they come 10 ms apart, where
-// parsing it costs 100. Anything larger, deeper, wider or past the budget goes to the thread.
-import { readSmallUpload, type UploadAnswer, type UploadPart, type UploadReader, type UploadRequest } from '../fleet/index.ts';
+import type { UploadAnswer, UploadPart, UploadReader, UploadRequest } from '../fleet/index.ts';
 import { createWorkerThread, scriptBeside, threadStop } from './pool.ts';
 
 export interface UploadThreadOptions {
@@ -20,55 +14,10 @@ export interface UploadThreadOptions {
   readonly onStop?: (reason: string) => void;
   /** How long the thread waits for another upload before it ends (default IDLE_MS). */
   readonly idleMs?: number;
-  /** Milliseconds a second the event loop may spend reading small uploads itself (default 250; 0: every upload in the thread). */
-  readonly onLoopMsPerS?: number;
 }
 
 /** A thread idle this long ends (a fleet reports at least every long-polling timeout, 60 s in the generated configuration). */
 export const IDLE_MS = 10_000;
-
-/**
- * The event loop reads small uploads itself for at most this many milliseconds a second: the fleet
- * benchmark's 1,000 OPAs take it about 100 on its VM; uploads made to be slow to parse (2 to 4 ms
- * each, the worst that passes the scan) take no more than this from decisions, the rest waiting
- * for the thread.
- */
-const ON_LOOP_MS_PER_S = 250;
-
-/** Uploads read one after another in one turn of the event loop take it at most about this long before the rest go to the thread. */
-const ON_LOOP_MS_PER_TURN = 2;
-
-/**
- * How much of the event loop's time small uploads took, this second and this turn, and whether they
- * may take more: many arriving together are read in one turn, and a decision waits for all of them.
- */
-function createLoopBudget(msPerSecond: number): { allows(): boolean; spent(ms: number): void } {
-  let second = 0;
-  let usedThisSecond = 0;
-  let usedThisTurn = 0;
-  let turnEnds = false;
-  return {
-    allows() {
-      const now = Math.floor(performance.now() / 1000);
-      if (now !== second) {
-        second = now;
-        usedThisSecond = 0;
-      }
-      return usedThisSecond < msPerSecond && usedThisTurn < ON_LOOP_MS_PER_TURN;
-    },
-    spent(ms) {
-      usedThisSecond += ms;
-      usedThisTurn += ms;
-      if (!turnEnds) {
-        turnEnds = true;
-        setImmediate(() => {
-          usedThisTurn = 0;
-          turnEnds = false;
-        });
-      }
-    },
-  };
-}
 
 export interface UploadThread extends UploadReader {
   /** Stops the thread; uploads not yet answered are answered 503. */
@@ -100,7 +49,6 @@ export function createUploadThread(o: UploadThreadOptions): UploadThread {
     resourceLimits: uploadLimits(o.maxUploadBytes),
   });
   let closed = false;
-  const budget = createLoopBudget(o.onLoopMsPerS ?? ON_LOOP_MS_PER_S);
   let last: Promise<unknown> = Promise.resolve();
   let waiting = 0;
   let idle: NodeJS.Timeout | undefined;
@@ -122,12 +70,6 @@ export function createUploadThread(o: UploadThreadOptions): UploadThread {
   };
   return {
     read(request, onPart) {
-      if (!closed && budget.allows()) {
-        const started = performance.now();
-        const small = readSmallUpload(request);
-        budget.spent(performance.now() - started);
-        if (small !== undefined) return Promise.resolve(small);
-      }
       waiting++;
       clearTimeout(idle);
       const answer = last.then((): Promise<UploadAnswer> | UploadAnswer => {

@@ -20,7 +20,7 @@ const MAX_DECISION_MS = 50;
 /** Peak resident memory stays under this share of the pod's limit. */
 const PEAK_SHARE = 0.75;
 /** Afterwards, resident memory comes back within this of where it started. */
-const SETTLE_BYTES = 64 * 2 ** 20;
+const SETTLE_BYTES = 48 * 2 ** 20;
 
 let service: ServiceProcess;
 let prober: Prober;

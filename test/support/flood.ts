@@ -156,9 +156,9 @@ export async function startProber(apiUrl: string): Promise<Prober> {
 
 /**
  * The finding's bodies: 3.9 KB of gzip that inflate to 4,000,000 bytes of nesting, and a million
- * empty arrays in one; and 16 of 40 KB made to be slow to parse while small enough for the event
- * loop to read (1,023 objects whose 4 keys no other object, and no other of the 16, has: 2 to 5 ms
- * of JSON.parse each, V8 keeping no shape of an earlier one).
+ * empty arrays in one; and 16 of 40 KB made to be slow to parse (1,023 objects whose 4 keys no other
+ * object, and no other of the 16, has: 2 to 5 ms of JSON.parse each, V8 keeping no shape of an
+ * earlier one), which the event loop must not parse either.
  */
 export const HOSTILE = {
   deep: gzipSync(`${'['.repeat(2_000_000)}${']'.repeat(2_000_000)}`),
