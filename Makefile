@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
+.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-steady bench-steady-kube bench-console bench-console-large clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -119,6 +119,11 @@ bench-decision-log: $(INSTALL_STAMP) ## What the decision log costs POST /author
 # against raw node:http floors; about 16 minutes (BENCH_QUICK=1: about 3).
 bench-fleet: $(INSTALL_STAMP) ## What an OPA fleet's status reports and decision logs cost the service
 	node bench/fleet.ts
+
+# The flood test's runs as a benchmark: decisions while 1, 4 and 16 hostile uploads arrive at once, against
+# the quiet run of the same process, and the service's memory; about a minute (BENCH_QUICK=1: less).
+bench-flood: $(INSTALL_STAMP) ## Decision latency and memory under a flood of hostile OPA uploads, against quiet
+	node bench/flood.ts
 
 # Real OPAs on long polling: a rule edit until every OPA reports it active, against OPA's plain polling.
 bench-propagation: $(INSTALL_STAMP) ## Edit → every real OPA active (needs OPA_BIN, e.g. $$(../shared/tools/opa-bin 1.1))

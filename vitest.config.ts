@@ -1,10 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // test/timing asserts latency bounds: it runs alone, after everything else (vitest.timing.config.ts).
-    exclude: ['**/node_modules/**', 'test/timing/**'],
+    exclude: [...configDefaults.exclude, 'test/timing/**'],
     // Tests never wait on timers; a generous timeout only guards against a hung child process.
     testTimeout: 60_000,
     reporters: ['default'],

@@ -7,7 +7,8 @@ export default defineConfig({
   test: {
     include: ['test/timing/**/*.test.ts'],
     fileParallelism: false,
-    testTimeout: 180_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     reporters: ['default'],
   },
 });

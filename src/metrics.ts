@@ -98,7 +98,7 @@ const SERVICE = {
     help: 'Kubernetes mode: watches restarted after an error, by feed',
     labelNames: ['feed'],
   },
-  /** OPA status reports by outcome (accepted, bad_request, unauthenticated, forbidden, not_found, too_large). */
+  /** OPA status reports by outcome (accepted, bad_request, unauthenticated, forbidden, not_found, too_large, unavailable). */
   agentReports: { type: 'counter', name: 'acl_agent_status_reports_total', help: 'OPA status reports by outcome', labelNames: ['outcome'] },
   /** OPA decision-log uploads by outcome (the same set). */
   decisionLogUploads: {
@@ -106,6 +106,19 @@ const SERVICE = {
     name: 'acl_decision_log_uploads_total',
     help: 'OPA decision-log uploads by outcome',
     labelNames: ['outcome'],
+  },
+  /** Status reports and decision-log uploads refused at the connector token, so recording nothing: by endpoint (status, logs) and status code. */
+  agentUploadsUnrecorded: {
+    type: 'counter',
+    name: 'acl_agent_uploads_unrecorded_total',
+    help: "OPA status reports and decision-log uploads refused at the connector token (not the connector's current one, or an Inactive connector's decision logs), so not recorded, by endpoint and HTTP status code",
+    labelNames: ['endpoint', 'code'],
+  },
+  /** Times the uploads thread stopped under an upload (a body past its memory limit): it starts again with the next. */
+  uploadThreadStops: {
+    type: 'counter',
+    name: 'acl_upload_thread_stops_total',
+    help: 'Times the thread reading OPA uploads stopped under an upload (it starts again with the next)',
   },
   /** Decisions OPA agents reported, by tenant, bundle and result (allow, deny, error, undefined, other). */
   agentDecisions: {
@@ -150,8 +163,8 @@ export interface Metrics extends MetricsOf<typeof SERVICE> {
   readonly controller: ControllerMetrics;
 }
 
-/** Outcomes of an OPA upload (status report or decision log). */
-export type UploadOutcome = 'accepted' | 'bad_request' | 'unauthenticated' | 'forbidden' | 'not_found' | 'too_large';
+/** Outcomes of an OPA upload (status report or decision log); unavailable: 503, too many held at once. */
+export type UploadOutcome = 'accepted' | 'bad_request' | 'unauthenticated' | 'forbidden' | 'not_found' | 'too_large' | 'unavailable';
 
 function create(d: Definition, registry: Registry): Counter | Gauge | Histogram {
   const common = { name: d.name, help: d.help, labelNames: d.labelNames ?? [], registers: [registry] };

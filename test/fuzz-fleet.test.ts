@@ -6,8 +6,8 @@
 // --max-upload-bytes, and malformed HTTP on the wire. None may be answered 500 or left unanswered;
 // where the contract decides the status it is asserted exactly. Uploads are fleet state and audit data,
 // so afterwards the agents and decisions the service holds are compared with what its answers accepted:
-// a refused upload changes nothing, except that a report from a retired token or an Inactive connector
-// is recorded as failing. Then the service must still work.
+// a refused upload changes nothing, except that a report made with an Inactive connector's own token
+// is recorded as failing (a retired token records nothing). Then the service must still work.
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
@@ -205,10 +205,8 @@ function segments(c: Choose): { tenant: Segment; connector: Segment; aim: Place 
 interface Credential {
   readonly label: string;
   readonly header: string | undefined;
-  /** `tenant/connector` whose current token this is. */
+  /** `tenant/connector` whose current token this is (a retired token is no one's). */
   readonly current?: string;
-  /** `tenant/connector` that had this token before a rotation. */
-  readonly retiredOf?: string;
 }
 
 function credentialFor(c: Choose, aim: Place): Credential {
@@ -222,7 +220,7 @@ function credentialFor(c: Choose, aim: Place): Credential {
     };
   }
   if (x < (keyOf(aim) === ROTATED ? 0.68 : 0.56)) {
-    return { label: 'retired token', header: c.pick([`Bearer ${retired}`, `bearer ${retired} `]), retiredOf: ROTATED };
+    return { label: 'retired token', header: c.pick([`Bearer ${retired}`, `bearer ${retired} `]) };
   }
   if (x < 0.7) {
     const [key, other] = c.pick([...tokens.entries()].filter(([k]) => k !== keyOf(aim)));
@@ -260,10 +258,10 @@ function credentialFor(c: Choose, aim: Place): Credential {
 /**
  * Service spec 5 and 7.2, as the bundle route judges a token: the body is read only for a current
  * token of an Active connector named by the path. A status report is still read, and its agent
- * recorded as failing, for a retired token of that connector (401) or the Inactive connector's own (403).
+ * recorded as failing, for the Inactive connector's own token (403); a retired token (401) is not.
  */
 function verdictOf(credential: Credential, at: Place): { readonly status: 'read' | 401 | 403 | 404; readonly recognised: boolean } {
-  if (credential.current === undefined) return { status: 401, recognised: credential.retiredOf === keyOf(at) };
+  if (credential.current === undefined) return { status: 401, recognised: false };
   if (credential.current !== keyOf(at)) return { status: 404, recognised: false };
   if (ACTIVE.get(credential.current) !== true) return { status: 403, recognised: true };
   return { status: 'read', recognised: false };
@@ -1063,7 +1061,7 @@ function headerCases(): FleetCase[] {
       ['an API key', [bearer(API_KEY)], GATEWAYS, 401, /not valid/],
     ];
     for (const [label, auth, at, status, message] of kinds) {
-      const recognised = endpoint === 'status' && ((label.startsWith('the retired') && keyOf(at) === ROTATED) || status === 403);
+      const recognised = endpoint === 'status' && status === 403;
       const body = Buffer.from(
         endpoint === 'status'
           ? JSON.stringify(report(`${recognised ? 'ok' : 'bad'}-k${n++}`, { [ownNames(at)[0] ?? 'docs']: { revision: '1' } }, false))
@@ -1309,13 +1307,14 @@ function sizeCases(): FleetCase[] {
     ];
     for (const [label, headers, at, status] of refused) {
       const path = `${connectorPath(at)}/${endpoint}`;
-      const recognised = endpoint === 'status' && (status === 403 || label.includes('retired'));
+      const recognised = endpoint === 'status' && status === 403;
       add(`1 MiB ${label}`, headers, oneMiB, [status], { path, upload: { endpoint, at, recognised } });
       const gzipped = headers.some(([k]) => k === 'Content-Encoding') ? headers : [...headers, GZIP];
       add(`a gzip bomb ${label}`, gzipped, bomb, [status], { path, upload: { endpoint, at, recognised } });
     }
-    // Deep nesting where the contract does not look (plugins, input): data, within the limit.
-    for (const depth of [100, 1000, 10_000, 30_000]) {
+    // Deep nesting where the contract does not look (plugins, input): data, within the limit and as
+    // deep as OPA's decoder lets an input be (10,000 levels, the upload's own two around it)...
+    for (const depth of [100, 1000, 10_000]) {
       const deep = `${'['.repeat(depth)}1${']'.repeat(depth)}`;
       const json =
         endpoint === 'status'
@@ -1323,6 +1322,19 @@ function sizeCases(): FleetCase[] {
           : `[{"labels":{"id":"opa-deep"},"decision_id":"ok-deep${n++}","bundles":{"docs":{"revision":"1"}},"input":${deep}}]`;
       add(`${depth} nested lists ${endpoint === 'status' ? 'in plugins' : 'as the input'}`, [...mine, GZIP], gzipSync(json), [200]);
     }
+    // ...but no deeper: nothing OPA sends nests deeper, and parsing it is what an attacker wants.
+    const deeper = `${'['.repeat(30_000)}1${']'.repeat(30_000)}`;
+    add(
+      `30,000 nested lists ${endpoint === 'status' ? 'in plugins' : 'as the input'}`,
+      [...mine, GZIP],
+      gzipSync(
+        endpoint === 'status'
+          ? `{"labels":{"id":"bad-deep${n++}"},"bundles":{"docs":{"active_revision":"1"}},"plugins":${deeper}}`
+          : `[{"labels":{"id":"opa-deep"},"decision_id":"bad-deep${n++}","bundles":{"docs":{"revision":"1"}},"input":${deeper}}]`,
+      ),
+      [400],
+      { also: says(/nested deeper than 10002 levels/) },
+    );
     add(
       '100,000 nested lists (past the limit once decompressed)',
       [...mine, GZIP],
@@ -1929,7 +1941,7 @@ function expectedState(): Expected {
         for (const b of named) if (typeof b === 'string') may(`${at.tenant}/${b}`, agent);
         if (u.doc !== undefined)
           for (const b of listedUnder(at, u.doc)) candidates.push({ key: `${at.tenant}/${b}`, id: agent, state: 'any' });
-      } else if (u.recognised && (reply === undefined || status === 401 || status === 403)) {
+      } else if (u.recognised && (reply === undefined || status === 403)) {
         // Read although refused: whatever id and bundles the body holds may be recorded, as failing.
         const value = sentValue(c);
         const id = isObject(value) && isObject(value['labels']) ? value['labels']['id'] : undefined;

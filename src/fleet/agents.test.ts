@@ -142,20 +142,18 @@ describe('the agent registry', () => {
     expect(changes).toEqual(['acme/docs']);
   });
 
-  it('records a refused report as failing with its status, keeping the revision the agent still runs', () => {
+  it("records the report of an Inactive connector's own token as failing 403, keeping the revision the agent still runs", () => {
     const { r } = registry();
-    r.record(seen('a', T0, [entry('docs')], { refused: { status: 401, message: 'the token is not valid (rotated or revoked)' } }));
+    r.record(seen('a', T0, [entry('docs')], { refused: { status: 403, message: 'connector gateways is Inactive' } }));
     const [agent] = r.agents('acme', 'docs', T0);
-    expect(agent).toMatchObject({ activeRevision: '3', httpCode: 401, error: { code: 'token_rejected' } });
+    expect(agent).toMatchObject({ activeRevision: '3', httpCode: 403, error: { code: 'connector_inactive' } });
     // What OPA itself says about its download wins over the refusal's generic message.
     r.record(
-      seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'server replied with Unauthorized' }, httpCode: 401 })], {
-        refused: { status: 401, message: 'x' },
+      seen('a', T0 + 1, [entry('docs', { error: { code: 'bundle_error', message: 'server replied with Forbidden' }, httpCode: 403 })], {
+        refused: { status: 403, message: 'x' },
       }),
     );
-    expect(r.agents('acme', 'docs', T0 + 1)[0]?.error).toEqual({ code: 'bundle_error', message: 'server replied with Unauthorized' });
-    r.record(seen('b', T0, [entry('docs')], { refused: { status: 403, message: 'connector gateways is Inactive' } }));
-    expect(r.agents('acme', 'docs', T0).find((x) => x.id === 'b')).toMatchObject({ httpCode: 403, error: { code: 'connector_inactive' } });
+    expect(r.agents('acme', 'docs', T0 + 1)[0]?.error).toEqual({ code: 'bundle_error', message: 'server replied with Forbidden' });
   });
 
   it('marks an OPA that reports two of our bundles as failing on both: only one of them can activate', () => {

@@ -9,7 +9,7 @@ export interface AgentError {
   readonly message: string;
 }
 
-/** One OPA as its last report (or refused report) described it, for one bundle. */
+/** One OPA as its last report described it (refused 403 when its connector is Inactive), for one bundle. */
 export interface Agent {
   /** OPA's labels.id. */
   readonly id: string;
@@ -29,7 +29,7 @@ export interface Agent {
   readonly alsoLoads: readonly string[];
 }
 
-/** What an authenticated (or refused but recognised) status report says, as the registry takes it. */
+/** What a status report made with the connector's current token says, as the registry takes it. */
 export interface Sighting {
   readonly tenant: string;
   readonly agentId: string;
@@ -39,10 +39,10 @@ export interface Sighting {
   /** The report's entries for bundles of the connector, by our bundle name. */
   readonly bundles: readonly BundleReport[];
   /**
-   * The report was answered 401 (its token was rotated or revoked) or 403 (the connector is
-   * Inactive): this OPA cannot download bundles either, whatever its report says.
+   * The report was answered 403 (the connector is Inactive): this OPA cannot download bundles
+   * either, whatever its report says. A report of any other refused token is never recorded.
    */
-  readonly refused?: { readonly status: 401 | 403; readonly message: string };
+  readonly refused?: { readonly status: 403; readonly message: string };
 }
 
 export interface ProblemAgent {

@@ -1,16 +1,11 @@
 export { createAgentRegistry, type AgentRegistry } from './registry.ts';
 export { EMPTY_SUMMARY, summarize, type Agent, type AgentState, type AgentSummary } from './agents.ts';
-export { classify, parseDecisionEvents, parseDecisionUpload, type DecisionEvent, type DecisionResult } from './events.ts';
-export { jsonSizeAtMost, parseLosslessJson, redact, REDACTED, TOO_DEEP } from './json.ts';
-export { createRecentDecisions, MAX_KEPT_BYTES, type RecentDecision, type RecentDecisions } from './recent.ts';
-export { MAX_BUNDLES_NAMED, parseStatusReport, type BundleReport, type StatusReport } from './report.ts';
-export {
-  agentDecisionLine,
-  createDecisionSink,
-  MAX_BACKLOG_BYTES,
-  serviceDecisionLine,
-  type DecisionSink,
-  type Destination,
-  type SinkTarget,
-} from './sink.ts';
+export { classify, parseDecisionUpload, type DecisionResult } from './events.ts';
+export { jsonSizeAtMost, MAX_KEPT_BYTES, parseLosslessJson, redact, REDACTED, TOO_DEEP } from './json.ts';
+export { createRecentDecisions, type RecentDecision, type RecentDecisions } from './recent.ts';
+export { MAX_BUNDLES_NAMED, type BundleReport, type StatusReport } from './report.ts';
+export { createDecisionSink, MAX_BACKLOG_BYTES, type DecisionSink, type Destination, type SinkTarget } from './sink.ts';
+export { agentDecisionLine, serviceDecisionLine } from './lines.ts';
 export { agentsReport, agentsStatus, rolloutCondition, type AgentsStatus } from './rollout.ts';
+export { ownedBundles, type Owned } from './owned.ts';
+export type { UploadAnswer, UploadPart, UploadReader, UploadRequest } from './intake.ts';

@@ -22,7 +22,14 @@ const RAW = JSON as JSON & { rawJSON(text: string): RawJson; isRawJSON(v: unknow
  * JSON.stringify writes back as they came. A decision log records what OPA saw, exactly.
  */
 export function parseLosslessJson(text: string): unknown {
-  if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
+  return MAYBE_INEXACT.test(text) ? parseKeepingNumbers(text) : JSON.parse(text);
+}
+
+/**
+ * parseLosslessJson for a text known to hold a number a double may change (the uploads thread's
+ * scan tells: fleet/scan.ts), without looking for one again.
+ */
+export function parseKeepingNumbers(text: string): unknown {
   try {
     return JSON.parse(text, function keep(this: unknown, _key: string, v: unknown, context?: ReviverContext): unknown {
       // Any text other than the double's own shortest form is kept as written ("1.0" too: harmless).
@@ -180,3 +187,17 @@ export function jsonSizeAtMost(v: unknown, limit: number): number {
   walk(v, 0);
   return size;
 }
+
+/** Largest input or result (JSON bytes, estimated) the recent-decisions buffer keeps. */
+export const MAX_KEPT_BYTES = 4096;
+
+const NOT_KEPT = `[not kept here: larger than ${MAX_KEPT_BYTES} bytes; the decision log has it whole]`;
+
+/** What the recent-decisions buffer keeps of a value, and its estimated JSON size: the value, or a note in its place when larger than MAX_KEPT_BYTES. */
+export function keptWithSize(v: unknown): { readonly value: unknown; readonly bytes: number } {
+  const bytes = jsonSizeAtMost(v, MAX_KEPT_BYTES);
+  return bytes <= MAX_KEPT_BYTES ? { value: v, bytes } : { value: NOT_KEPT, bytes: NOT_KEPT.length + 2 };
+}
+
+/** The value, or a note in its place when it is larger than MAX_KEPT_BYTES: what the recent-decisions buffer keeps. */
+export const keptForRecent = (v: unknown): unknown => keptWithSize(v).value;

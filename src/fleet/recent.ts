@@ -1,12 +1,11 @@
 // The newest decisions OPA reported, per bundle: what `GET .../bundles/{bundle}/decisions` and
 // `acl-operator status --bundle` show. Bounded: RECENT_PER_BUNDLE per bundle, and an input or
-// result larger than MAX_KEPT_BYTES is replaced by a note (the decision log keeps it whole).
+// result larger than MAX_KEPT_BYTES (json.ts) is replaced by a note (the decision log keeps it whole).
 import type { DecisionResult } from './events.ts';
-import { jsonSizeAtMost, redact } from './json.ts';
+import { keptForRecent, redact } from './json.ts';
 import { createKeyedRings } from '../store/index.ts';
 
 export const RECENT_PER_BUNDLE = 100;
-export const MAX_KEPT_BYTES = 4096;
 
 export interface RecentDecision {
   /** When OPA decided (its clock, ISO 8601), or when the upload arrived if it did not say. */
@@ -21,7 +20,11 @@ export interface RecentDecision {
 }
 
 export interface RecentDecisions {
+  /** Decisions kept per key: the newest. */
+  readonly capacity: number;
   add(key: string, decision: RecentDecision): void;
+  /** Adds decisions, oldest first, whose input and result were already bounded (keptForRecent: the uploads thread did it). */
+  addKept(key: string, decisions: readonly RecentDecision[]): void;
   /** Newest first, credentials redacted. */
   list(key: string): RecentDecision[];
   /** Keys added to since the last call (for writing them out), cleared by the call. */
@@ -35,16 +38,15 @@ export interface RecentDecisions {
   restore(key: string, decisions: readonly RecentDecision[]): void;
 }
 
-function bounded(v: unknown): unknown {
-  const size = jsonSizeAtMost(v, MAX_KEPT_BYTES);
-  return size <= MAX_KEPT_BYTES ? v : `[not kept here: larger than ${MAX_KEPT_BYTES} bytes; the decision log has it whole]`;
-}
-
 export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecisions {
   const rings = createKeyedRings<RecentDecision>(capacity);
   return {
+    capacity,
     add(key, d) {
-      rings.add(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
+      rings.add(key, { ...d, input: keptForRecent(d.input), result: keptForRecent(d.result) });
+    },
+    addKept(key, decisions) {
+      for (const d of decisions.length > capacity ? decisions.slice(-capacity) : decisions) rings.add(key, d);
     },
     list: (key) => rings.newestFirst(key).map((d) => ({ ...d, input: redact(d.input), result: redact(d.result) })),
     takeChanged: () => rings.takeChanged(),
@@ -53,7 +55,7 @@ export function createRecentDecisions(capacity = RECENT_PER_BUNDLE): RecentDecis
     countOf: (key) => rings.addedTo(key),
     restore(key, decisions) {
       for (const d of [...decisions].slice(0, capacity).reverse())
-        rings.load(key, { ...d, input: bounded(d.input), result: bounded(d.result) });
+        rings.load(key, { ...d, input: keptForRecent(d.input), result: keptForRecent(d.result) });
     },
   };
 }

@@ -41,10 +41,7 @@ const PUBLISHED_KEPT = 8;
 
 /** An agent as a sighting reports it for one bundle of the connector. */
 function agentOf(s: Sighting, b: BundleReport, ours: readonly string[]): Agent {
-  const refusal: AgentError | undefined =
-    s.refused === undefined
-      ? undefined
-      : { code: s.refused.status === 401 ? 'token_rejected' : 'connector_inactive', message: s.refused.message };
+  const refusal: AgentError | undefined = s.refused === undefined ? undefined : { code: 'connector_inactive', message: s.refused.message };
   return {
     id: s.agentId,
     version: s.version,

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { parseExactJson } from '../policy/index.ts';
 
-export type BodyFailure = { readonly ok: false; readonly code: 'bad_request' | 'too_large'; readonly message: string };
+export type BodyFailure = { readonly ok: false; readonly code: 'bad_request' | 'too_large' | 'unavailable'; readonly message: string };
 export type BodyResult = { readonly ok: true; readonly value: unknown } | BodyFailure;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json[ \t]*(?:;|$)/i;
@@ -24,13 +24,15 @@ export function notJson(req: IncomingMessage): BodyFailure | undefined {
 /**
  * Collects a body of at most `limitBytes` (as declared, then as it streams in) and calls `done`
  * once, synchronously from the request's last event, with the bytes or the 400/413.
- * `tooLarge(declared)` words the 413 (`declared`: the Content-Length, when that already tells).
+ * `tooLarge(declared)` words the 413 (`declared`: the Content-Length, when that already tells);
+ * `onChunk`, told each chunk's size, may refuse the body (the upload receivers' limit on what they hold).
  */
 export function collectBody(
   req: IncomingMessage,
   limitBytes: number,
   tooLarge: (declared: string | undefined) => BodyFailure,
   done: (body: Buffer | BodyFailure) => void,
+  onChunk?: (bytes: number) => BodyFailure | undefined,
 ): void {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) {
@@ -51,6 +53,11 @@ export function collectBody(
     size += chunk.length;
     if (size > limitBytes) {
       finish(tooLarge(undefined));
+      return;
+    }
+    const refused = onChunk?.(chunk.length);
+    if (refused) {
+      finish(refused);
       return;
     }
     chunks.push(chunk);

@@ -9,6 +9,7 @@ import { createBundleReadHandler } from './reads.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError, STATUS, WWW_AUTHENTICATE, type FailureCode } from './errors.ts';
 import { preferWait } from './longpoll.ts';
+import { createUnrecorded } from './unrecorded.ts';
 
 /** OPA switches to long polling only when it sees exactly this type, on 200 and on 304. */
 export const BUNDLE_CONTENT_TYPE = 'application/vnd.openpolicyagent.bundles';
@@ -57,35 +58,14 @@ function judge(snapshot: Snapshot, path: BundlePath, authorization: string | und
   return { code: 'ok', bundle: existing };
 }
 
-/** At most one debug line per this interval about requests left out of sync activity. */
-const UNRECORDED_LOG_MS = 10_000;
-
 /** Serves one bundle request; the path's names are already decoded. */
 export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse, path: BundlePath) => void {
-  // Requests that did not authenticate as the bundle's connector stay out of its sync activity
-  // (anyone who reaches the port could otherwise push the real OPAs out of the bounded view): they
-  // are counted by status and described at debug level, one line per interval with a count.
-  let unrecordedLoggedMs = -Infinity;
-  let unrecordedSince = 0;
-  const unrecorded = (status: number, path: BundlePath, req: IncomingMessage): void => {
-    deps.metrics.bundleRequestsUnrecorded.labels(String(status)).inc();
-    unrecordedSince++;
-    const now = deps.now();
-    if (now - unrecordedLoggedMs < UNRECORDED_LOG_MS || !deps.log.isLevelEnabled('debug')) return;
-    deps.log.debug(
-      {
-        tenant: path.tenant,
-        connector: path.connector,
-        bundle: path.bundle,
-        status,
-        clientIp: req.socket.remoteAddress ?? '',
-        requests: unrecordedSince,
-      },
-      'Refused bundle requests (not recorded in sync activity)',
-    );
-    unrecordedLoggedMs = now;
-    unrecordedSince = 0;
-  };
+  // Requests that did not authenticate as the bundle's connector stay out of its sync activity.
+  const unrecorded = createUnrecorded(
+    deps,
+    (status) => deps.metrics.bundleRequestsUnrecorded.labels(String(status)).inc(),
+    'Refused bundle requests (not recorded in sync activity)',
+  );
 
   return function serveBundle(req, res, path) {
     const key = bundleKey(path.tenant, path.bundle);
@@ -94,7 +74,7 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
     const finish = (status: number, bundle: BundleEntry | undefined, own: boolean): void => {
       deps.metrics.bundleRequests.labels(String(status)).inc();
       if (!own || !bundle) {
-        unrecorded(status, path, req);
+        unrecorded(status, { tenant: path.tenant, connector: path.connector, bundle: path.bundle }, req);
         return;
       }
       deps.store.activity.record(key, {
@@ -136,10 +116,21 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         const prefer = req.headers['prefer'];
         const wait = mayHold ? preferWait(Array.isArray(prefer) ? prefer.join(', ') : prefer) : undefined;
         if (wait !== undefined) {
-          const cancel = deps.longPolls.hold(key, Math.min(wait, deps.maxWaitSeconds) * 1000, () => {
+          const answer = (): void => {
             if (!res.writableEnded && !res.destroyed) respond(false);
+          };
+          const cancel = deps.longPolls.hold(key, Math.min(wait, deps.maxWaitSeconds) * 1000, answer);
+          // The listener keeps a connection its client half-closes (listeners.ts); a client that closes
+          // while held has gone, or still reads: either way it is answered now, as at the deadline.
+          const closed = (): void => {
+            cancel();
+            answer();
+          };
+          req.socket.once('end', closed);
+          res.on('close', () => {
+            cancel();
+            req.socket.off('end', closed);
           });
-          res.on('close', cancel);
           return;
         }
         res.writeHead(304, { ETag: built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });

@@ -3,6 +3,7 @@
 // 404 for a token of another connector or tenant (a token never learns what else exists); 403 for
 // an Inactive connector. And which of the bundles a report names are the connector's.
 import { hashesEqual, hashToken, parseBearer } from '../auth/index.ts';
+import { ownedBundles, type Owned } from '../fleet/index.ts';
 import type { ConnectorEntry, Snapshot } from '../store/index.ts';
 import type { FailureCode } from './errors.ts';
 
@@ -42,28 +43,8 @@ export function judgeConnector(snapshot: Snapshot, path: ConnectorPath, authoriz
   return { code: 'ok', connector };
 }
 
-/** The report's (or upload's) bundles that are this connector's; a bundle of another connector refuses it. */
-export function bundlesOf(
-  snapshot: Snapshot,
-  path: ConnectorPath,
-  names: Iterable<string>,
-): { ok: true; ours: Set<string>; ignored: Set<string> } | { ok: false; message: string } {
+/** The report's bundles that are this connector's in `snapshot`; a bundle of another connector refuses it. */
+export function bundlesOf(snapshot: Snapshot, path: ConnectorPath, names: Iterable<string>): Owned {
   const served = snapshot.tenants.get(path.tenant)?.bundles;
-  const ours = new Set<string>();
-  const ignored = new Set<string>();
-  for (const name of names) {
-    const b = served?.get(name);
-    if (b === undefined) {
-      ignored.add(name);
-      continue;
-    }
-    if (b.connector !== path.connector) {
-      return {
-        ok: false,
-        message: `connector ${path.connector} has no bundle ${name}: a report may name only bundles of the connector its token belongs to`,
-      };
-    }
-    ours.add(name);
-  }
-  return { ok: true, ours, ignored };
+  return ownedBundles(names, path.connector, (name) => served?.get(name)?.connector);
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { AgentRegistry, DecisionSink, RecentDecisions } from '../fleet/index.ts';
+import type { AgentRegistry, DecisionSink, RecentDecisions, UploadReader } from '../fleet/index.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/index.ts';
 import type { AdmissionDeps } from './admission.ts';
@@ -34,4 +34,6 @@ export interface FleetDeps {
   readonly sink: DecisionSink;
   /** Largest status report or decision-log upload, received and decompressed (413 beyond). */
   readonly maxUploadBytes: number;
+  /** Reads uploads off the event loop (the uploads thread). */
+  readonly uploads: UploadReader;
 }

@@ -1,16 +1,18 @@
 // POST /{tenant}/connectors/policyagent/{connector}/status (docs/opa.md): OPA's status reports,
-// with the connector token checked exactly as the bundle route checks it (connector.ts). What a
-// report says of our bundles is recorded per agent, for GET .../bundles/{bundle}/agents.
+// with the connector token checked exactly as the bundle route checks it (connector.ts), read in the
+// uploads thread (fleet/intake.ts). What a report says of our bundles is recorded per agent, for
+// GET .../bundles/{bundle}/agents; only the connector's current token records anything.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { parseStatusReport, type BundleReport, type StatusReport } from '../fleet/index.ts';
+import type { BundleReport, StatusReport } from '../fleet/index.ts';
 import type { UploadOutcome } from '../metrics.ts';
 import { bundlesOf, type ConnectorPath, type ConnectorVerdict } from './connector.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
+import type { UploadGate } from './gate.ts';
 import { sendUncachedJson } from './reply.ts';
-import { parseUpload, type UploadText } from './upload.ts';
-import { refuseUpload, serveUpload, type UploadRoute } from './upload-route.ts';
+import type { UploadBytes } from './upload.ts';
+import { outcomeOf, refuseUpload, serveUpload, type UploadRoute } from './upload-route.ts';
 
 /** Agent ids already warned about for loading two of our bundles (bounded: a warning, not a record). */
 const WARNED_KEPT = 1000;
@@ -23,9 +25,9 @@ interface StatusState {
   readonly warned: Set<string>;
 }
 
-/** A refusal the report is still read for: the agent is recorded as failing with it. */
+/** The refusal a report is still read for: the agent is recorded as failing with it. */
 interface Refusal {
-  readonly status: 401 | 403;
+  readonly status: 403;
   readonly message: string;
 }
 
@@ -91,77 +93,85 @@ function record(
 }
 
 /**
- * Recognised but refused (a rotated or revoked token of this connector, or an Inactive
- * connector): the report is read and the agent recorded as failing, then the answer is the
- * bundle route's. Everything else refused is not read at all.
+ * The current token of an Inactive connector: the report is read and the agent recorded as failing
+ * 403, then the answer is the bundle route's. It is the connector's own token, and the operator
+ * otherwise never hears from the sidecars it has stopped. Any other refused token (unknown,
+ * rotated or revoked, another connector's) writes nothing and is not read at all.
  */
 function refusalOf(verdict: ConnectorVerdict): Refusal | undefined {
-  if (verdict.code === 'unauthenticated' && verdict.retired !== undefined) return { status: 401, message: verdict.message };
-  if (verdict.code === 'forbidden') return { status: 403, message: verdict.message };
-  return undefined;
+  return verdict.code === 'forbidden' ? { status: 403, message: verdict.message } : undefined;
 }
 
-/** Answers a report whose body has been read: the refusal it was read for, its 400/404/413, or 200. */
-function answerReport(
+/** Answers a report once the uploads thread has read it: the refusal it was read for, its 400/404/413/503, or 200. */
+async function answerReport(
   state: StatusState,
   req: IncomingMessage,
   res: ServerResponse,
   path: ConnectorPath,
   verdict: ConnectorVerdict,
-  text: UploadText,
+  body: Extract<UploadBytes, { ok: true }>,
   count: (outcome: UploadOutcome) => void,
-): void {
-  // No exact numbers needed here (OPA's own metrics are most of a report).
-  const body = text.ok ? parseUpload(text.text) : text;
-  const report = body.ok ? parseStatusReport(body.value) : undefined;
-  const names = report?.ok ? report.value.bundles.map((b) => b.name) : undefined;
-  const bundles = names === undefined ? undefined : bundlesOf(state.deps.store.snapshot(), path, names);
+): Promise<void> {
+  const read = await state.deps.fleet.uploads.read({
+    kind: 'status',
+    body: body.bytes,
+    gzip: body.gzip,
+    limitBytes: state.deps.fleet.maxUploadBytes,
+  });
+  const report = read.ok && read.kind === 'status' ? read.report : undefined;
+  const bundles =
+    report &&
+    bundlesOf(
+      state.deps.store.snapshot(),
+      path,
+      report.bundles.map((b) => b.name),
+    );
   const refused = refusalOf(verdict);
   if (refused !== undefined && verdict.code !== 'ok') {
-    if (report?.ok && bundles?.ok) record(state, path, report.value, bundles.ours, req, refused);
+    if (report && bundles?.ok) record(state, path, report, bundles.ours, req, refused);
     refuseUpload(req, res, verdict.code, verdict.message);
-    count(refused.status === 401 ? 'unauthenticated' : 'forbidden');
+    count('forbidden');
     return;
   }
-  if (!body.ok) {
-    refuseUpload(req, res, body.code, body.message);
-    count(body.code);
+  if (!read.ok) {
+    refuseUpload(req, res, read.code, read.message);
+    count(outcomeOf(read.code));
     return;
   }
-  if (!report?.ok) {
-    sendError(res, 'bad_request', report?.message ?? 'not an OPA status report');
-    count('bad_request');
-    return;
-  }
-  if (!bundles?.ok) {
-    sendError(res, 'not_found', bundles?.message ?? 'unknown bundle');
+  if (!report || !bundles) throw new Error(`the uploads thread answered a status report with ${read.kind}`);
+  if (!bundles.ok) {
+    sendError(res, 'not_found', bundles.message);
     count('not_found');
     return;
   }
-  record(state, path, report.value, bundles.ours, req);
-  sendUncachedJson(res, { agent: report.value.agentId, bundles: [...bundles.ours].sort(), ignored: [...bundles.ignored] });
+  record(state, path, report, bundles.ours, req);
+  sendUncachedJson(res, { agent: report.agentId, bundles: [...bundles.ours].sort(), ignored: [...bundles.ignored] });
   count('accepted');
   if (state.log.isLevelEnabled('debug'))
     state.log.debug(
-      { tenant: path.tenant, connector: path.connector, agent: report.value.agentId, bundles: [...bundles.ours] },
+      { tenant: path.tenant, connector: path.connector, agent: report.agentId, bundles: [...bundles.ours] },
       'Received a status report',
     );
 }
 
-/** The status report handler; `log` is the fleet's child logger. */
-export function createStatusHandler(deps: ApiDeps, log: Logger): (req: IncomingMessage, res: ServerResponse, path: ConnectorPath) => void {
+/** The status report handler; `log` is the fleet's child logger; `unrecorded` notes reports refused at the token. */
+export function createStatusHandler(
+  deps: ApiDeps,
+  log: Logger,
+  gate: UploadGate,
+  unrecorded: UploadRoute['unrecorded'],
+): (req: IncomingMessage, res: ServerResponse, path: ConnectorPath) => void {
   const state: StatusState = { deps, log, warned: new Set() };
   const route: UploadRoute = {
     site: { log, fields: () => ({ path: 'status' }), echo: false },
     count: (o) => {
       deps.metrics.agentReports.inc({ outcome: o });
     },
+    unrecorded,
     readsRefused: (verdict) => refusalOf(verdict) !== undefined,
-    answer: (req, res, path, verdict, text) => {
-      answerReport(state, req, res, path, verdict, text, route.count);
-    },
+    answer: (req, res, path, verdict, body) => answerReport(state, req, res, path, verdict, body, route.count),
   };
   return function status(req, res, path) {
-    serveUpload(deps, route, req, res, path);
+    serveUpload(deps, gate, route, req, res, path);
   };
 }

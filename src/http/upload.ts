@@ -1,55 +1,21 @@
-// Bodies OPA uploads: a status report (JSON) or a decision-log batch (JSON, gzip-compressed). The
-// limit holds for the bytes received and again for the bytes they decompress to, so a small gzip
-// bomb is a 413 like a large body; a large body is decompressed on libuv's thread pool, off the
-// event loop that answers decisions.
+// Bodies OPA uploads: a status report (JSON) or a decision-log batch (JSON, gzip-compressed), read
+// as bytes only. The limit holds for the bytes received here; inflating, scanning and parsing them
+// happen in the uploads thread (fleet/intake.ts), where the limit holds again for the inflated bytes.
 import type { IncomingMessage } from 'node:http';
-import { gunzip, gunzipSync } from 'node:zlib';
-import { collectBody, notJson, utf8, type BodyFailure, type BodyResult } from './body.ts';
+import { collectBody, notJson, type BodyFailure } from './body.ts';
+import type { UploadTicket } from './gate.ts';
 
-function tooLarge(limitBytes: number, what: string): BodyFailure {
-  return { ok: false, code: 'too_large', message: `the ${what} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)` };
-}
+/** An upload's bytes as received, and whether they are gzip. */
+export type UploadBytes = { readonly ok: true; readonly bytes: Uint8Array; readonly gzip: boolean } | BodyFailure;
 
-/** Compressed bodies up to this size are inflated at once: the thread pool's round trip costs more (bench/fleet.ts)... */
-const INFLATE_AT_ONCE_BYTES = 64 * 1024;
-/** ...when what they may inflate to is bounded by this too: a bomb stopped at 4 MiB costs a few ms, at 256 MiB far more. */
-const INFLATE_AT_ONCE_MAX_OUTPUT = 4 * 1024 * 1024;
-
-export type UploadText = { readonly ok: true; readonly text: string } | BodyFailure;
-
-function decode(bytes: Buffer): UploadText {
-  if (bytes.length === 0) return { ok: false, code: 'bad_request', message: 'the body is empty; expected JSON' };
-  try {
-    return { ok: true, text: utf8.decode(bytes) };
-  } catch {
-    return { ok: false, code: 'bad_request', message: 'the body is not valid UTF-8' };
-  }
-}
-
-function inflated(err: Error | null, out: Buffer | undefined, limitBytes: number): UploadText {
-  if (err || out === undefined) {
-    return (err as NodeJS.ErrnoException | null)?.code === 'ERR_BUFFER_TOO_LARGE'
-      ? tooLarge(limitBytes, 'decompressed body')
-      : { ok: false, code: 'bad_request', message: `the body is not valid gzip (Content-Encoding: gzip): ${err?.message ?? 'no data'}` };
-  }
-  return decode(out);
-}
-
-/** Parses an upload's text as JSON, or says why it is not. */
-export function parseUpload(text: string, parse: (text: string) => unknown = JSON.parse): BodyResult {
-  try {
-    return { ok: true, value: parse(text) };
-  } catch (err) {
-    return { ok: false, code: 'bad_request', message: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
-  }
-}
+const HELD_TOO_MUCH: BodyFailure = { ok: false, code: 'unavailable', message: 'too many uploads are being received: retry later' };
 
 /**
- * Reads an upload of at most `limitBytes` (received and decompressed), then calls `done` once with
- * its text (UTF-8 checked) or the 400/413 to answer. Each endpoint parses it as it needs: status
- * reports with JSON.parse, decision logs keeping every number exact (fleet/json.ts).
+ * Reads an upload of at most `limitBytes`, its bytes counted on `ticket` as they arrive, then calls
+ * `done` once with its bytes (in a buffer of their own, to be moved to the uploads thread) or the
+ * 400/413/503 to answer.
  */
-export function readUpload(req: IncomingMessage, limitBytes: number, done: (result: UploadText) => void): void {
+export function readUpload(req: IncomingMessage, limitBytes: number, ticket: UploadTicket, done: (result: UploadBytes) => void): void {
   const wrongType = notJson(req);
   if (wrongType) {
     done(wrongType);
@@ -68,29 +34,15 @@ export function readUpload(req: IncomingMessage, limitBytes: number, done: (resu
   collectBody(
     req,
     limitBytes,
-    (declared) => tooLarge(limitBytes, declared === undefined ? 'body' : `body (${declared} bytes)`),
+    (declared) => ({
+      ok: false,
+      code: 'too_large',
+      message: `the ${declared === undefined ? 'body' : `body (${declared} bytes)`} is larger than the limit of ${limitBytes} bytes (--max-upload-bytes)`,
+    }),
     (bytes) => {
-      if (!Buffer.isBuffer(bytes)) {
-        done(bytes);
-        return;
-      }
-      if (encoding === 'identity') {
-        done(decode(bytes));
-        return;
-      }
-      if (bytes.length <= INFLATE_AT_ONCE_BYTES && limitBytes <= INFLATE_AT_ONCE_MAX_OUTPUT) {
-        // Bounded by maxOutputLength: at worst a few milliseconds for a bomb that stops at the limit.
-        let out: Buffer | undefined;
-        let error: Error | null = null;
-        try {
-          out = gunzipSync(bytes, { maxOutputLength: limitBytes });
-        } catch (err) {
-          error = err instanceof Error ? err : new Error(String(err));
-        }
-        done(inflated(error, out, limitBytes));
-        return;
-      }
-      gunzip(bytes, { maxOutputLength: limitBytes }, (err, out) => done(inflated(err, out, limitBytes)));
+      if (!Buffer.isBuffer(bytes)) done(bytes);
+      else done({ ok: true, bytes: new Uint8Array(bytes), gzip: encoding === 'gzip' });
     },
+    (size) => (ticket.hold(size) ? undefined : HELD_TOO_MUCH),
   );
 }

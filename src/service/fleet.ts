@@ -21,6 +21,7 @@ import {
 import type { FleetDeps } from '../http/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { bundleKey, type Store } from '../store/index.ts';
+import { createUploadThread } from '../work/uploads.ts';
 
 /** Shortest time between two agent-driven status refreshes of one Bundle. */
 export const STATUS_INTERVAL_MS = 5000;
@@ -32,7 +33,7 @@ export interface Fleet extends FleetDeps {
   readonly sink: DecisionSink;
   /** What a Bundle reconcile reads: the agents of a bundle against the revision it serves. */
   readonly view: { readonly windowSeconds: number; summary: AgentRegistry['summary'] };
-  /** Stops the timers and closes the decision log (after writing what it holds). */
+  /** Stops the timers and the uploads thread, and closes the decision log (after writing what it holds). */
   stop(): Promise<void>;
 }
 
@@ -60,6 +61,14 @@ export function startFleet(o: FleetOptions): Fleet {
     onEvicted: () => metrics.agentsEvicted.inc(),
   });
   const recent = createRecentDecisions();
+  // Status reports and decision logs are read in a thread of their own, started with the first upload.
+  const uploads = createUploadThread({
+    maxUploadBytes: o.config.maxUploadBytes,
+    onStop: (reason) => {
+      metrics.uploadThreadStops.inc();
+      log.warn({ reason }, 'Lost the uploads thread under an upload; the next upload starts another');
+    },
+  });
   const target = o.config.decisionLog;
   const sink = createDecisionSink(target, {
     onDrop: (lines) => {
@@ -129,6 +138,7 @@ export function startFleet(o: FleetOptions): Fleet {
     recent,
     sink,
     maxUploadBytes: o.config.maxUploadBytes,
+    uploads,
     view: {
       windowSeconds: o.config.agentExpirySeconds,
       // Against the revision served now: a new revision shows its agents behind at once.
@@ -141,6 +151,7 @@ export function startFleet(o: FleetOptions): Fleet {
       clearInterval(expiry);
       for (const t of pending.values()) clearTimeout(t);
       pending.clear();
+      await uploads.close();
       await sink.close();
     },
   };

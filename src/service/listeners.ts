@@ -82,6 +82,10 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
     }
   }
   server.requestTimeout = options.requestTimeoutMs;
+  // A client that half-closes after its request still gets the answer (RFC 9112 9.6: a half-close
+  // does not say it lost interest). Node otherwise ends the connection at the client's FIN, losing
+  // every answer not written in the same turn: OPA's uploads are answered after the uploads thread.
+  (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 65_000;
   const port = await listen(server, options.address);

@@ -2,46 +2,69 @@
 // order, answers come back by id, a task may send parts of its answer ahead of the end (so a large
 // answer is taken in slices, never in one long deserialisation). A thread that dies fails its
 // pending tasks with the reason and is started again on the next call. The thread never keeps the
-// process alive.
-import { Worker } from 'node:worker_threads';
+// process alive. The packing and reading threads run worker.ts's tasks; the uploads thread its own
+// (uploads-worker.ts), with V8 resource limits.
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { TaskAnswer, TaskPart, TaskRequest } from './tasks.ts';
 
-type Message = { id: number; part: TaskPart } | { id: number; answer: TaskAnswer } | { id: number; error: string };
+type Message<A, P> = { id: number; part: P } | { id: number; answer: A } | { id: number; error: string };
 
-interface Pending {
+interface Pending<A, P> {
   /** The thread it was sent to: only that thread's end fails it. */
   readonly worker: Worker;
-  readonly resolve: (answer: TaskAnswer) => void;
+  readonly resolve: (answer: A) => void;
   readonly reject: (err: Error) => void;
-  readonly onPart: ((part: TaskPart) => void) | undefined;
+  readonly onPart: ((part: P) => void) | undefined;
 }
 
-export interface WorkerThread {
+export interface WorkerThread<R = TaskRequest, A = TaskAnswer, P = TaskPart> {
   /** Runs a task in the thread; `onPart` gets the parts the task sends before its answer. */
-  run(request: TaskRequest, options?: { transfer?: readonly ArrayBuffer[]; onPart?: (part: TaskPart) => void }): Promise<TaskAnswer>;
+  run(request: R, options?: { transfer?: readonly ArrayBuffer[]; onPart?: (part: P) => void }): Promise<A>;
   /** Stops the thread; pending tasks fail. */
   close(): Promise<void>;
 }
 
-/** The worker script beside this module: `.ts` when running from source, `.js` once built. */
-const SCRIPT = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
+/** A script beside this module: `.ts` when running from source, `.js` once built. */
+export const scriptBeside = (name: string): URL => new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
-export function createWorkerThread(name: string): WorkerThread {
+export interface ThreadOptions {
+  /** The thread's entry (default worker.ts: packing and reading tasks). */
+  readonly script?: URL;
+  /** V8 limits of the thread's heap and stack: reaching them ends the thread, not the process (at best: see uploads.ts). */
+  readonly resourceLimits?: ResourceLimits;
+}
+
+/** Errors of tasks that failed because their thread stopped. */
+const stops = new WeakMap<Error, string | undefined>();
+
+/** For a task's failure: whether its thread stopped, and the code of the thread's error (ERR_WORKER_OUT_OF_MEMORY, ...). */
+export function threadStop(err: unknown): { readonly code: string | undefined } | undefined {
+  return err instanceof Error && stops.has(err) ? { code: stops.get(err) } : undefined;
+}
+
+/** A background thread; a task that fails because the thread stopped is told so by threadStop. */
+export function createWorkerThread<R = TaskRequest, A = TaskAnswer, P = TaskPart>(
+  name: string,
+  options: ThreadOptions = {},
+): WorkerThread<R, A, P> {
   let worker: Worker | undefined;
   let nextId = 1;
-  const pending = new Map<number, Pending>();
+  const pending = new Map<number, Pending<A, P>>();
+  const script = options.script ?? scriptBeside('worker');
 
-  const failAll = (w: Worker, reason: string): void => {
+  const failAll = (w: Worker, reason: string, cause?: Error): void => {
     for (const [id, p] of pending) {
       if (p.worker !== w) continue;
       pending.delete(id);
-      p.reject(new Error(`the ${name} thread stopped: ${reason}`));
+      const err = new Error(`the ${name} thread stopped: ${reason}`, cause ? { cause } : {});
+      stops.set(err, (cause as NodeJS.ErrnoException | undefined)?.code);
+      p.reject(err);
     }
   };
   const start = (): Worker => {
-    const w = new Worker(SCRIPT, { name });
+    const w = new Worker(script, { name, ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}) });
     w.unref();
-    w.on('message', (m: Message) => {
+    w.on('message', (m: Message<A, P>) => {
       const p = pending.get(m.id);
       if (!p) return;
       if ('part' in m) {
@@ -55,7 +78,7 @@ export function createWorkerThread(name: string): WorkerThread {
     });
     w.on('error', (err) => {
       if (worker === w) worker = undefined;
-      failAll(w, err.message);
+      failAll(w, err.message, err);
     });
     w.on('exit', (code) => {
       if (worker === w) worker = undefined;
@@ -69,7 +92,7 @@ export function createWorkerThread(name: string): WorkerThread {
       worker ??= start();
       const w = worker;
       const id = nextId++;
-      return new Promise<TaskAnswer>((resolve, reject) => {
+      return new Promise<A>((resolve, reject) => {
         pending.set(id, { worker: w, resolve, reject, onPart: options.onPart });
         // Referenced while a task runs, so a process waiting on it is not let go.
         w.ref();

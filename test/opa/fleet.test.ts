@@ -1,9 +1,9 @@
 // A fleet of real OPAs (OPA_BIN) on one tenant's bundle, each started from the configuration
 // `acl-operator serve` writes (status and decision logs on, long polling), reporting back to the
 // standalone service: every agent appears with its revision, a rule edit turns RolledOut False and
-// then True once every agent runs the new revision, an OPA left with a rotated token shows as
-// failing 401, an OPA that stops leaves, and the decisions OPA makes reach the recent-decisions
-// buffer and the decision log.
+// then True once every agent runs the new revision, what an OPA left with a rotated token sends is
+// refused and recorded nowhere, an OPA that stops leaves, and the decisions OPA makes reach the
+// recent-decisions buffer and the decision log.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +35,7 @@ interface Agents {
     activeRevision: string | null;
     httpCode: number | null;
     error: { code: string; message: string } | null;
+    lastReport: string;
   }[];
 }
 
@@ -164,34 +165,42 @@ if (OPA_BIN)
       expect(metrics).toMatch(new RegExp(`^acl_bundle_propagation_seconds_bucket\\{le="1"\\} ${FLEET}$`, 'm'));
     }, 90_000);
 
-    it('shows an OPA left with the rotated token as failing 401, while the others follow the rotation', async () => {
+    it('records nothing an OPA left with the rotated token sends: refused and counted, it keeps its last accepted report, and recovers with the new token', async () => {
       const { service, fleet } = await startFleet();
-      await waitAgents(service, fleet[0] as RunningOpa, `${FLEET} agents current`, (a) => a.agents.current === FLEET);
+      const others = await waitAgents(service, fleet[0] as RunningOpa, `${FLEET} agents current`, (a) => a.agents.current === FLEET);
       const old = await service.token(TENANT, CONNECTOR);
       // A fourth OPA whose token file nobody updates (a subPath mount, say).
       const stale = await startOpa(service, old);
       const withStale = await waitAgents(service, stale, `${FLEET + 1} agents current`, (a) => a.agents.current === FLEET + 1);
       expect(new Set(withStale.list.map((a) => a.id)).size).toBe(FLEET + 1);
+      const staleId = withStale.list.find((a) => !others.list.some((o) => o.id === a.id))?.id;
+      const metric = async (name: string): Promise<number> => {
+        const lines = (await (await service.ops('/metrics')).text()).split('\n');
+        return Number(lines.find((l) => l.startsWith(`${name} `))?.slice(name.length + 1) ?? 0);
+      };
 
       await service.write('connectors.yaml', sidecarsManifest('{ tokenRotation: 1 }'));
       expect(await service.token(TENANT, CONNECTOR)).not.toBe(old);
-      const rotated = await waitAgents(
-        service,
-        stale,
-        'one agent failing 401, the others current',
-        (a) => a.agents.failing === 1 && a.agents.current === FLEET,
+      // Its held poll is released, it asks again with the old token (401) and reports that: refused too.
+      await waitForOpa(stale, 'a status report refused with the rotated token', 30_000, async () =>
+        (await metric('acl_agent_uploads_unrecorded_total{endpoint="status",code="401"}')) >= 1 ? true : undefined,
       );
-      const failing = rotated.list[0];
-      expect(failing).toMatchObject({ state: 'failing', httpCode: 401, activeRevision: '1' });
-      await waitForOpa(stale, 'RolledOut False naming the failing agent', 10_000, async () => {
-        await service.service.controller.idle();
-        const c = rolledOut(service);
-        return c?.['reason'] === 'AgentsFailing' && String(c['message']).includes(`${failing?.id} failing (401`) ? true : undefined;
-      });
-      // Given the new token, it recovers, and the rollout is complete again.
+      const after = await agents(service);
+      // Nothing it said with the old token was recorded: every agent is as its last accepted report left it.
+      expect(after.agents).toMatchObject({ reporting: FLEET + 1, current: FLEET + 1, failing: 0 });
+      expect(after.list.every((a) => a.httpCode === null && a.error === null)).toBe(true);
+
+      // Given the new token, its reports are taken again.
+      const recoveredAt = new Date().toISOString();
       await writeFile(`${stale.tokenFile}.new`, await service.token(TENANT, CONNECTOR), { mode: 0o600 });
       await rename(`${stale.tokenFile}.new`, stale.tokenFile);
-      await waitAgents(service, stale, 'every agent current again', (a) => a.agents.current === FLEET + 1, 60_000);
+      await waitAgents(
+        service,
+        stale,
+        'its report with the new token, and every agent current',
+        (a) => a.agents.current === FLEET + 1 && (a.list.find((x) => x.id === staleId)?.lastReport ?? '') > recoveredAt,
+        60_000,
+      );
     }, 120_000);
 
     it('forgets an OPA that stops at once (its last report says so)', async () => {
