@@ -1,12 +1,17 @@
 // The HTTP side both modes share: bundle metrics and long-poll releases on every publish, the ops
 // listener, the API listener, and a graceful close (held long polls answered, in-flight requests
-// finished, idle connections dropped).
+// finished, each connection ended once idle: drain.ts).
 import type { Logger } from 'pino';
 import type { Config, Tls } from '../config.ts';
 import { type AdmissionDeps, createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from '../http/index.ts';
 import type { Metrics } from '../metrics.ts';
-import { listenApi, listenOps, type Listening } from './listeners.ts';
+import { type ApiListening, listenApi, listenOps, type Listening } from './listeners.ts';
 import { bundleKey, type Store } from '../store/index.ts';
+
+/** A connection is ended once it has been idle this long while the API listener drains. */
+const DRAIN_IDLE_MS = 1_000;
+/** Whatever is still open then (a request that never finishes) is cut. */
+const DRAIN_FORCE_MS = 10_000;
 
 export interface Serving {
   readonly longPolls: LongPolls;
@@ -50,7 +55,7 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
   });
   const ops = await listenOps(createOpsApp({ metrics, log, notReady: o.notReady }), config.opsListen);
   log.info({ url: ops.url }, 'Listening for metrics and health');
-  let api: Listening | undefined;
+  let api: ApiListening | undefined;
   return {
     longPolls,
     ops,
@@ -81,13 +86,12 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
     },
     async closeApi() {
       if (!api) return;
-      const { server } = api;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Answers from now on say `Connection: close`; held long polls are answered at once (OPA polls
+      // again, on a new connection, which the Service sends to another replica); a connection is
+      // ended only once idle for a second, so no client loses a request it was sending (drain.ts).
+      const drained = api.drainer.drain({ idleMs: DRAIN_IDLE_MS, forceAfterMs: DRAIN_FORCE_MS });
       longPolls.releaseAll();
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
-      await closed;
-      clearTimeout(force);
+      await drained;
       api.close();
     },
     async closeOps() {

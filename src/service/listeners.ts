@@ -9,6 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Address, Tls } from '../config.ts';
 import { ensureSelfSigned } from '../tls/index.ts';
+import { type Drainer, trackConnections } from './drain.ts';
 
 export interface Listening {
   readonly server: Server | HttpsServer;
@@ -16,6 +17,11 @@ export interface Listening {
   /** The certificate file clients should trust (self-signed or given), when TLS is on. */
   readonly caFile: string | undefined;
   close(): void;
+}
+
+/** The API listener, which closes by draining its connections (drain.ts). */
+export interface ApiListening extends Listening {
+  readonly drainer: Drainer;
 }
 
 function hostForUrl(host: string): string {
@@ -46,7 +52,7 @@ export interface ApiListenOptions {
 }
 
 /** Starts the API listener; TLS files are watched and reloaded, a bad new pair is logged and ignored. */
-export async function listenApi(app: RequestListener, options: ApiListenOptions): Promise<Listening> {
+export async function listenApi(app: RequestListener, options: ApiListenOptions): Promise<ApiListening> {
   const { tls, log } = options;
   let server: Server | HttpsServer;
   let watcher: FSWatcher | undefined;
@@ -88,12 +94,14 @@ export async function listenApi(app: RequestListener, options: ApiListenOptions)
   (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 65_000;
+  const drainer = trackConnections(server);
   const port = await listen(server, options.address);
   const scheme = tls.mode === 'insecure' ? 'http' : 'https';
   return {
     server,
     url: `${scheme}://${hostForUrl(options.address.host)}:${port}`,
     caFile,
+    drainer,
     close: () => {
       watcher?.close();
     },
