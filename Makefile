@@ -159,18 +159,34 @@ clean: ## Remove build output (keeps node_modules and .tools)
 	rm -rf dist coverage .vitest-results.json .vitest-results-opa.json .vitest-results-timing.json
 
 # --- Kubernetes: container image and a local kind cluster ------------------------------------------
-# Need docker, kind and kubectl on PATH. Every kubectl call names the kind cluster's context, so these
+# kind-up and e2e need docker, kind and kubectl on PATH. Every kubectl call names the kind cluster's context, so these
 # targets never touch whatever cluster your current context points at.
 KIND_CLUSTER ?= acl-operator
 KIND_CONTEXT := kind-$(KIND_CLUSTER)
 IMAGE ?= acl-operator:dev
+CONTAINER_TOOL ?=
 # deploy/30-deployment.yaml runs acl-operator:dev; kind-up builds and loads exactly that tag.
 KIND_IMAGE := acl-operator:dev
 
 .PHONY: image kind-up e2e kind-down
 
-image: ## Build the container image (IMAGE=acl-operator:dev)
-	docker build -t $(IMAGE) .
+# Docker when its engine answers; otherwise podman, then buildah (the same Dockerfile; with
+# local-kube --node, `eval "$$(local-kube env --node)"` first so they use the storage holding the
+# base image). CONTAINER_TOOL=docker|podman|buildah chooses one.
+image: ## Build the container image with docker, podman or buildah (IMAGE=acl-operator:dev), and print its size
+	@tool="$(CONTAINER_TOOL)"; \
+	if [ -z "$$tool" ]; then \
+	  if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then tool=docker; \
+	  elif command -v podman >/dev/null 2>&1; then tool=podman; \
+	  elif command -v buildah >/dev/null 2>&1; then tool=buildah; \
+	  else echo "make image needs docker (with a running engine), podman or buildah: none was found" >&2; exit 1; fi; \
+	fi; \
+	case "$$tool" in buildah) build="buildah bud";; *) build="$$tool build";; esac; \
+	echo "Building $(IMAGE) with $$tool" >&2; \
+	$$build -t $(IMAGE) . || exit 1; \
+	case "$$tool" in buildah) size=$$(buildah inspect --type image --format '{{.FromImageID}}' $(IMAGE) >/dev/null && buildah images --format '{{.Size}}' $(IMAGE));; \
+	  *) size=$$($$tool image inspect --format '{{.Size}}' $(IMAGE) | awk '{printf "%.0f MB", $$1 / 1000000}');; esac; \
+	echo "$(IMAGE): $$size" >&2
 
 kind-up: ## Create the kind cluster (if missing), load the image, install CRDs and the operator
 	@if kind get clusters 2>/dev/null | grep -x '$(KIND_CLUSTER)' >/dev/null; then \
@@ -201,3 +217,40 @@ e2e: $(INSTALL_STAMP) ## On the kind cluster (make kind-up): test/e2e, then the 
 
 kind-down: ## Delete the kind cluster
 	kind delete cluster --name $(KIND_CLUSTER)
+
+kind-test-cluster: $(INSTALL_STAMP) ## The cluster tier (test/cluster) on the kind cluster (make kind-up first)
+	kind get kubeconfig --name $(KIND_CLUSTER) > .kind-kubeconfig
+	docker tag $(KIND_IMAGE) $(IMAGE_NEXT)
+	kind load docker-image $(IMAGE_NEXT) --name $(KIND_CLUSTER)
+	$(MAKE) --no-print-directory test-cluster CLUSTER_KUBECONFIG=$(CURDIR)/.kind-kubeconfig
+
+# --- The cluster tier on a real node without Docker: ../shared/tools/local-kube up --node -------------
+# A kube-apiserver, kubelet, containerd, scheduler and kube-proxy on this machine (v1.20), the
+# stand-in base images under their public names, and our image built from the unmodified Dockerfile
+# with podman and loaded into the node as acl-operator:dev and acl-operator:dev-next (the upgrade's
+# "new version": the same build under another tag).
+LOCAL_KUBE ?= $(abspath ../shared/tools/local-kube)
+CLUSTER_DIR ?= /tmp/acl-node
+IMAGE_NEXT := acl-operator:dev-next
+CLUSTER_KUBECONFIG ?= $(CLUSTER_DIR)/kubeconfig
+
+.PHONY: kind-test-cluster cluster-up test-cluster cluster-down
+
+cluster-up: ## Start local-kube's real node, build our image with podman, load it (needs root and ../shared/tools/local-kube)
+	@test -x "$(LOCAL_KUBE)" || { echo "cluster-up needs local-kube ($(LOCAL_KUBE)); with Docker use make kind-up" >&2; exit 1; }
+	@set -e; start=$$(date +%s); \
+	eval "$$($(LOCAL_KUBE) up --node --dir $(CLUSTER_DIR))"; \
+	$(LOCAL_KUBE) images --dir $(CLUSTER_DIR); \
+	$(MAKE) --no-print-directory image CONTAINER_TOOL=podman IMAGE=$(KIND_IMAGE); \
+	podman tag $(KIND_IMAGE) $(IMAGE_NEXT); \
+	$(LOCAL_KUBE) load $(KIND_IMAGE) $(IMAGE_NEXT) --dir $(CLUSTER_DIR); \
+	echo "cluster-up took $$(( $$(date +%s) - start )) s; kubeconfig: $(CLUSTER_KUBECONFIG)" >&2
+
+test-cluster: $(INSTALL_STAMP) ## The cluster tier (test/cluster): install, webhook, sidecar, failover, upgrades, 10,000 rules, uninstall in real pods
+	@test -n "$(CLUSTER_KUBECONFIG)" -a -f "$(CLUSTER_KUBECONFIG)" || { echo "test-cluster needs CLUSTER_KUBECONFIG (make cluster-up, or kind: make kind-test-cluster)" >&2; exit 1; }
+	@start=$$(date +%s); \
+	CLUSTER_KUBECONFIG=$(CLUSTER_KUBECONFIG) CLUSTER_IMAGE=$(KIND_IMAGE) CLUSTER_IMAGE_NEXT=$(IMAGE_NEXT) npx vitest run --config vitest.cluster.config.ts; rc=$$?; \
+	echo "the cluster tier took $$(( $$(date +%s) - start )) s" >&2; exit $$rc
+
+cluster-down: ## Stop local-kube's real node
+	$(LOCAL_KUBE) down --dir $(CLUSTER_DIR)

@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // test/timing asserts latency bounds: it runs alone, after everything else (vitest.timing.config.ts).
-    exclude: [...configDefaults.exclude, 'test/timing/**'],
+    exclude: [...configDefaults.exclude, 'test/timing/**', 'test/cluster/**'],
     // Tests never wait on timers; a generous timeout only guards against a hung child process.
     testTimeout: 60_000,
     reporters: ['default'],

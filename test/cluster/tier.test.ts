@@ -1,0 +1,31 @@
+// The cluster tier (make test-cluster): acl-operator as cluster admins run it, in real pods, on a
+// cluster whose node runs them (CLUSTER_KUBECONFIG: kind, or ../shared/tools/local-kube up --node),
+// with the image `make image` built loaded into the node under acl-operator:dev and acl-operator:dev-next.
+// One file, in order: each step builds on the last (install, tenant, disruptions, sizing, uninstall).
+// It takes the cluster for itself: whatever a previous run left is removed first.
+import { afterAll, beforeAll, describe } from 'vitest';
+import { disruptionTests } from './disruptions.ts';
+import { adaptForServer, cleanSlate, installTests, prepareInstallFolder } from './install.ts';
+import { sizingTests } from './sizing.ts';
+import { CLUSTER_KUBECONFIG, kubectl, say } from './support.ts';
+import { tenantTests } from './tenant.ts';
+import { uninstallTests } from './uninstall.ts';
+
+describe.skipIf(!CLUSTER_KUBECONFIG)('acl-operator in real pods (CLUSTER_KUBECONFIG)', () => {
+  let dir = '';
+  const started = Date.now();
+  beforeAll(async () => {
+    dir = prepareInstallFolder();
+    const version = JSON.parse(await kubectl(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string } };
+    say(`cluster: Kubernetes ${version.serverVersion?.gitVersion ?? 'unknown'}; commands run from ${dir} (crds/ and a copy of deploy/)`);
+    await cleanSlate(dir);
+    await adaptForServer(dir);
+  }, 900_000);
+  afterAll(() => say(`the tier took ${((Date.now() - started) / 1000).toFixed(0)} s`));
+
+  describe('install', () => installTests(() => dir));
+  describe('the first tenant', () => tenantTests(() => dir));
+  describe('failover and upgrades under load', () => disruptionTests(() => dir));
+  describe('sizing', () => sizingTests());
+  describe('uninstall', () => uninstallTests(() => dir));
+});
