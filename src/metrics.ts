@@ -98,6 +98,13 @@ const SERVICE = {
     help: 'Kubernetes mode: watches restarted after an error, by feed',
     labelNames: ['feed'],
   },
+  /** Admission webhook reviews by result: allowed, denied (an invalid object), malformed (a 4xx: no review), error (a 500). */
+  admissionReviews: {
+    type: 'counter',
+    name: 'acl_admission_reviews_total',
+    help: 'Admission webhook reviews by result (allowed, denied, malformed: answered 4xx, error: answered 500)',
+    labelNames: ['result'],
+  },
   /** OPA status reports by outcome (accepted, bad_request, unauthenticated, forbidden, not_found, too_large, unavailable). */
   agentReports: { type: 'counter', name: 'acl_agent_status_reports_total', help: 'OPA status reports by outcome', labelNames: ['outcome'] },
   /** OPA decision-log uploads by outcome (the same set). */
