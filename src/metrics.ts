@@ -49,6 +49,13 @@ const CONTROLLER = {
     labelNames: ['kind'],
   },
   queueDepth: { type: 'gauge', name: 'acl_queue_depth', help: 'Keys waiting to be reconciled' },
+  /** Per Bundle, its RolledOut condition as status records it: 1 on the series of its status, 0 on the other two. */
+  bundleRolledOut: {
+    type: 'gauge',
+    name: 'acl_bundle_rolled_out',
+    help: 'Bundles by the status of their RolledOut condition as recorded (1 for the True, False or Unknown it has, 0 for the others)',
+    labelNames: ['tenant', 'bundle', 'status'],
+  },
 } as const satisfies Record<string, Definition>;
 
 const SERVICE = {
@@ -186,6 +193,8 @@ function register<T extends Record<string, Definition>>(table: T, registry: Regi
   return Object.fromEntries(Object.entries(table).map(([key, d]) => [key, create(d, registry)])) as MetricsOf<T>;
 }
 
+const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+
 /** The controller's view of its metrics; phases it saw once stay listed, at 0, so a dashboard sees them drain. */
 function controllerMetrics(m: MetricsOf<typeof CONTROLLER>): ControllerMetrics {
   const phaseNames = new Map<Kind, Set<string>>();
@@ -205,6 +214,12 @@ function controllerMetrics(m: MetricsOf<typeof CONTROLLER>): ControllerMetrics {
     },
     statusWritten(kind) {
       m.statusWrites.inc({ kind });
+    },
+    rolledOut(tenant, bundle, status) {
+      for (const s of CONDITION_STATUSES) {
+        if (status === undefined) m.bundleRolledOut.remove({ tenant, bundle, status: s });
+        else m.bundleRolledOut.set({ tenant, bundle, status: s }, s === status ? 1 : 0);
+      }
     },
   };
 }
