@@ -49,6 +49,13 @@ const CONTROLLER = {
     labelNames: ['kind'],
   },
   queueDepth: { type: 'gauge', name: 'acl_queue_depth', help: 'Keys waiting to be reconciled' },
+  /** Per Bundle, its RolledOut condition as status records it: 1 on the series of its status, 0 on the other two. */
+  bundleRolledOut: {
+    type: 'gauge',
+    name: 'acl_bundle_rolled_out',
+    help: 'Bundles by the status of their RolledOut condition as recorded (1 for the True, False or Unknown it has, 0 for the others)',
+    labelNames: ['tenant', 'bundle', 'status'],
+  },
 } as const satisfies Record<string, Definition>;
 
 const SERVICE = {
@@ -97,6 +104,13 @@ const SERVICE = {
     name: 'acl_watch_restarts_total',
     help: 'Kubernetes mode: watches restarted after an error, by feed',
     labelNames: ['feed'],
+  },
+  /** Admission webhook reviews by result: allowed, denied (an invalid object), malformed (a 4xx: no review), error (a 500). */
+  admissionReviews: {
+    type: 'counter',
+    name: 'acl_admission_reviews_total',
+    help: 'Admission webhook reviews by result (allowed, denied, malformed: answered 4xx, error: answered 500)',
+    labelNames: ['result'],
   },
   /** OPA status reports by outcome (accepted, bad_request, unauthenticated, forbidden, not_found, too_large, unavailable). */
   agentReports: { type: 'counter', name: 'acl_agent_status_reports_total', help: 'OPA status reports by outcome', labelNames: ['outcome'] },
@@ -179,6 +193,8 @@ function register<T extends Record<string, Definition>>(table: T, registry: Regi
   return Object.fromEntries(Object.entries(table).map(([key, d]) => [key, create(d, registry)])) as MetricsOf<T>;
 }
 
+const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+
 /** The controller's view of its metrics; phases it saw once stay listed, at 0, so a dashboard sees them drain. */
 function controllerMetrics(m: MetricsOf<typeof CONTROLLER>): ControllerMetrics {
   const phaseNames = new Map<Kind, Set<string>>();
@@ -198,6 +214,12 @@ function controllerMetrics(m: MetricsOf<typeof CONTROLLER>): ControllerMetrics {
     },
     statusWritten(kind) {
       m.statusWrites.inc({ kind });
+    },
+    rolledOut(tenant, bundle, status) {
+      for (const s of CONDITION_STATUSES) {
+        if (status === undefined) m.bundleRolledOut.remove({ tenant, bundle, status: s });
+        else m.bundleRolledOut.set({ tenant, bundle, status: s }, s === status ? 1 : 0);
+      }
     },
   };
 }

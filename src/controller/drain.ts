@@ -1,6 +1,7 @@
 // One drain of the work queue: rounds of reconciles in kind order (Secret, Connector, Directory, Rule,
 // Bundle) until no reconcile asks for another key, one publish, then the status writes that changed.
 import type { Logger } from 'pino';
+import { BundleStatus, type Condition, readStatus } from '../api/index.ts';
 import type { Store } from '../store/index.ts';
 import { drive } from '../work/slice.ts';
 import { sameStatus } from './conditions.ts';
@@ -13,6 +14,8 @@ export interface ControllerMetrics {
   phases(kind: Kind, counts: ReadonlyMap<string, number>): void;
   queueDepth(depth: number): void;
   statusWritten(kind: Kind): void;
+  /** A Bundle's RolledOut condition as its status records it; undefined: it has none (or the Bundle is gone). */
+  rolledOut(tenant: string, bundle: string, status: Condition['status'] | undefined): void;
 }
 
 /** Status writes in flight at once. */
@@ -92,6 +95,7 @@ export async function drainOnce(s: DrainState): Promise<void> {
   };
   await Promise.all(Array.from({ length: Math.min(STATUS_WRITERS, writes.length) }, worker));
   reportPhases(s);
+  reportRolledOut(s, outcomes);
 }
 
 /** One round: the keys in kind order, with the bundles of tenants whose deployed rules changed. */
@@ -209,5 +213,20 @@ function reportPhases(s: DrainState): void {
     const counts = new Map<string, number>();
     for (const p of m.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
     s.metrics?.phases(kind, counts);
+  }
+}
+
+/**
+ * RolledOut as each reconciled Bundle's status records it once this drain's writes are done: what
+ * `kubectl get bundles -o wide` shows, on every replica alike (a follower reconciles a Bundle when
+ * the leader's status write reaches its watch), so a new leader never leaves an old value behind.
+ */
+function reportRolledOut(s: DrainState, outcomes: Outcomes): void {
+  if (!s.metrics) return;
+  for (const { key } of outcomes.values()) {
+    if (key.kind !== 'Bundle') continue;
+    const obj = s.objects.get('Bundle', key.namespace, key.name);
+    const conditions = obj ? readStatus(BundleStatus, obj.raw['status']).conditions : undefined;
+    s.metrics.rolledOut(key.namespace, key.name, conditions?.find((c) => c.type === 'RolledOut')?.status);
   }
 }

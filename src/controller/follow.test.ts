@@ -3,8 +3,9 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { hashToken } from '../auth/index.ts';
+import { createMetrics, type Metrics } from '../metrics.ts';
 import { createStore, type Store } from '../store/index.ts';
-import { createController } from './controller.ts';
+import { createController, type Controller } from './controller.ts';
 import type { ClusterWriter, Kind, ObjectKey, ObjectReader, SourceObject, TokenSecret } from './types.ts';
 
 const NS = 'acme';
@@ -26,6 +27,8 @@ interface Harness {
   readonly statusWrites: ObjectKey[];
   readonly tokenWrites: string[];
   run(leading: boolean): Promise<void>;
+  /** A controller over the harness's objects, counting in `metrics`. */
+  start(leading: boolean, metrics?: Metrics): Controller;
 }
 
 function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = new Map()): Harness {
@@ -59,9 +62,20 @@ function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = ne
     statusWrites,
     tokenWrites,
     async run(leading) {
-      const controller = createController({ objects: reader, writer, store, log: pino({ level: 'silent' }), leading: () => leading });
+      const controller = this.start(leading);
       for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
       await controller.idle();
+    },
+    start(leading, metrics) {
+      const log = pino({ level: 'silent' });
+      return createController({
+        objects: reader,
+        writer,
+        store,
+        log,
+        leading: () => leading,
+        ...(metrics ? { metrics: metrics.controller } : {}),
+      });
     },
   };
 }
@@ -149,5 +163,64 @@ describe('a leader', () => {
     await h.run(true);
     expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.revision).toBe(1);
     expect(h.statusWrites.filter((k) => k.kind === 'Bundle')).toEqual([]);
+  });
+});
+
+/** The acl_bundle_rolled_out lines of a registry, e.g. `status="False"} 1`. */
+async function rolledOutLines(metrics: Metrics): Promise<string[]> {
+  const prefix = `acl_bundle_rolled_out{tenant="${NS}",bundle="docs",`;
+  return (await metrics.registry.metrics())
+    .split('\n')
+    .filter((l) => l.startsWith(prefix))
+    .map((l) => l.slice(prefix.length));
+}
+
+/** The Bundle as the leader's status write leaves it, with RolledOut at `status`. */
+function withRolledOut(bundle: SourceObject, status: 'True' | 'False'): SourceObject {
+  const recorded = bundle.raw['status'] as { conditions: { type: string }[] };
+  const conditions = recorded.conditions.map((c) =>
+    c.type === 'RolledOut' ? { ...c, status, reason: status === 'True' ? 'AllAgentsCurrent' : 'AgentsBehind' } : c,
+  );
+  return { ...bundle, raw: { ...bundle.raw, status: { ...recorded, conditions } } };
+}
+
+describe('the RolledOut metric', () => {
+  it("is what the leader's status write records, on the leader", async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const h = harness(base());
+    const controller = h.start(true, metrics);
+    for (const o of h.objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
+    await controller.idle();
+    // Served, and no OPA has reported yet.
+    expect(await rolledOutLines(metrics)).toEqual(['status="True"} 0', 'status="False"} 0', 'status="Unknown"} 1']);
+  });
+
+  it('follows on a follower every RolledOut the leader records, and goes with the Bundle', async () => {
+    const leader = harness(base());
+    await leader.run(true);
+    const recorded = leader.objects.get('Bundle/docs') as SourceObject;
+    const follower = harness([...leader.objects.values()], new Map(leader.secrets));
+    const metrics = createMetrics({ defaultMetrics: false });
+    const controller = follower.start(false, metrics);
+    for (const o of follower.objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
+    await controller.idle();
+    expect(await rolledOutLines(metrics)).toEqual(['status="True"} 0', 'status="False"} 0', 'status="Unknown"} 1']);
+    // The leader's writes reach the follower's watch one after another.
+    for (let i = 0; i < 10; i++) {
+      const status = i % 2 === 0 ? 'False' : 'True';
+      follower.objects.set('Bundle/docs', withRolledOut(recorded, status));
+      controller.enqueue({ kind: 'Bundle', namespace: NS, name: 'docs' });
+      await controller.idle();
+      expect(await rolledOutLines(metrics)).toEqual([
+        `status="True"} ${status === 'True' ? 1 : 0}`,
+        `status="False"} ${status === 'False' ? 1 : 0}`,
+        'status="Unknown"} 0',
+      ]);
+    }
+    expect(follower.statusWrites).toEqual([]);
+    follower.objects.delete('Bundle/docs');
+    controller.enqueue({ kind: 'Bundle', namespace: NS, name: 'docs' });
+    await controller.idle();
+    expect(await rolledOutLines(metrics)).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@ import { createServer, type Server } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReviewedObject, WarningsFor } from '../admission/index.ts';
-import { createAdmissionHandler } from './admission.ts';
+import { createMetrics } from '../metrics.ts';
+import { createAdmissionHandler, type AdmissionDeps } from './admission.ts';
 
 const API = 'acl.policyagent.dev/v1alpha1';
 const RULE = { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document' };
@@ -65,9 +66,10 @@ describe('POST /admission/validate', () => {
       createAdmissionHandler(
         { objectsOf: (ns) => (ns === 'acme' ? STORED : []), warningsFor: (o, all) => warningsFor(o, all), maxReviewBytes: 64 * 1024 },
         log,
+        createMetrics({ defaultMetrics: false }),
       ),
     );
-    without = await listen(createAdmissionHandler({ objectsOf: () => STORED }, log));
+    without = await listen(createAdmissionHandler({ objectsOf: () => STORED }, log, createMetrics({ defaultMetrics: false })));
   });
   afterAll(() => {
     withWarnings.server.close();
@@ -224,5 +226,36 @@ describe('POST /admission/validate', () => {
     const res = await post(JSON.stringify(review(rule('team'))), withWarnings.url, 'text/plain');
     expect(res.status).toBe(400);
     expect((res.json as { error: { message: string } }).error.message).toMatch(/Content-Type must be application\/json/);
+  });
+
+  it('counts every review by result: allowed, denied, malformed (4xx) and error (500)', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    let broken = false;
+    // A dependency that throws where no one expects it: a bug, answered 500.
+    const deps: AdmissionDeps = {
+      objectsOf: () => STORED,
+      get warningsFor(): WarningsFor | undefined {
+        if (broken) throw new Error('bug');
+        return undefined;
+      },
+    };
+    const own = await listen(createAdmissionHandler(deps, log, metrics));
+    try {
+      for (let i = 0; i < 3; i++) await post(JSON.stringify(review(rule('team'))), own.url);
+      await post(JSON.stringify(review(rule('team', { ...RULE, actions: [] }))), own.url);
+      await post('{', own.url);
+      await post(JSON.stringify(review(rule('team'))), own.url, 'text/plain');
+      broken = true;
+      expect((await post(JSON.stringify(review(rule('team'))), own.url)).status).toBe(500);
+      const text = await metrics.registry.metrics();
+      expect(text.split('\n').filter((l) => l.startsWith('acl_admission_reviews_total{'))).toEqual([
+        'acl_admission_reviews_total{result="allowed"} 3',
+        'acl_admission_reviews_total{result="denied"} 1',
+        'acl_admission_reviews_total{result="malformed"} 2',
+        'acl_admission_reviews_total{result="error"} 1',
+      ]);
+    } finally {
+      own.server.close();
+    }
   });
 });

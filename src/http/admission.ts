@@ -4,6 +4,7 @@
 // A body that is not such a review is a 400 with a message (and the request's uid when it has one).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.ts';
 import {
   boundWarnings,
   readReview,
@@ -20,6 +21,12 @@ import { guarded, type ThrowSite } from './guard.ts';
 import { jsonHeaders } from './reply.ts';
 
 export const ADMISSION_PATH = '/admission/validate';
+
+/**
+ * What became of a review (acl_admission_reviews_total): allowed or denied, a body that is no review
+ * we answer (4xx: the API server never sends one, so a client that is not the API server), or a bug (500).
+ */
+type AdmissionResult = 'allowed' | 'denied' | 'malformed' | 'error';
 
 /**
  * The API server sends the object and, for an UPDATE, its old version: each at most its request
@@ -65,11 +72,25 @@ function parseBody(bytes: Buffer): { ok: true; value: unknown } | { ok: false; m
   }
 }
 
-/** The webhook's request handler; `log` is the API's logger. */
-export function createAdmissionHandler(deps: AdmissionDeps, rootLog: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+/** The webhook's request handler; `log` is the API's logger; every answer is counted in `metrics.admissionReviews`. */
+export function createAdmissionHandler(
+  deps: AdmissionDeps,
+  rootLog: Logger,
+  metrics: Pick<Metrics, 'admissionReviews'>,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const log = rootLog.child({ module: 'admission' });
   const limit = deps.maxReviewBytes ?? MAX_REVIEW_BYTES;
-  const site: ThrowSite = { log, fields: (req) => ({ method: req.method, path: ADMISSION_PATH }), echo: false };
+  const counted = (result: AdmissionResult): void => metrics.admissionReviews.inc({ result });
+  const site: ThrowSite = {
+    log,
+    fields: (req) => ({ method: req.method, path: ADMISSION_PATH }),
+    echo: false,
+    answered: () => counted('error'),
+  };
+  const malformed = (req: IncomingMessage, res: ServerResponse, code: FailureCode, message: string, uid: string | undefined): void => {
+    refuse(req, res, code, message, uid);
+    counted('malformed');
+  };
   const tooLarge = (declared: string | undefined): BodyFailure => ({
     ok: false,
     code: 'too_large',
@@ -96,12 +117,13 @@ export function createAdmissionHandler(deps: AdmissionDeps, rootLog: Logger): (r
     const payload = JSON.stringify(reviewResponse(review.uid, verdict, warnings));
     res.writeHead(200, { ...jsonHeaders(payload), 'Cache-Control': 'no-store' });
     res.end(payload);
+    counted(verdict.allowed ? 'allowed' : 'denied');
   }
 
   return function admit(req, res) {
     const wrongType = notJson(req);
     if (wrongType) {
-      refuse(req, res, wrongType.code, wrongType.message, undefined);
+      malformed(req, res, wrongType.code, wrongType.message, undefined);
       return;
     }
     collectBody(
@@ -110,14 +132,14 @@ export function createAdmissionHandler(deps: AdmissionDeps, rootLog: Logger): (r
       tooLarge,
       guarded(site, req, res, function reviewBody(body: Buffer | BodyFailure) {
         if (!Buffer.isBuffer(body)) {
-          refuse(req, res, body.code, body.message, undefined);
+          malformed(req, res, body.code, body.message, undefined);
           return;
         }
         const parsed = parseBody(body);
         const read = parsed.ok ? readReview(parsed.value) : { ok: false as const, message: parsed.message, uid: undefined };
         if (!read.ok) {
           log.warn({ problem: read.message, uid: read.uid }, 'Answered a malformed admission review');
-          refuse(req, res, 'bad_request', read.message, read.uid);
+          malformed(req, res, 'bad_request', read.message, read.uid);
           return;
         }
         answer(res, read.review);

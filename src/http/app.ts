@@ -127,7 +127,7 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   routeAuthzen(app, deps, handlers.authzen);
   routeConnectors(app, deps, handlers);
   if (deps.admission) {
-    const admit = createAdmissionHandler(deps.admission, deps.log);
+    const admit = createAdmissionHandler(deps.admission, deps.log, deps.metrics);
     app.post(ADMISSION_PATH, (req, res) => {
       admit(req, res);
     });

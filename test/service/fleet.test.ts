@@ -149,12 +149,21 @@ describe('status reports', () => {
     expect(bundleStatus()['revision']).toBe(2);
     expect(rolledOut()).toMatchObject({ status: 'False', reason: 'AgentsBehind' });
     expect(String(rolledOut()?.['message'])).toMatch(/^0 of 3 agent\(s\) run revision 2; 3 behind, 0 failing: a behind \(on revision 1\)/);
+    // What an alert on RolledOut False reads (deploy/monitoring/prometheusrule.yaml).
+    expect(await metric('acl_bundle_rolled_out{tenant="acme",bundle="docs"')).toEqual([
+      'acl_bundle_rolled_out{tenant="acme",bundle="docs",status="True"} 0',
+      'acl_bundle_rolled_out{tenant="acme",bundle="docs",status="False"} 1',
+      'acl_bundle_rolled_out{tenant="acme",bundle="docs",status="Unknown"} 0',
+    ]);
     await postStatus(token, report('a', { docs: { revision: '2' } }));
     await postStatus(token, report('b', { docs: { revision: '2' } }));
     await eventually('2/3', () => (bundleStatus()['agents'] as { rollout?: string } | undefined)?.rollout === '2/3');
     await postStatus(token, report('c', { docs: { revision: '2' } }));
     await eventually('RolledOut True again', () => rolledOut()?.['status'] === 'True');
     expect(bundleStatus()['agents']).toMatchObject({ rollout: '3/3' });
+    expect(await metric('acl_bundle_rolled_out{tenant="acme",bundle="docs",status="True"}')).toEqual([
+      'acl_bundle_rolled_out{tenant="acme",bundle="docs",status="True"} 1',
+    ]);
     // Each agent moved from a revision it ran to the one published: three propagation times.
     expect(await metric('acl_bundle_propagation_seconds_count')).toEqual(['acl_bundle_propagation_seconds_count 3']);
   });
