@@ -93,6 +93,18 @@ export function installTests(dir: () => string): void {
     expect(ca).toBe(secret.data['ca.crt']);
   });
 
+  it('applies the opt-in NetworkPolicies of deploy/networkpolicy/ and reads them back as written (the rest of the tier runs under them)', async () => {
+    await kubectl(['apply', '-f', 'deploy/networkpolicy/'], { cwd: dir() });
+    type Np = { metadata: { name: string }; spec: { policyTypes?: string[]; ingress?: { ports?: { port?: number | string }[] }[] } };
+    const { items } = await kubectlJson<{ items: Np[] }>(['-n', OPERATOR_NS, 'get', 'networkpolicy']);
+    const text = readFileSync(join(dir(), 'deploy', 'networkpolicy', 'networkpolicy.yaml'), 'utf8');
+    const written = [...text.matchAll(/^kind: NetworkPolicy\nmetadata:\n {2}name: (\S+)/gm)].map((m) => m[1]).sort();
+    expect(items.map((i) => i.metadata.name).sort()).toEqual(written);
+    const ports = items.flatMap((i) => (i.spec.ingress ?? []).flatMap((r) => (r.ports ?? []).map((p) => String(p.port)))).sort();
+    expect(ports).toEqual(expect.arrayContaining(['8443', '9090']));
+    say('NetworkPolicies applied and read back; whether they are enforced depends on the network plugin (local-kube\'s bridge does not)');
+  });
+
   it('runs as the restricted profile demands, checked inside each running pod', async () => {
     for (const p of await readyOperators()) {
       const name = p.metadata.name;
