@@ -18,6 +18,9 @@ RUN npx tsc -p tsconfig.build.json
 # tsconfig.build.json excludes src/**/*.test.ts; fail the build if a test ever slips into dist/.
 RUN if [ -n "$(find dist -name '*.test.*')" ]; then echo 'dist/ contains test files' >&2; exit 1; fi
 RUN npm prune --omit=dev --no-audit --no-fund
+# Type declarations and source maps are never read at run time: about 45 MB of the production modules
+# (client-node alone ships 28 MB of .d.ts and 11 MB of .map).
+RUN find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
 
 FROM node:24-bookworm-slim
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \

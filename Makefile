@@ -234,7 +234,7 @@ CLUSTER_DIR ?= /tmp/acl-node
 IMAGE_NEXT := acl-operator:dev-next
 CLUSTER_KUBECONFIG ?= $(CLUSTER_DIR)/kubeconfig
 
-.PHONY: kind-test-cluster cluster-up test-cluster cluster-down
+.PHONY: kind-test-cluster cluster-up test-cluster bench-cluster cluster-down
 
 cluster-up: ## Start local-kube's real node, build our image with podman, load it (needs root and ../shared/tools/local-kube)
 	@test -x "$(LOCAL_KUBE)" || { echo "cluster-up needs local-kube ($(LOCAL_KUBE)); with Docker use make kind-up" >&2; exit 1; }
@@ -251,6 +251,10 @@ test-cluster: $(INSTALL_STAMP) ## The cluster tier (test/cluster): install, webh
 	@start=$$(date +%s); \
 	CLUSTER_KUBECONFIG=$(CLUSTER_KUBECONFIG) CLUSTER_IMAGE=$(KIND_IMAGE) CLUSTER_IMAGE_NEXT=$(IMAGE_NEXT) npx vitest run --config vitest.cluster.config.ts; rc=$$?; \
 	echo "the cluster tier took $$(( $$(date +%s) - start )) s" >&2; exit $$rc
+
+bench-cluster: build ## In real pods (CLUSTER_KUBECONFIG, make cluster-up): decisions through the Service against the same build outside, the failover gap, memory per object up to the limit
+	@test -n "$(CLUSTER_KUBECONFIG)" -a -f "$(CLUSTER_KUBECONFIG)" || { echo "bench-cluster needs CLUSTER_KUBECONFIG (make cluster-up)" >&2; exit 1; }
+	CLUSTER_KUBECONFIG=$(CLUSTER_KUBECONFIG) CLUSTER_IMAGE=$(KIND_IMAGE) node bench/cluster.ts
 
 cluster-down: ## Stop local-kube's real node
 	$(LOCAL_KUBE) down --dir $(CLUSTER_DIR)

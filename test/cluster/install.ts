@@ -1,10 +1,10 @@
 // Install as docs/kubernetes.md tells users to, from a copy of the repository's crds/ and deploy/
 // (the one thing adapted: a server without policy/v1 gets the PodDisruptionBudget as policy/v1beta1,
 // and the run says so), then what a user checks: both replicas Ready, one leader, the caBundle.
-import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { imageProblem } from './setup.ts';
 import {
   exec,
   IMAGE,
@@ -13,54 +13,13 @@ import {
   leaseHolder,
   metric,
   OPERATOR_NS,
-  OPERATOR_SELECTOR,
   opsGet,
-  pods,
   readyOperators,
-  ROOT,
   run,
   runDocsBlock,
   say,
   waitFor,
 } from './support.ts';
-
-/** Where the tier runs the docs' commands from: crds/ (linked) and a copy of deploy/. */
-export function prepareInstallFolder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'acl-cluster-tier-'));
-  symlinkSync(join(ROOT, 'crds'), join(dir, 'crds'));
-  cpSync(join(ROOT, 'deploy'), join(dir, 'deploy'), { recursive: true });
-  return dir;
-}
-
-/** A server older than 1.21 has no policy/v1: the copy's PodDisruptionBudget becomes policy/v1beta1. */
-export async function adaptForServer(dir: string): Promise<void> {
-  const versions = (await kubectl(['api-versions'])).split('\n');
-  if (versions.includes('policy/v1')) return;
-  const file = join(dir, 'deploy', '50-pdb.yaml');
-  const text = readFileSync(file, 'utf8');
-  if (!text.includes('apiVersion: policy/v1\n')) throw new Error('deploy/50-pdb.yaml no longer says apiVersion: policy/v1');
-  writeFileSync(file, text.replace('apiVersion: policy/v1\n', 'apiVersion: policy/v1beta1\n'));
-  say('this API server has no policy/v1 (Kubernetes < 1.21): deploy/50-pdb.yaml is applied as policy/v1beta1 here; users on 1.21+ apply it as shipped');
-}
-
-/** Whatever a previous run left (it may have stopped midway): every object the tier creates, gone. */
-export async function cleanSlate(dir: string): Promise<void> {
-  await run('kubectl', ['delete', 'namespace', '-l', 'acl-cluster-tier=true', '--ignore-not-found', '--wait=true'], { timeoutMs: 300_000 });
-  await run('kubectl', ['delete', '-f', 'deploy/examples/opa-sidecar.yaml', '--ignore-not-found', '--wait=true'], { cwd: dir, timeoutMs: 300_000 });
-  await run('kubectl', ['delete', '-f', 'deploy/', '--ignore-not-found', '--wait=true'], { cwd: dir, timeoutMs: 300_000 });
-  await run('kubectl', ['delete', '-f', 'crds/', '--ignore-not-found', '--wait=true'], { cwd: dir, timeoutMs: 300_000 });
-}
-
-/** Fails at once, with what to do, when the node cannot run the image (not loaded, say). */
-async function imageProblem(): Promise<string | undefined> {
-  for (const p of await pods(OPERATOR_NS, OPERATOR_SELECTOR)) {
-    const waiting = (p.status as { containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[] }).containerStatuses?.[0]?.state?.waiting;
-    if (waiting?.reason && /ImagePull|ErrImageNeverPull|InvalidImageName/.test(waiting.reason)) {
-      return `${p.metadata.name}: ${waiting.reason} (${waiting.message ?? ''}). Build and load ${IMAGE} first: make cluster-up (local-kube), or make image and kind load docker-image ${IMAGE}`;
-    }
-  }
-  return undefined;
-}
 
 export function installTests(dir: () => string): void {
   it('installs with the commands of docs/kubernetes.md: both replicas Ready, one Lease holder, acl_leader on one', async () => {
@@ -70,25 +29,43 @@ export function installTests(dir: () => string): void {
     const r = await runDocsBlock('## 1. Install', dir(), {}, 300_000).finally(() => clearInterval(watchImage));
     expect(r.code, `${r.stdout}\n${r.stderr}\n${(await imageProblem()) ?? ''}`).toBe(0);
     expect(r.stdout).toMatch(/successfully rolled out/);
-    const ready = await waitFor('two Ready operator pods', async () => {
-      const p = await readyOperators();
-      return p.length === 2 && p;
-    }, 120_000);
+    const ready = await waitFor(
+      'two Ready operator pods',
+      async () => {
+        const p = await readyOperators();
+        return p.length === 2 && p;
+      },
+      120_000,
+    );
     expect(ready.every((p) => p.spec.containers[0]?.image.endsWith(IMAGE))).toBe(true);
     const names = ready.map((p) => p.metadata.name).sort();
-    const holder = await waitFor('a Lease holder among the pods', async () => {
-      const h = await leaseHolder().catch(() => '');
-      return names.includes(h) && h;
-    }, 60_000);
+    const holder = await waitFor(
+      'a Lease holder among the pods',
+      async () => {
+        const h = await leaseHolder().catch(() => '');
+        return names.includes(h) && h;
+      },
+      60_000,
+    );
     const leaders = await Promise.all(names.map(async (n) => metric(await opsGet(n, '/metrics'), 'acl_leader')));
     expect(leaders).toEqual(names.map((n) => (n === holder ? 1 : 0)));
   });
 
   it("writes the webhook configuration's caBundle: the CA of the TLS Secret the replicas serve with", async () => {
-    const ca = await waitFor('the caBundle written by the leader', async () => {
-      const out = await kubectl(['get', 'validatingwebhookconfiguration', 'acl-operator', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
-      return out.length > 0 && out;
-    }, 60_000);
+    const ca = await waitFor(
+      'the caBundle written by the leader',
+      async () => {
+        const out = await kubectl([
+          'get',
+          'validatingwebhookconfiguration',
+          'acl-operator',
+          '-o',
+          'jsonpath={.webhooks[0].clientConfig.caBundle}',
+        ]);
+        return out.length > 0 && out;
+      },
+      60_000,
+    );
     const secret = await kubectlJson<{ data: Record<string, string> }>(['-n', OPERATOR_NS, 'get', 'secret', 'acl-operator-tls']);
     expect(ca).toBe(secret.data['ca.crt']);
   });
@@ -102,7 +79,7 @@ export function installTests(dir: () => string): void {
     expect(items.map((i) => i.metadata.name).sort()).toEqual(written);
     const ports = items.flatMap((i) => (i.spec.ingress ?? []).flatMap((r) => (r.ports ?? []).map((p) => String(p.port)))).sort();
     expect(ports).toEqual(expect.arrayContaining(['8443', '9090']));
-    say('NetworkPolicies applied and read back; whether they are enforced depends on the network plugin (local-kube\'s bridge does not)');
+    say("NetworkPolicies applied and read back; whether they are enforced depends on the network plugin (local-kube's bridge does not)");
   });
 
   it('runs as the restricted profile demands, checked inside each running pod', async () => {
@@ -113,7 +90,13 @@ export function installTests(dir: () => string): void {
       const status = await exec(OPERATOR_NS, name, 'operator', ['cat', '/proc/1/status']);
       const field = (k: string) => new RegExp(`^${k}:\\s*(\\S+)`, 'm').exec(status)?.[1];
       // No capability in any set, no way to gain one, and the runtime's default seccomp filter (2).
-      expect({ CapEff: field('CapEff'), CapPrm: field('CapPrm'), CapBnd: field('CapBnd'), NoNewPrivs: field('NoNewPrivs'), Seccomp: field('Seccomp') }).toEqual({
+      expect({
+        CapEff: field('CapEff'),
+        CapPrm: field('CapPrm'),
+        CapBnd: field('CapBnd'),
+        NoNewPrivs: field('NoNewPrivs'),
+        Seccomp: field('Seccomp'),
+      }).toEqual({
         CapEff: '0000000000000000',
         CapPrm: '0000000000000000',
         CapBnd: '0000000000000000',

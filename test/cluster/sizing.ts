@@ -2,52 +2,19 @@
 // created the way a GitOps tool would (many at once). Both replicas hold them under the 512Mi limit
 // with no restart, and a replica restarted with all of them present comes back Ready. Memory is read
 // inside each pod (cgroup and /proc), and printed.
-import { type KubernetesObject, KubernetesObjectApi, KubeConfig } from '@kubernetes/client-node';
+import { KubernetesObjectApi, KubeConfig } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
-import { CLUSTER_KUBECONFIG, exec, kubectl, kubectlJson, OPERATOR_NS, OPERATOR_SELECTOR, pods, readyOperators, say, waitFor } from './support.ts';
-
-export const SIZING_NAMESPACES = 100;
-const RULES_PER_NAMESPACE = 100;
-const CONCURRENCY = 16;
-const LIMIT_BYTES = 512 * 1024 * 1024;
-
-const ns = (i: number) => `acl-size-${String(i).padStart(3, '0')}`;
-
-function objectsOf(i: number): KubernetesObject[] {
-  const namespace = ns(i);
-  const meta = (name: string) => ({ name, namespace });
-  const out: KubernetesObject[] = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'acl-cluster-tier': 'true' } } }];
-  for (let r = 0; r < RULES_PER_NAMESPACE; r++) {
-    out.push({
-      apiVersion: 'acl.policyagent.dev/v1alpha1',
-      kind: 'Rule',
-      metadata: meta(`rule-${r}`),
-      spec: { state: 'Enforced', subjectType: 'user', actions: ['read', `act${r % 7}`], resourceType: `type${r % 10}`, condition: `principal.level >= ${r} && resource.team == principal.team` },
-    } as KubernetesObject);
-  }
-  out.push({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Connector', metadata: meta('sidecars'), spec: {} } as KubernetesObject);
-  out.push({ apiVersion: 'acl.policyagent.dev/v1alpha1', kind: 'Bundle', metadata: meta('all'), spec: { connector: 'sidecars' } } as KubernetesObject);
-  return out;
-}
-
-/** Memory of a pod's container as the kernel counts it against the limit, and its process's RSS. */
-export async function podMemory(pod: string): Promise<{ cgroupBytes: number; rssBytes: number }> {
-  const script = 'cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.current; grep VmRSS /proc/1/status';
-  const out = await exec(OPERATOR_NS, pod, 'operator', ['sh', '-c', script]);
-  const [cgroup, rss] = out.trim().split('\n');
-  return { cgroupBytes: Number(cgroup), rssBytes: Number(/(\d+)\s*kB/.exec(rss ?? '')?.[1] ?? Number.NaN) * 1024 };
-}
-
-const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MiB`;
-
-async function restartsAndKills(): Promise<{ restarts: number; oomKilled: number }> {
-  const all = await pods(OPERATOR_NS, OPERATOR_SELECTOR);
-  const statuses = all.flatMap((p) => p.status.containerStatuses ?? []);
-  return {
-    restarts: statuses.reduce((n, s) => n + s.restartCount, 0),
-    oomKilled: statuses.filter((s) => s.lastState?.terminated?.reason === 'OOMKilled').length,
-  };
-}
+import { CLUSTER_KUBECONFIG, kubectl, kubectlJson, OPERATOR_NS, readyOperators, say, waitFor } from './support.ts';
+import {
+  CONCURRENCY,
+  LIMIT_BYTES,
+  mb,
+  objectsOf,
+  podMemory,
+  restartsAndKills,
+  RULES_PER_NAMESPACE,
+  SIZING_NAMESPACES,
+} from './workload.ts';
 
 export function sizingTests(): void {
   it('holds 10,000 Rules in 100 tenants under the 512Mi limit with no restart, and a replica restarted with all of them comes back Ready', async () => {
@@ -66,13 +33,20 @@ export function sizingTests(): void {
     );
     const createdS = (Date.now() - started) / 1000;
     type B = { metadata: { namespace: string }; status?: { revision?: number; conditions?: { type: string; status: string }[] } };
-    await waitFor('every sizing Bundle built and Ready', async () => {
-      const { items } = await kubectlJson<{ items: B[] }>(['get', 'bundles', '-A']);
-      const built = items.filter((b) => b.metadata.namespace.startsWith('acl-size-') && (b.status?.revision ?? 0) > 0);
-      return built.length === SIZING_NAMESPACES;
-    }, 600_000, 3_000);
+    await waitFor(
+      'every sizing Bundle built and Ready',
+      async () => {
+        const { items } = await kubectlJson<{ items: B[] }>(['get', 'bundles', '-A']);
+        const built = items.filter((b) => b.metadata.namespace.startsWith('acl-size-') && (b.status?.revision ?? 0) > 0);
+        return built.length === SIZING_NAMESPACES;
+      },
+      600_000,
+      3_000,
+    );
     const readyS = (Date.now() - started) / 1000;
-    say(`sizing: ${SIZING_NAMESPACES * (RULES_PER_NAMESPACE + 2)} objects created in ${createdS.toFixed(0)} s, every Bundle built ${readyS.toFixed(0)} s after the first create`);
+    say(
+      `sizing: ${SIZING_NAMESPACES * (RULES_PER_NAMESPACE + 2)} objects created in ${createdS.toFixed(0)} s, every Bundle built ${readyS.toFixed(0)} s after the first create`,
+    );
     const replicas = await readyOperators();
     expect(replicas).toHaveLength(2);
     for (const p of replicas) {
@@ -85,12 +59,20 @@ export function sizingTests(): void {
     const victim = replicas[1]?.metadata.name ?? '';
     const t0 = Date.now();
     await kubectl(['-n', OPERATOR_NS, 'delete', 'pod', victim, '--wait=false']);
-    const back = await waitFor('a replacement replica Ready with every object', async () => {
-      const ready = (await readyOperators()).filter((p) => p.metadata.name !== victim && !replicas.some((r) => r.metadata.name === p.metadata.name));
-      return ready[0];
-    }, 600_000);
+    const back = await waitFor(
+      'a replacement replica Ready with every object',
+      async () => {
+        const ready = (await readyOperators()).filter(
+          (p) => p.metadata.name !== victim && !replicas.some((r) => r.metadata.name === p.metadata.name),
+        );
+        return ready[0];
+      },
+      600_000,
+    );
     const m = await podMemory(back.metadata.name);
-    say(`sizing: a replica restarted with 10,000 Rules present was Ready ${((Date.now() - t0) / 1000).toFixed(0)} s after the delete: cgroup ${mb(m.cgroupBytes)}, RSS ${mb(m.rssBytes)}`);
+    say(
+      `sizing: a replica restarted with 10,000 Rules present was Ready ${((Date.now() - t0) / 1000).toFixed(0)} s after the delete: cgroup ${mb(m.cgroupBytes)}, RSS ${mb(m.rssBytes)}`,
+    );
     expect(m.cgroupBytes).toBeLessThan(LIMIT_BYTES);
     expect(await restartsAndKills()).toEqual({ restarts: 0, oomKilled: 0 });
   });

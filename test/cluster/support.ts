@@ -15,7 +15,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -84,7 +85,13 @@ export interface Pod {
     phase?: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { name: string; ready: boolean; restartCount: number; image: string; lastState?: { terminated?: { reason?: string } } }[];
+    containerStatuses?: {
+      name: string;
+      ready: boolean;
+      restartCount: number;
+      image: string;
+      lastState?: { terminated?: { reason?: string } };
+    }[];
   };
 }
 
@@ -92,7 +99,8 @@ export async function pods(namespace: string, selector: string): Promise<Pod[]> 
   return (await kubectlJson<{ items: Pod[] }>(['-n', namespace, 'get', 'pods', '-l', selector])).items;
 }
 
-export const isReady = (p: Pod): boolean => !p.metadata.deletionTimestamp && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const isReady = (p: Pod): boolean =>
+  !p.metadata.deletionTimestamp && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 /** The operator's pods that are Ready and not terminating. */
 export async function readyOperators(): Promise<Pod[]> {
@@ -149,6 +157,14 @@ export function docsBlock(heading: string, replace: Record<string, string> = {})
 /** Runs a docs block in bash, stopping at the first failing command, from `cwd`. */
 export async function runDocsBlock(heading: string, cwd: string, replace: Record<string, string> = {}, timeoutMs = 300_000): Promise<Run> {
   const script = docsBlock(heading, replace);
-  say(`running the commands of docs/kubernetes.md "${heading}" verbatim${Object.keys(replace).length ? ` (with ${Object.entries(replace).map(([a, b]) => `${a} -> ${b}`).join(', ')})` : ''}`);
+  say(
+    `running the commands of docs/kubernetes.md "${heading}" verbatim${
+      Object.keys(replace).length
+        ? ` (with ${Object.entries(replace)
+            .map(([a, b]) => `${a} -> ${b}`)
+            .join(', ')})`
+        : ''
+    }`,
+  );
   return run('bash', ['-e', '-c', script], { cwd, timeoutMs });
 }

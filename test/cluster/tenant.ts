@@ -2,43 +2,9 @@
 // Connector, a Bundle and an application with an OPA sidecar), the webhook as the API server calls it
 // through the Service, and the application that the failover and upgrade tests keep busy.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { IMAGE, kubectl, kubectlJson, pods, ROOT, run, runDocsBlock, waitFor } from './support.ts';
-
-export const TENANT = 'shop';
-const LOAD = 'acl-load';
-
-/** The load client's running totals (test/cluster/client/load.ts). */
-export interface LoadCounts {
-  decisions: { ok: number; failed: number; failures: Record<string, number>; lastFailure?: string };
-  polls: { ok: number; failed: number; failures: Record<string, number>; lastFailure?: string };
-  allows: number;
-  notModified: number;
-  etags: string[];
-}
-
-/** The last line the load client printed. */
-export async function loadCounts(): Promise<LoadCounts> {
-  const out = await kubectl(['-n', TENANT, 'logs', LOAD, '--tail=1']);
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as LoadCounts;
-}
-
-/** Waits until the client has counted `n` more decisions and polls answered than in `since`. */
-export async function loadProgress(since: LoadCounts, n: number, timeoutMs = 60_000): Promise<LoadCounts> {
-  return waitFor(`${n} more decisions and polls answered`, async () => {
-    const c = await loadCounts();
-    return c.decisions.ok >= since.decisions.ok + n && c.polls.ok >= since.polls.ok + Math.ceil(n / 10) && c;
-  }, timeoutMs);
-}
-
-/** Errors the storefront's OPA logged since `sinceTime` (a failed bundle download, status or log upload). */
-export async function opaErrors(sinceTime: string): Promise<string[]> {
-  const out = await kubectl(['-n', TENANT, 'logs', 'deploy/storefront', '-c', 'opa', `--since-time=${sinceTime}`]);
-  return out.split('\n').filter((l) => /"level":"error"/.test(l));
-}
+import { kubectl, kubectlJson, pods, run, runDocsBlock, waitFor } from './support.ts';
+import { loadCounts, loadManifest, TENANT } from './workload.ts';
 
 /** Asks the storefront's OPA sidecar (its REST API is on the pod's loopback: a port-forward). */
 async function askSidecar(input: unknown): Promise<unknown> {
@@ -62,7 +28,11 @@ async function askSidecar(input: unknown): Promise<unknown> {
   }
 }
 
-const WRITE = { principal: { type: 'user', id: 'alice', team: 'blue' }, action: 'write', resource: { type: 'document', id: 'd1', team: 'blue' } };
+const WRITE = {
+  principal: { type: 'user', id: 'alice', team: 'blue' },
+  action: 'write',
+  resource: { type: 'document', id: 'd1', team: 'blue' },
+};
 
 export function tenantTests(dir: () => string): void {
   it('creates the first tenant as the docs do: the Bundle RolledOut on its OPA sidecar, and kubectl get acl filled', async () => {
@@ -70,10 +40,20 @@ export function tenantTests(dir: () => string): void {
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/condition met/);
     const table = await kubectl(['get', 'acl', '-n', TENANT]);
-    for (const row of ['rule.acl.policyagent.dev/team-documents', 'connector.acl.policyagent.dev/storefront', 'bundle.acl.policyagent.dev/storefront-policies']) {
+    for (const row of [
+      'rule.acl.policyagent.dev/team-documents',
+      'connector.acl.policyagent.dev/storefront',
+      'bundle.acl.policyagent.dev/storefront-policies',
+    ]) {
       expect(table).toContain(row);
     }
-    const bundle = await kubectlJson<{ status?: { revision?: number; conditions?: { type: string; status: string }[] } }>(['-n', TENANT, 'get', 'bundle', 'storefront-policies']);
+    const bundle = await kubectlJson<{ status?: { revision?: number; conditions?: { type: string; status: string }[] } }>([
+      '-n',
+      TENANT,
+      'get',
+      'bundle',
+      'storefront-policies',
+    ]);
     expect(bundle.status?.revision).toBeGreaterThan(0);
     expect(bundle.status?.conditions?.find((c) => c.type === 'RolledOut')?.status).toBe('True');
   });
@@ -100,66 +80,16 @@ export function tenantTests(dir: () => string): void {
 
   it('starts an application in the tenant that decides and polls through the Service, with nothing failed', async () => {
     await kubectl(['apply', '-f', '-'], { input: loadManifest() });
-    const counts = await waitFor('the load client answering', async () => {
-      const c = await loadCounts().catch(() => undefined);
-      return c && c.decisions.ok > 100 && c.polls.ok > 5 && c;
-    }, 180_000);
+    const counts = await waitFor(
+      'the load client answering',
+      async () => {
+        const c = await loadCounts().catch(() => undefined);
+        return c && c.decisions.ok > 100 && c.polls.ok > 5 && c;
+      },
+      180_000,
+    );
     expect(counts.decisions.failed).toBe(0);
     expect(counts.polls.failed).toBe(0);
     expect(counts.allows).toBe(counts.decisions.ok);
   });
-}
-
-/** The load client's Pod, API key Secret and ConfigMap (restricted, like everything in shop). */
-function loadManifest(): string {
-  const source = readFileSync(join(ROOT, 'test', 'cluster', 'client', 'load.ts'), 'utf8');
-  const key = randomBytes(32).toString('base64url');
-  const objects = [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: LOAD, namespace: TENANT }, data: { 'load.ts': source } },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: LOAD, namespace: TENANT, labels: { 'acl.policyagent.dev/api-key': 'true' } },
-      stringData: { token: key },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: LOAD, namespace: TENANT, labels: { 'app.kubernetes.io/name': LOAD } },
-      spec: {
-        automountServiceAccountToken: false,
-        securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-        containers: [
-          {
-            name: 'load',
-            image: IMAGE,
-            imagePullPolicy: 'IfNotPresent',
-            command: ['node', '/load/load.ts'],
-            env: [
-              { name: 'ACL_URL', value: 'https://acl-operator.acl-system.svc:8443' },
-              { name: 'ACL_TENANT', value: TENANT },
-              { name: 'ACL_CONNECTOR', value: 'storefront' },
-              { name: 'ACL_BUNDLE', value: 'storefront-policies' },
-              { name: 'API_KEY', valueFrom: { secretKeyRef: { name: LOAD, key: 'token' } } },
-              { name: 'CONNECTOR_TOKEN_FILE', value: '/var/run/acl-operator/token' },
-              { name: 'NODE_EXTRA_CA_CERTS', value: '/var/run/acl-operator/ca.crt' },
-              { name: 'DECISIONS_PER_SECOND', value: '50' },
-              { name: 'POLLS_PER_SECOND', value: '5' },
-            ],
-            securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-            volumeMounts: [
-              { name: 'load', mountPath: '/load', readOnly: true },
-              { name: 'token', mountPath: '/var/run/acl-operator', readOnly: true },
-            ],
-          },
-        ],
-        volumes: [
-          { name: 'load', configMap: { name: LOAD } },
-          { name: 'token', secret: { secretName: 'storefront-token' } },
-        ],
-      },
-    },
-  ];
-  return objects.map((o) => JSON.stringify(o)).join('\n---\n');
 }

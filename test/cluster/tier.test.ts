@@ -5,7 +5,8 @@
 // It takes the cluster for itself: whatever a previous run left is removed first.
 import { afterAll, beforeAll, describe } from 'vitest';
 import { disruptionTests } from './disruptions.ts';
-import { adaptForServer, cleanSlate, installTests, prepareInstallFolder } from './install.ts';
+import { installTests } from './install.ts';
+import { adaptForServer, cleanSlate, prepareInstallFolder } from './setup.ts';
 import { sizingTests } from './sizing.ts';
 import { CLUSTER_KUBECONFIG, kubectl, say } from './support.ts';
 import { tenantTests } from './tenant.ts';
@@ -18,8 +19,8 @@ describe.skipIf(!CLUSTER_KUBECONFIG)('acl-operator in real pods (CLUSTER_KUBECON
     dir = prepareInstallFolder();
     const version = JSON.parse(await kubectl(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string } };
     say(`cluster: Kubernetes ${version.serverVersion?.gitVersion ?? 'unknown'}; commands run from ${dir} (crds/ and a copy of deploy/)`);
-    await cleanSlate(dir);
     await adaptForServer(dir);
+    await cleanSlate(dir);
   }, 900_000);
   afterAll(() => say(`the tier took ${((Date.now() - started) / 1000).toFixed(0)} s`));
 

@@ -1,6 +1,6 @@
 // Uninstall with the commands of docs/kubernetes.md: nothing of the operator is left in the cluster.
 import { expect, it } from 'vitest';
-import { SIZING_NAMESPACES } from './sizing.ts';
+import { SIZING_NAMESPACES } from './workload.ts';
 import { kubectl, run, runDocsBlock, say } from './support.ts';
 
 export function uninstallTests(dir: () => string): void {
