@@ -284,7 +284,7 @@ describe('SERVE_USAGE', () => {
                                      [ACL_MAX_LONG_POLL_SECONDS]
         --log-level <level>          fatal, error, warn, info, debug, trace or silent (default info) [ACL_LOG_LEVEL]
         --console-listen <host:port> The console (docs/console.md), plain HTTP on loopback by default
-                                     (default 127.0.0.1:8080); an empty value turns it off [ACL_CONSOLE_LISTEN]
+                                     (default 127.0.0.1:8080); off turns it off [ACL_CONSOLE_LISTEN]
         --opa <binary>               An OPA binary the console's playground also decides with (default: none) [ACL_OPA]
         --decision-log <where>       One JSON line per decision, OPA's (from their decision-log uploads) and
                                      the service's own: off (default), stdout, or a file path (appended,

@@ -132,7 +132,7 @@ export const FLAGS = {
     arg: '<host:port>',
     env: 'ACL_CONSOLE_LISTEN',
     schema: z.string().default('127.0.0.1:8080'),
-    help: ['The console (docs/console.md), plain HTTP on loopback by default', '(default {default}); an empty value turns it off'],
+    help: ['The console (docs/console.md), plain HTTP on loopback by default', '(default {default}); off turns it off'],
     section: 'common',
     into: 'consoleListen',
   },
