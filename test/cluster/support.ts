@@ -168,3 +168,9 @@ export async function runDocsBlock(heading: string, cwd: string, replace: Record
   );
   return run('bash', ['-e', '-c', script], { cwd, timeoutMs });
 }
+
+/** The operator's pods, whatever their state (a terminating one included). */
+export async function operatorPodCount(): Promise<number> {
+  return (await kubectl(['-n', OPERATOR_NS, 'get', 'pods', '-l', OPERATOR_SELECTOR, '-o', 'name'])).trim().split('\n').filter(Boolean)
+    .length;
+}
