@@ -19,7 +19,7 @@ import { decisionReport, measureDecisions } from './cluster/decisions.ts';
 import { directoryMemory } from './cluster/directory.ts';
 import { failoverReport, measureFailover } from './cluster/failover.ts';
 import { fleetMemory } from './cluster/fleet.ts';
-import { LIMIT_BYTES, readMemory } from './cluster/memory.ts';
+import { freshReplicas, LIMIT_BYTES, readMemory } from './cluster/memory.ts';
 import { measureRules, rulesReport } from './cluster/rules.ts';
 import { fmt, machine, table } from './http/report.ts';
 
@@ -87,9 +87,11 @@ if (PARTS.has('failover')) {
   report.push('', ...failoverReport(o, await measureFailover(kc, o)));
 }
 if (PARTS.has('fleet')) {
+  await freshReplicas();
   const base = await readMemory();
   const rows = [];
   for (const agents of AGENTS) {
+    await freshReplicas(); // the agents of the step before would still be counted until they expire
     const row = await fleetMemory(agents, 60);
     rows.push(row);
     log(
@@ -119,7 +121,8 @@ if (PARTS.has('fleet')) {
     report.push(`  ${line}`);
 }
 if (PARTS.has('directory')) {
-  const base = await readMemory(0);
+  await freshReplicas();
+  const base = await readMemory();
   const rows = await directoryMemory(kc, ENTITIES, LIMIT_BYTES, log);
   report.push(
     '',
@@ -141,7 +144,10 @@ if (PARTS.has('directory')) {
   ))
     report.push(`  ${line}`);
 }
-if (PARTS.has('rules')) report.push('', ...rulesReport(await measureRules(kc, { maxTenants: MAX_TENANTS, log })));
+if (PARTS.has('rules')) {
+  await freshReplicas();
+  report.push('', ...rulesReport(await measureRules(kc, { maxTenants: MAX_TENANTS, log })));
+}
 
 for (const line of report) log(line);
 await run('kubectl', ['delete', 'namespace', '-l', 'acl-cluster-tier=true', '--wait=false']);
