@@ -7,20 +7,21 @@
 //   fleet      simulated OPA agents reporting and uploading decisions: memory per fleet size (fleet.ts)
 //   directory  Directory entities in one tenant: memory per entity count (directory.ts)
 //   rules      tenants of 100 Rules: memory per object up to the limit, a restart with all present (rules.ts)
+//   combined   the documented size all at once (Rules, Directory entities, agents), and a restart with it
 //   BENCH_ROUNDS=3 (decision and failover rounds), BENCH_SECONDS=10, BENCH_MAX_TENANTS=300,
 //   BENCH_AGENTS=500,1000,2000, BENCH_ENTITIES=50000,100000,200000,300000,500000.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { adaptForServer, cleanSlate, prepareInstallFolder } from '../test/cluster/setup.ts';
 import { CLUSTER_KUBECONFIG, IMAGE, kubectl, kubectlJson, OPERATOR_NS, ROOT, run, say } from '../test/cluster/support.ts';
-import { loadManifest, mb, TENANT } from '../test/cluster/workload.ts';
+import { loadManifest, mb, restartsAndKills, TENANT } from '../test/cluster/workload.ts';
 import { decisionReport, measureDecisions } from './cluster/decisions.ts';
 import { directoryMemory } from './cluster/directory.ts';
 import { failoverReport, measureFailover } from './cluster/failover.ts';
 import { fleetMemory } from './cluster/fleet.ts';
 import { freshReplicas, LIMIT_BYTES, readMemory } from './cluster/memory.ts';
-import { measureRules, rulesReport } from './cluster/rules.ts';
+import { createTenants, measureRules, restartOne, rulesReport } from './cluster/rules.ts';
 import { fmt, machine, table } from './http/report.ts';
 
 if (!CLUSTER_KUBECONFIG) {
@@ -32,7 +33,7 @@ const list = (name: string, fallback: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-const PARTS = new Set(list('BENCH_PARTS', 'decisions,failover,fleet,directory,rules'));
+const PARTS = new Set(list('BENCH_PARTS', 'decisions,failover,fleet,directory,combined,rules'));
 const ROUNDS = Number(process.env['BENCH_ROUNDS']) || 3;
 const SECONDS = Number(process.env['BENCH_SECONDS']) || 10;
 const MAX_TENANTS = Number(process.env['BENCH_MAX_TENANTS']) || 300;
@@ -143,6 +144,43 @@ if (PARTS.has('directory')) {
     ],
   ))
     report.push(`  ${line}`);
+}
+// The documented size of the shipped Deployment, all at once: 10,000 Rules in 100 tenants, 500 OPA
+// agents reporting and uploading 5,000 decisions/s, 20,000 Directory entities; then a restart with all of it.
+if (PARTS.has('combined')) {
+  await freshReplicas();
+  const base = await readMemory();
+  const created = await createTenants(KubernetesObjectApi.makeApiClient(kc), 0, 100);
+  log(`  combined: 10,200 objects created and built in ${fmt(created)} s`);
+  await directoryMemory(kc, [20_000], LIMIT_BYTES, log, true);
+  const fleet = await fleetMemory(500, 60); // memory read while the agents report
+  const restart = await restartOne();
+  const after = await readMemory();
+  const { restarts, oomKilled } = await restartsAndKills();
+  const pct = (b: number) => `${fmt((100 * b) / LIMIT_BYTES)} %`;
+  report.push(
+    '',
+    'The documented size, all at once: 10,000 Rules (100 tenants), 20,000 Directory entities, 500 OPA agents uploading 5,000 decisions/s',
+  );
+  for (const line of table(
+    ['reading', 'cgroup', 'RSS', 'of the 512Mi limit', 'limit ÷ usage'],
+    [
+      ['the example tenant only', mb(base.cgroup), mb(base.rss), pct(base.cgroup), fmt(LIMIT_BYTES / base.cgroup, 2)],
+      ['all of it, the agents reporting', mb(fleet.cgroup), mb(fleet.rss), pct(fleet.cgroup), fmt(LIMIT_BYTES / fleet.cgroup, 2)],
+      [
+        `a replica restarted with all of it: peak (Ready in ${fmt(restart.readyS)} s)`,
+        mb(restart.peak),
+        '',
+        pct(restart.peak),
+        fmt(LIMIT_BYTES / restart.peak, 2),
+      ],
+      ['after the restart, agents gone', mb(after.cgroup), mb(after.rss), pct(after.cgroup), fmt(LIMIT_BYTES / after.cgroup, 2)],
+    ],
+  ))
+    report.push(`  ${line}`);
+  report.push(
+    `  restarts ${restarts}, OOMKilled ${oomKilled}; agents' requests ${fmt(fleet.answered)} answered, ${fmt(fleet.failed)} failed`,
+  );
 }
 if (PARTS.has('rules')) {
   await freshReplicas();

@@ -30,12 +30,13 @@ function directory(n: number): KubernetesObject {
   } as KubernetesObject;
 }
 
-/** Grows the tenant's Directories to each count of `steps` (entities) in turn; stops past 80 % of the limit or at a restart. */
+/** Grows the tenant's Directories to each count of `steps` (entities) in turn; stops past 80 % of the limit or at a restart; the tenant is deleted afterwards unless `keep`. */
 export async function directoryMemory(
   kc: KubeConfig,
   steps: readonly number[],
   limit: number,
   log: (line: string) => void,
+  keep = false,
 ): Promise<DirectoryRow[]> {
   const api = KubernetesObjectApi.makeApiClient(kc);
   const meta = { namespace: NS };
@@ -92,6 +93,6 @@ export async function directoryMemory(
     );
     if (restarts + oomKilled > 0 || memory.cgroup > 0.8 * limit) break;
   }
-  await run('kubectl', ['delete', 'namespace', NS, '--wait=true'], { timeoutMs: 600_000 });
+  if (!keep) await run('kubectl', ['delete', 'namespace', NS, '--wait=true'], { timeoutMs: 600_000 });
   return rows;
 }

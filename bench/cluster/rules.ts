@@ -27,33 +27,57 @@ export interface RulesResult {
   readonly peak: number;
 }
 
+/** Creates the sizing tenants `from` to `to` (102 objects each), 16 tenants at a time; resolves once every Bundle is built. */
+export async function createTenants(api: KubernetesObjectApi, from: number, to: number): Promise<number> {
+  const queue = Array.from({ length: to - from }, (_, i) => objectsOf(from + i));
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) for (const o of next) await api.create(o);
+    }),
+  );
+  await waitFor(
+    `${to} sizing Bundles built`,
+    async () => {
+      const { items } = await kubectlJson<{ items: { metadata: { namespace: string }; status?: { revision?: number } }[] }>([
+        'get',
+        'bundles',
+        '-A',
+      ]);
+      return items.filter((b) => b.metadata.namespace.startsWith('acl-size-') && (b.status?.revision ?? 0) > 0).length === to;
+    },
+    1_800_000,
+    3_000,
+  );
+  return (Date.now() - t0) / 1000;
+}
+
+/** A replica deleted with everything present: the seconds until its replacement is Ready, and that one's peak (start included). */
+export async function restartOne(): Promise<{ readyS: number; peak: number }> {
+  const running = (await readyOperators()).map((p) => p.metadata.name);
+  const victim = running[1] ?? '';
+  const t0 = Date.now();
+  await kubectl(['-n', OPERATOR_NS, 'delete', 'pod', victim, '--wait=false']);
+  const fresh = await waitFor(
+    'the replacement Ready',
+    async () => (await readyOperators()).find((p) => !running.includes(p.metadata.name)),
+    900_000,
+    1_000,
+  );
+  const readyS = (Date.now() - t0) / 1000;
+  const peakCmd = 'cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.peak';
+  const peak = Number((await run('kubectl', ['-n', OPERATOR_NS, 'exec', fresh.metadata.name, '--', 'sh', '-c', peakCmd])).stdout.trim());
+  return { readyS, peak };
+}
+
 export async function measureRules(kc: KubeConfig, o: Options): Promise<RulesResult> {
   const api = KubernetesObjectApi.makeApiClient(kc);
   let tenants = 0;
-  async function grow(to: number): Promise<number> {
-    const queue = Array.from({ length: to - tenants }, (_, i) => objectsOf(tenants + i));
-    const t0 = Date.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) for (const o of next) await api.create(o);
-      }),
-    );
+  const grow = async (to: number) => {
+    const seconds = await createTenants(api, tenants, to);
     tenants = to;
-    await waitFor(
-      `${to} sizing Bundles built`,
-      async () => {
-        const { items } = await kubectlJson<{ items: { metadata: { namespace: string }; status?: { revision?: number } }[] }>([
-          'get',
-          'bundles',
-          '-A',
-        ]);
-        return items.filter((b) => b.metadata.namespace.startsWith('acl-size-') && (b.status?.revision ?? 0) > 0).length === to;
-      },
-      1_800_000,
-      3_000,
-    );
-    return (Date.now() - t0) / 1000;
-  }
+    return seconds;
+  };
   const steps: { tenants: number; objects: number; seconds: number; cgroup: number; rss: number; restarts: number }[] = [];
   const base = await readMemory();
   steps.push({ tenants: 0, objects: 0, seconds: 0, ...base, restarts: 0 });
@@ -68,20 +92,7 @@ export async function measureRules(kc: KubeConfig, o: Options): Promise<RulesRes
     );
     if (restarts + oomKilled > 0 || m.cgroup > 0.8 * LIMIT_BYTES) break;
   }
-  // A replica restarted with everything present: how long to Ready, and its peak while it listed and built.
-  const running = (await readyOperators()).map((p) => p.metadata.name);
-  const victim = running[1] ?? '';
-  const tRestart = Date.now();
-  await kubectl(['-n', OPERATOR_NS, 'delete', 'pod', victim, '--wait=false']);
-  const fresh = await waitFor(
-    'the replacement Ready',
-    async () => (await readyOperators()).find((p) => !running.includes(p.metadata.name)),
-    900_000,
-    1_000,
-  );
-  const readyS = (Date.now() - tRestart) / 1000;
-  const peakCmd = 'cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.peak';
-  const peak = Number((await run('kubectl', ['-n', OPERATOR_NS, 'exec', fresh.metadata.name, '--', 'sh', '-c', peakCmd])).stdout.trim());
+  const { readyS, peak } = await restartOne();
   return { base, steps, tenants, readyS, peak };
 }
 
