@@ -181,6 +181,7 @@ if (PARTS.has('combined')) {
   report.push(
     `  restarts ${restarts}, OOMKilled ${oomKilled}; agents' requests ${fmt(fleet.answered)} answered, ${fmt(fleet.failed)} failed`,
   );
+  await run('kubectl', ['delete', 'namespace', '-l', 'acl-cluster-tier=true', '--wait=true'], { timeoutMs: 1_800_000 });
 }
 if (PARTS.has('rules')) {
   await freshReplicas();
