@@ -47,8 +47,9 @@ export function tenantTests(dir: () => string): void {
     ]) {
       expect(table).toContain(row);
     }
-    // The dashboard columns are filled: the Bundle's phase, revision, rule count, agents and rollout.
-    const row = (await kubectl(['get', 'bundles', '-n', TENANT, '--no-headers'])).trim().split(/\s+/);
+    // The dashboard columns are filled: the Bundle's connector, phase, revision, rule count, agents
+    // (-o wide adds Rolled-Out).
+    const row = (await kubectl(['get', 'bundles', '-n', TENANT, '--no-headers', '-o', 'wide'])).trim().split(/\s+/);
     expect(row.slice(0, 7)).toEqual(['storefront-policies', 'storefront', 'Ready', expect.stringMatching(/^\d+$/), '1', '1/1', 'True']);
     const bundle = await kubectlJson<{ status?: { revision?: number; conditions?: { type: string; status: string }[] } }>([
       '-n',
