@@ -3,6 +3,7 @@
 // with the image `make image` built loaded into the node under acl-operator:dev and acl-operator:dev-next.
 // One file, in order: each step builds on the last (install, tenant, disruptions, sizing, uninstall).
 // It takes the cluster for itself: whatever a previous run left is removed first.
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { disruptionTests } from './disruptions.ts';
 import { installTests } from './install.ts';
@@ -22,7 +23,10 @@ describe.skipIf(!CLUSTER_KUBECONFIG)('acl-operator in real pods (CLUSTER_KUBECON
     await adaptForServer(dir);
     await cleanSlate(dir);
   }, 900_000);
-  afterAll(() => say(`the tier took ${((Date.now() - started) / 1000).toFixed(0)} s`));
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    say(`the tier took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  });
 
   describe('install', () => installTests(() => dir));
   describe('the first tenant', () => tenantTests(() => dir));
