@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfSignedCertificate } from '../../src/tls/index.ts';
 import {
-  IMAGE,
   kubectl,
   kubectlJson,
   OPERATOR_NS,
@@ -18,7 +17,7 @@ import {
   ROOT,
   waitFor,
 } from '../../test/cluster/support.ts';
-import { TENANT } from '../../test/cluster/workload.ts';
+import { scriptPod, TENANT } from '../../test/cluster/workload.ts';
 import { fmt, table } from '../http/report.ts';
 import { median } from '../http/rounds.ts';
 
@@ -47,39 +46,17 @@ export interface DecisionRow {
 
 async function inCluster(o: Options, round: string): Promise<Load> {
   const name = `acl-bench-${round}`;
-  const pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: TENANT },
-    spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [
-        {
-          name: 'client',
-          image: IMAGE,
-          imagePullPolicy: 'IfNotPresent',
-          command: ['node', '/bench/client.ts'],
-          env: [
-            { name: 'ACL_URL', value: 'https://acl-operator.acl-system.svc:8443' },
-            { name: 'API_KEY', value: o.apiKey },
-            { name: 'SECONDS', value: String(o.seconds) },
-            { name: 'NODE_EXTRA_CA_CERTS', value: '/var/run/acl-operator/ca.crt' },
-          ],
-          securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          volumeMounts: [
-            { name: 'bench', mountPath: '/bench', readOnly: true },
-            { name: 'token', mountPath: '/var/run/acl-operator', readOnly: true },
-          ],
-        },
-      ],
-      volumes: [
-        { name: 'bench', configMap: { name: 'acl-bench' } },
-        { name: 'token', secret: { secretName: 'storefront-token' } },
-      ],
-    },
-  };
+  const pod = scriptPod({
+    name,
+    script: 'client.ts',
+    configMap: 'acl-bench',
+    once: true,
+    env: [
+      { name: 'ACL_URL', value: 'https://acl-operator.acl-system.svc:8443' },
+      { name: 'API_KEY', value: o.apiKey },
+      { name: 'SECONDS', value: String(o.seconds) },
+    ],
+  });
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod) });
   await waitFor(
     `${name} done`,

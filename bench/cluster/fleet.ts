@@ -3,8 +3,8 @@
 // 100 decisions every 10 s each, at several fleet sizes; both replicas' memory after a minute of it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IMAGE, kubectl, kubectlJson, ROOT, run, waitFor } from '../../test/cluster/support.ts';
-import { restartsAndKills, TENANT } from '../../test/cluster/workload.ts';
+import { kubectl, kubectlJson, ROOT, run, waitFor } from '../../test/cluster/support.ts';
+import { restartsAndKills, scriptPod, TENANT, TOKEN_DIR } from '../../test/cluster/workload.ts';
 import { type Reading, readMemory } from './memory.ts';
 
 export interface FleetRow extends Reading {
@@ -33,42 +33,19 @@ export async function fleetMemory(agents: number, seconds: number): Promise<Flee
     'status.json': readFileSync(join(ROOT, 'test', 'fixtures', 'opa', 'status-1.1-ok.json'), 'utf8'),
   };
   const bundle = await kubectlJson<{ status?: { revision?: number } }>(['-n', TENANT, 'get', 'bundle', 'storefront-policies']);
-  const pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'acl-agents', namespace: TENANT },
-    spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [
-        {
-          name: 'agents',
-          image: IMAGE,
-          imagePullPolicy: 'IfNotPresent',
-          command: ['node', '/agents/agents.ts'],
-          env: [
-            { name: 'ACL_URL', value: `https://acl-operator.acl-system.svc:8443/${TENANT}/connectors/policyagent/storefront` },
-            { name: 'BUNDLE', value: 'storefront-policies' },
-            { name: 'REVISION', value: String(bundle.status?.revision ?? 1) },
-            { name: 'TOKEN_FILE', value: '/var/run/acl-operator/token' },
-            { name: 'STATUS_TEMPLATE', value: '/agents/status.json' },
-            { name: 'AGENTS', value: String(agents) },
-            { name: 'NODE_EXTRA_CA_CERTS', value: '/var/run/acl-operator/ca.crt' },
-          ],
-          securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          volumeMounts: [
-            { name: 'agents', mountPath: '/agents', readOnly: true },
-            { name: 'token', mountPath: '/var/run/acl-operator', readOnly: true },
-          ],
-        },
-      ],
-      volumes: [
-        { name: 'agents', configMap: { name: 'acl-agents' } },
-        { name: 'token', secret: { secretName: 'storefront-token' } },
-      ],
-    },
-  };
+  const pod = scriptPod({
+    name: 'acl-agents',
+    script: 'agents.ts',
+    once: true,
+    env: [
+      { name: 'ACL_URL', value: `https://acl-operator.acl-system.svc:8443/${TENANT}/connectors/policyagent/storefront` },
+      { name: 'BUNDLE', value: 'storefront-policies' },
+      { name: 'REVISION', value: String(bundle.status?.revision ?? 1) },
+      { name: 'TOKEN_FILE', value: `${TOKEN_DIR}/token` },
+      { name: 'STATUS_TEMPLATE', value: '/script/status.json' },
+      { name: 'AGENTS', value: String(agents) },
+    ],
+  });
   await kubectl(['apply', '-f', '-'], {
     input: JSON.stringify({
       apiVersion: 'v1',

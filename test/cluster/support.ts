@@ -4,22 +4,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Polls `probe` every `everyMs` until it returns a value other than undefined/false; fails with `what` at the deadline. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 500): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+import { waitFor as poll } from '../support/kube.ts';
+
+/** The e2e tiers' poll (test/support/kube.ts), every 500 ms by default: each probe here runs kubectl. */
+export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 500): Promise<T> =>
+  poll(what, probe, timeoutMs, everyMs);
 export const CLUSTER_KUBECONFIG = process.env['CLUSTER_KUBECONFIG'] || undefined;
 export const ROOT = join(import.meta.dirname, '..', '..');
 /** The image deploy/30-deployment.yaml runs, built by `make image` and loaded into the node. */

@@ -42,6 +42,53 @@ export async function opaErrors(sinceTime: string): Promise<string[]> {
   return out.split('\n').filter((l) => /"level":"error"/.test(l));
 }
 
+/** Where the example tenant's connector token Secret (token and ca.crt) is mounted in a scriptPod. */
+export const TOKEN_DIR = '/var/run/acl-operator';
+
+/**
+ * A pod of the example tenant that runs a script of ours (from ConfigMap `configMap`, default `name`, at /script)
+ * with our image's Node, trusting the operator's CA, as restricted as everything in `shop`.
+ */
+export function scriptPod(o: {
+  name: string;
+  script: string;
+  configMap?: string;
+  env: readonly { name: string; value?: string; valueFrom?: unknown }[];
+  once?: boolean;
+  labels?: Record<string, string>;
+  resources?: unknown;
+}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: o.name, namespace: TENANT, ...(o.labels ? { labels: o.labels } : {}) },
+    spec: {
+      ...(o.once ? { restartPolicy: 'Never' } : {}),
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: o.name,
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['node', `/script/${o.script}`],
+          env: [...o.env, { name: 'NODE_EXTRA_CA_CERTS', value: `${TOKEN_DIR}/ca.crt` }],
+          securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          ...(o.resources ? { resources: o.resources } : {}),
+          volumeMounts: [
+            { name: 'script', mountPath: '/script', readOnly: true },
+            { name: 'token', mountPath: TOKEN_DIR, readOnly: true },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'script', configMap: { name: o.configMap ?? o.name } },
+        { name: 'token', secret: { secretName: 'storefront-token' } },
+      ],
+    },
+  };
+}
+
 /** The load client's Pod, API key Secret and ConfigMap (restricted, like everything in shop). */
 export function loadManifest(): string {
   const source = readFileSync(join(ROOT, 'test', 'cluster', 'client', 'load.ts'), 'utf8');
@@ -54,44 +101,22 @@ export function loadManifest(): string {
       metadata: { name: LOAD, namespace: TENANT, labels: { 'acl.policyagent.dev/api-key': 'true' } },
       stringData: { token: key },
     },
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: LOAD, namespace: TENANT, labels: { 'app.kubernetes.io/name': LOAD } },
-      spec: {
-        automountServiceAccountToken: false,
-        securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-        containers: [
-          {
-            name: 'load',
-            image: IMAGE,
-            imagePullPolicy: 'IfNotPresent',
-            command: ['node', '/load/load.ts'],
-            env: [
-              { name: 'ACL_URL', value: 'https://acl-operator.acl-system.svc:8443' },
-              { name: 'ACL_TENANT', value: TENANT },
-              { name: 'ACL_CONNECTOR', value: 'storefront' },
-              { name: 'ACL_BUNDLE', value: 'storefront-policies' },
-              { name: 'API_KEY', valueFrom: { secretKeyRef: { name: LOAD, key: 'token' } } },
-              { name: 'CONNECTOR_TOKEN_FILE', value: '/var/run/acl-operator/token' },
-              { name: 'NODE_EXTRA_CA_CERTS', value: '/var/run/acl-operator/ca.crt' },
-              { name: 'DECISIONS_PER_SECOND', value: '50' },
-              { name: 'POLLS_PER_SECOND', value: '5' },
-            ],
-            securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-            volumeMounts: [
-              { name: 'load', mountPath: '/load', readOnly: true },
-              { name: 'token', mountPath: '/var/run/acl-operator', readOnly: true },
-            ],
-          },
-        ],
-        volumes: [
-          { name: 'load', configMap: { name: LOAD } },
-          { name: 'token', secret: { secretName: 'storefront-token' } },
-        ],
-      },
-    },
+    scriptPod({
+      name: LOAD,
+      script: 'load.ts',
+      labels: { 'app.kubernetes.io/name': LOAD },
+      resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+      env: [
+        { name: 'ACL_URL', value: 'https://acl-operator.acl-system.svc:8443' },
+        { name: 'ACL_TENANT', value: TENANT },
+        { name: 'ACL_CONNECTOR', value: 'storefront' },
+        { name: 'ACL_BUNDLE', value: 'storefront-policies' },
+        { name: 'API_KEY', valueFrom: { secretKeyRef: { name: LOAD, key: 'token' } } },
+        { name: 'CONNECTOR_TOKEN_FILE', value: `${TOKEN_DIR}/token` },
+        { name: 'DECISIONS_PER_SECOND', value: '50' },
+        { name: 'POLLS_PER_SECOND', value: '5' },
+      ],
+    }),
   ];
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
 }

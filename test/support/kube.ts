@@ -37,11 +37,12 @@ export function adminClients(): KubeClients {
   return clientsFor(loadConfig());
 }
 
-/** Polls `probe` until it returns a value other than undefined/false; fails with `what` at the deadline. */
+/** Polls `probe` every `everyMs` until it returns a value other than undefined/false; fails with `what` at the deadline. */
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 30_000,
+  everyMs = 50,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -54,7 +55,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline)
       throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
