@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { configFromFlags } from '../src/config.ts';
-import { startService } from '../src/service/index.ts';
+import { startService } from '../src/modes/index.ts';
 import { signInAt } from '../test/support/console.ts';
 import { LOCAL_LISTENERS } from '../test/support/service.ts';
 import { median } from './http/rounds.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decide, toDecisionInput, type DecisionInput } from '../src/policy/index.ts';
 import type { Snapshot } from '../src/store/index.ts';
-import { buildOffline } from '../src/service/index.ts';
+import { buildOffline } from '../src/pipeline/index.ts';
 import { rng } from './generate.ts';
 
 const ROOT = join(import.meta.dirname, '..');

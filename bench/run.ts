@@ -15,7 +15,7 @@ import {
   type RuleIndex,
   type RuleModel,
 } from '../src/policy/index.ts';
-import { search } from '../src/http/authzen.ts';
+import { search } from '../src/authzen/index.ts';
 import { directoryLoad } from './directory.ts';
 import { CONDITIONS, rng } from './generate.ts';
 

@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { pino } from 'pino';
 import { configFromFlags } from '../src/config.ts';
-import { type Service, startService } from '../src/service/index.ts';
+import { type Service, startService } from '../src/modes/index.ts';
 import { CHROMIUM, launchBrowser, signInWith } from '../test/support/browser.ts';
 import { decisionEvent, statusReport } from '../test/support/reports.ts';
 

@@ -59,14 +59,14 @@ export async function main(argv: string[]): Promise<number> {
       case 'test':
         return await (await import('./cli/test.ts')).testCommand(rest, USAGE);
       case 'serve':
-        return await (await import('./cli/run.ts')).serveCommand(rest);
+        return await (await import('./cli/serve.ts')).serveCommand(rest);
       case '-h':
       case '--help':
       case 'help':
         process.stdout.write(USAGE);
         return 0;
       default:
-        if (command === undefined || command.startsWith('-')) return await (await import('./cli/run.ts')).serveCommand(argv);
+        if (command === undefined || command.startsWith('-')) return await (await import('./cli/serve.ts')).serveCommand(argv);
         process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
         return 2;
     }

@@ -20,23 +20,70 @@ function moduleOf(file: string): string {
   return first.replace(/\.ts$/, '');
 }
 
+/** One import of a file of ours: who imports, the file imported, and whether only types. */
+interface Edge {
+  readonly file: string;
+  readonly target: string;
+  readonly kind: 'code' | 'types';
+}
+
+const IMPORT_LINE = /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/gm;
+
+/** Every relative import in `files`, resolved to the file it names. */
+function importsOf(files: readonly string[]): Edge[] {
+  return files.flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(IMPORT_LINE)].map((m) => ({
+      file,
+      target: resolve(dirname(file), m[3] ?? m[4] ?? ''),
+      kind: m[2] !== undefined ? ('types' as const) : ('code' as const),
+    })),
+  );
+}
+
 /** Every module's imports of other modules of ours; `types` when all of them are `import type`. */
 function dependencies(): Map<string, Map<string, 'code' | 'types'>> {
   const graph = new Map<string, Map<string, 'code' | 'types'>>();
-  const importLine = /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/gm;
-  for (const file of sourceFiles(SRC)) {
+  for (const file of sourceFiles(SRC)) if (!graph.has(moduleOf(file))) graph.set(moduleOf(file), new Map());
+  for (const { file, target, kind } of importsOf(sourceFiles(SRC))) {
     const from = moduleOf(file);
+    const to = moduleOf(target);
+    if (to === from) continue;
     const deps = graph.get(from) ?? new Map<string, 'code' | 'types'>();
     graph.set(from, deps);
-    for (const m of readFileSync(file, 'utf8').matchAll(importLine)) {
-      const target = m[3] ?? m[4] ?? '';
-      const to = moduleOf(resolve(dirname(file), target));
-      if (to === from) continue;
-      const kind = m[2] !== undefined ? 'types' : 'code';
-      if (deps.get(to) !== 'code') deps.set(to, kind);
-    }
+    if (deps.get(to) !== 'code') deps.set(to, kind);
   }
   return graph;
+}
+
+/** The circles of the module graph (Tarjan's strongly connected components of more than one module, or one importing itself). */
+function cycles(graph: ReadonlyMap<string, ReadonlyMap<string, unknown>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) ?? 0);
+    stack.push(v);
+    for (const w of graph.get(v)?.keys() ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) component.push(w);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** A folder's surface: `src/x/index.ts`, or the top-level file `src/x.ts` of a module that has one. */
+function isSurface(target: string): boolean {
+  const rel = relative(SRC, target).split(sep);
+  return (rel.length === 1 && rel[0]?.endsWith('.ts') === true) || (rel.length === 2 && rel[1] === 'index.ts');
 }
 
 /** The table docs/architecture.md must hold, between its `dependencies` markers. */
@@ -52,6 +99,30 @@ function dependencyTable(): string {
 }
 
 describe('house rules', () => {
+  it('has no circle between modules: every import runs one way', () => {
+    expect(cycles(dependencies())).toEqual([]);
+  });
+
+  it('imports another module only through its index.ts (or its top-level file)', () => {
+    const past = importsOf(sourceFiles(SRC))
+      .filter((e) => moduleOf(e.file) !== moduleOf(e.target) && !isSurface(e.target))
+      .map((e) => `${relative(ROOT, e.file)} → ${relative(ROOT, e.target)}`);
+    expect(past).toEqual([]);
+  });
+
+  it('reads YAML with one library, the yaml package', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const names = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies });
+    const second = names.filter((n) => /yaml/i.test(n) && n !== 'yaml');
+    expect(second).toEqual([]);
+    // Tests included: a test reading YAML with another library would check against other readings.
+    const importsOther = ['src', 'test', 'bench', 'scripts']
+      .flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((f) => join(ROOT, dir, f)))
+      .filter((f) => f.endsWith('.ts') && /from\s+'[^'.][^']*yaml[^']*'/.test(readFileSync(f, 'utf8').replace(/from\s+'yaml'/g, '')))
+      .map((f) => relative(ROOT, f));
+    expect(importsOther).toEqual([]);
+  });
+
   it('keeps every source file under src/ at 400 lines or fewer', () => {
     const over = sourceFiles(SRC)
       .map((file) => ({ file: relative(ROOT, file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
@@ -69,7 +140,7 @@ describe('house rules', () => {
   it('keeps the pure modules free of I/O modules of ours', () => {
     const graph = dependencies();
     const pure = ['api', 'policy', 'bundle', 'auth', 'admission', 'lint'];
-    const io = ['kube', 'standalone', 'http', 'service', 'cli', 'controller', 'store'];
+    const io = ['kube', 'standalone', 'http', 'server', 'modes', 'pipeline', 'opa', 'cli', 'controller', 'store'];
     const crossings = pure.flatMap((p) => [...(graph.get(p)?.keys() ?? [])].filter((d) => io.includes(d)).map((d) => `${p} → ${d}`));
     expect(crossings).toEqual([]);
   });

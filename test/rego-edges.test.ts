@@ -3,7 +3,8 @@
 // ever raising an error (which OPA's --strict-builtin-errors would turn into a failed query).
 import { describe, expect, it } from 'vitest';
 import { buildIndex, compileRule, decide, toDecisionInput, translate, translateRule } from '../src/policy/index.ts';
-import { IP_PATTERN, TIMESTAMP_PATTERN } from '../src/policy/values.ts';
+import { IP_PATTERN } from '../src/policy/ip.ts';
+import { TIMESTAMP_PATTERN } from '../src/policy/timestamps.ts';
 import { rng } from './support/corpus.ts';
 import { loadPolicy } from './support/rego-model.ts';
 import { ruleModelFor } from './support/rules.ts';

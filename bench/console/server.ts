@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { configFromFlags } from '../../src/config.ts';
-import { startService } from '../../src/service/index.ts';
+import { startService } from '../../src/modes/index.ts';
 import { LOCAL_LISTENERS } from '../../test/support/service.ts';
 import { serveCommands } from '../http/ipc.ts';
 import { processStats, type ServerStats } from '../http/servers/stats.ts';

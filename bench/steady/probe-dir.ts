@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { configFromFlags } from '../../src/config.ts';
 import { LOCAL_LISTENERS } from '../../test/support/service.ts';
-import { startService } from '../../src/service/index.ts';
+import { startService } from '../../src/modes/index.ts';
 import { directoryFile, directoryTenant } from './tenants.ts';
 const DIRS = Number(process.env['DIRS'] ?? 100);
 const root = await mkdtemp(join(tmpdir(), 'probe-dir-'));

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { configFromFlags } from '../../src/config.ts';
 import { LOCAL_LISTENERS } from '../../test/support/service.ts';
-import { startService } from '../../src/service/index.ts';
+import { startService } from '../../src/modes/index.ts';
 import { serveCommands } from '../http/ipc.ts';
 import { CONNECTOR, TENANT } from '../http/tenant.ts';
 import { startProfile, stopProfile } from '../http/servers/profiler.ts';

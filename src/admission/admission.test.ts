@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { readReview, type Review } from './review.ts';
 import { specProblem } from './spec.ts';
-import { lintWarnings } from './lint.ts';
+import { lintWarnings } from './warnings.ts';
 import { boundWarnings, MAX_WARNING_CHARS, MAX_WARNINGS, reviewResponse, verdictOf, withIncoming, type ReviewedObject } from './verdict.ts';
 
 const API = 'acl.policyagent.dev/v1alpha1';

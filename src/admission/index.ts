@@ -2,5 +2,5 @@
 // the words), and the AdmissionReview v1 the webhook reads and answers. Pure: no I/O, no clock.
 export { checkSpec, conditionProblem, type JudgedKind } from './spec.ts';
 export { readReview, type Review } from './review.ts';
-export { lintWarnings } from './lint.ts';
+export { lintWarnings } from './warnings.ts';
 export { boundWarnings, reviewResponse, verdictOf, withIncoming, type ReviewedObject, type WarningsFor } from './verdict.ts';

@@ -1,4 +1,4 @@
-export { API_VERSION, Condition, DnsLabel, DnsSubdomain, ObjectMeta } from './meta.ts';
+export { API_VERSION, Condition, DnsLabel, DnsSubdomain, GROUP, ObjectMeta, VERSION } from './meta.ts';
 export { Rule, RulePhase, RuleSpec, RuleStatus } from './rule.ts';
 export { Connector, ConnectorSpec, ConnectorStatus } from './connector.ts';
 export { Bundle, BundleSpec, BundleStatus } from './bundle.ts';

@@ -61,7 +61,8 @@ export function entityTypesTake(types: ReadonlySet<string>, subjectType: string,
   return types.size === 0 || types.has(subjectType) || types.has(resourceType);
 }
 
-function sha256(data: string | Uint8Array): string {
+/** sha256 (hex) of a text's UTF-8 bytes or of bytes. */
+export function sha256(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
@@ -156,7 +157,7 @@ export async function packBundleFiles(manifest: string, rego: string, cache?: Pi
 
 /**
  * Hashing and packing, the parts of a build that take long on a large bundle: in this thread
- * (IN_THREAD_PACKER), or in a background thread (src/work), with the same bytes either way.
+ * (IN_THREAD_PACKER), or in the packing thread (packing.ts), with the same bytes either way.
  */
 export interface BundlePacker {
   /** sha256 (hex) of a text's UTF-8 bytes. */

@@ -5,11 +5,10 @@ export {
   entityTypesTake,
   IN_THREAD_PACKER,
   inputDigestOf,
-  packBundleFiles,
   selectRules,
-  textLength,
   type BuiltBundle,
   type Text,
   type BundleInput,
   type BundlePacker,
 } from './bundle.ts';
+export { createPackingThread, createThreadPacker } from './packing.ts';

@@ -3,8 +3,7 @@
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
-import { buildOffline } from '../service/offline.ts';
-import { folderProblem } from './folder.ts';
+import { buildFolder } from './offline.ts';
 import { countFindings } from './findings.ts';
 import { renderOffline } from './render.ts';
 
@@ -55,14 +54,9 @@ export async function lint(argv: string[], usage: string): Promise<number> {
     process.stderr.write(`lint needs --manifests <dir> (or ACL_MANIFESTS)\n\n${usage}`);
     return 2;
   }
-  const notFolder = await folderProblem(dir);
-  const built = notFolder === undefined ? await buildOffline(dir) : { unreadable: notFolder };
-  if ('unreadable' in built) {
-    process.stderr.write(`cannot read manifests from ${dir}: ${built.unreadable}\n`);
-    return 2;
-  }
-  if (built.files.length === 0) {
-    process.stderr.write(`no .yaml or .yml files in ${dir}\n`);
+  const built = await buildFolder(dir);
+  if ('refused' in built) {
+    process.stderr.write(`${built.refused}\n`);
     return 2;
   }
   const { problems, findings } = renderOffline(built);

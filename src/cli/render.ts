@@ -1,5 +1,5 @@
 // `acl-operator render`: what `serve` would serve for a folder of manifests, without serving it. The
-// folder is built by the offline pipeline (service/offline.ts); this file only says it for people.
+// folder is built by the offline pipeline (pipeline/offline.ts); this file only says it for people.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,8 +9,8 @@ import { Condition } from '../api/index.ts';
 import type { BuiltBundle } from '../bundle/index.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
 import type { RegoVersion } from '../policy/index.ts';
-import { buildOffline, type Offline } from '../service/offline.ts';
-import { folderProblem } from './folder.ts';
+import type { Offline } from '../pipeline/index.ts';
+import { buildFolder } from './offline.ts';
 import type { DocumentProblem, ObjectState } from '../standalone/index.ts';
 import type { Snapshot } from '../store/index.ts';
 import { countFindings, findingsOf } from './findings.ts';
@@ -174,19 +174,10 @@ export async function renderCommand(argv: string[], usage: string): Promise<numb
     process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${usage}`);
     return 2;
   }
-  const notFolder = await folderProblem(dir);
-  if (notFolder !== undefined) {
-    process.stderr.write(`cannot read manifests from ${dir}: ${notFolder}\n`);
+  const built = await buildFolder(dir);
+  if ('refused' in built) {
+    process.stderr.write(`${built.refused}\n`);
     return 2;
-  }
-  const built = await buildOffline(dir);
-  if ('unreadable' in built) {
-    process.stderr.write(`cannot read manifests from ${dir}: ${built.unreadable}\n`);
-    return 2;
-  }
-  if (built.files.length === 0) {
-    process.stderr.write(`no .yaml or .yml files in ${dir}\n`);
-    return 1;
   }
   process.stderr.write(`Read ${built.files.length} file(s) from ${dir}\n`);
   const result = renderOffline(built);

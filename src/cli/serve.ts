@@ -1,133 +1,126 @@
-// `acl-operator [serve]`: starts the service and, for people at a terminal, says where everything
-// is: listeners, token files, lint findings, a decision and a bundle curl, and the OPA configuration
-// of each bundle.
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import type { Config } from '../config.ts';
-import { secretToken } from '../controller/index.ts';
-import { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from '../http/index.ts';
-import { formatFinding } from '../lint/index.ts';
-import type { Service } from '../service/index.ts';
-import { opaConfigFile } from '../standalone/index.ts';
-import { countFindings, findingsOf } from './findings.ts';
+// `acl-operator [serve]`: reads the configuration, starts the service (standalone on a folder, or
+// the Kubernetes operator) and runs it until SIGTERM or SIGINT. Loaded only for this command: the
+// offline commands (render, lint, test) never load the Kubernetes client or the HTTP stack.
+import { closeSync, openSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import { readConfig, SERVE_USAGE, type Config } from '../config.ts';
+import { MAX_BACKLOG_BYTES, type Destination } from '../fleet/index.ts';
+import { createLogger } from '../log.ts';
+import { startOperator, startService, type Operator, type Service } from '../modes/index.ts';
+import { folderProblem } from './folder.ts';
+import { describeService } from './banner.ts';
 
-/** Marks an API key Secret whose key is public (examples/): the banner may print it. */
-export const ANNOTATION_PUBLIC_EXAMPLE = 'acl.policyagent.dev/public-example';
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Findings shown in the banner; `acl-operator lint` prints them all. */
-const BANNER_FINDINGS = 5;
-
-/** The banner's lint lines: the count, the command that prints every finding, and the first few. */
-function lintLines(service: Service, config: Config): string[] {
-  const findings = findingsOf(service.state.objects());
-  if (findings.length === 0) return [];
-  const more = findings.length - BANNER_FINDINGS;
-  return [
-    `  Lint     ${countFindings(findings.length)} (each with its fix: acl-operator lint --manifests ${shellQuote(config.manifests ?? '')}); later ones are logged`,
-    ...findings.slice(0, BANNER_FINDINGS).map((f) => `    - ${formatFinding(f)}`),
-    ...(more > 0 ? [`    - and ${more} more`] : []),
-  ];
-}
-
-function consoleLines(service: Service): string[] {
-  const { url, adminKeyFile } = service.console;
-  if (url === undefined) return [];
-  return [`  Console  ${url}   (sign in with the admin key: cat ${shellQuote(resolve(adminKeyFile))}, or a tenant's API key)`];
-}
-
-/** The banner: listeners, token files, one OPA configuration per bundle, and commands to paste. */
-export async function describeService(service: Service, config: Config): Promise<string> {
-  const snapshot = service.store.snapshot();
-  const curlTls = service.caFile ? `--cacert ${shellQuote(resolve(service.caFile))} ` : '';
-  const lines: string[] = [];
-  const tenants = [...snapshot.tenants.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : 1));
-  lines.push(
-    '',
-    `acl-operator is serving ${tenants.length} tenant(s) from ${config.manifests ?? ''} (state in ${resolve(config.stateDir)})`,
-  );
-  lines.push(`  API      ${service.apiUrl}${service.caFile ? `   (trust ${resolve(service.caFile)})` : '   (plain HTTP)'}`);
-  lines.push(`  Ops      ${service.opsUrl}/metrics   ${service.opsUrl}/healthz   ${service.opsUrl}/readyz`);
-  lines.push(...consoleLines(service));
-  const problems = service.source.problems();
-  if (problems.length > 0)
-    lines.push(
-      `  Problems ${problems.length} manifest document(s) skipped: see ${join(resolve(config.stateDir), 'problems.yaml')} or acl-operator status`,
-    );
-  lines.push(...lintLines(service, config));
-  lines.push(
-    '',
-    'One OPA per bundle: every bundle has roots ["acl"], so an OPA given two of them activates one and refuses',
-    'the other. Each bundle below has its own configuration (status and decision logs report back here).',
-  );
-  let bundleCurl: string | undefined;
-  let shown = false;
-  for (const t of tenants) {
-    for (const c of [...t.connectors.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const bundles = [...t.bundles.values()]
-        .filter((b) => b.connector === c.name)
-        .map((b) => b.name)
-        .sort();
-      const tokenFile = service.state.tokenFile(t.tenant, c.name);
-      lines.push('', `Connector ${t.tenant}/${c.name} (${c.active ? 'Active' : 'Inactive'}), ${bundles.length} bundle(s)`);
-      lines.push(`  token file (OPA token_path)  ${resolve(tokenFile)}`);
-      for (const b of bundles) {
-        const opaFile = resolve(opaConfigFile(config.stateDir, t.tenant, b));
-        lines.push(`  bundle ${b}: opa run --server --config-file ${shellQuote(opaFile)}`);
-        if (!shown) {
-          shown = true;
-          const text = await readFile(opaFile, 'utf8').catch(() => '');
-          lines.push(
-            ...text
-              .trimEnd()
-              .split('\n')
-              .filter((l) => !l.startsWith('#'))
-              .map((l) => `    ${l}`),
-          );
-        }
-      }
-      if (bundleCurl === undefined && bundles[0] !== undefined && c.active) {
-        bundleCurl = `curl -sS ${curlTls}-D - -o bundle.tar.gz -H "Authorization: Bearer $(cat ${shellQuote(resolve(tokenFile))})" ${service.apiUrl}/${t.tenant}/connectors/policyagent/${c.name}/bundles/${bundles[0]}`;
-      }
+/**
+ * The log's stream. With --decision-log stdout, decision lines and log lines share one asynchronous
+ * stdout stream, so a line of one never lands inside a line of the other; it is flushed at exit.
+ */
+function logStream(config: Config): Destination | undefined {
+  if (config.decisionLog.kind !== 'stdout') return undefined;
+  // Bounded like a decision log file: a stdout nobody reads drops lines (counted) rather than grow.
+  const stream = pino.destination({ dest: 1, sync: false, maxLength: MAX_BACKLOG_BYTES });
+  process.once('exit', () => {
+    try {
+      stream.flushSync();
+    } catch {
+      /* already closed */
     }
+  });
+  return stream;
+}
+
+/** A decision log file must open before anything starts: a typo is a usage error, not a silent loss. */
+function checkDecisionLog(config: Config): string | undefined {
+  if (config.decisionLog.kind !== 'file') return undefined;
+  const file = config.decisionLog.path;
+  try {
+    closeSync(openSync(file, 'a', 0o600));
+    return undefined;
+  } catch (err) {
+    return `--decision-log ${file}: ${err instanceof Error ? err.message : String(err)}`;
   }
-  // A decision example for the first tenant with an API key Secret in the manifests folder. The key
-  // itself is printed only when its Secret says it is a public example: this text may end up in logs.
-  let decisionCurl: string | undefined;
-  let authzenCurl: string | undefined;
-  for (const secret of service.source.list('Secret')) {
-    const token = secretToken(secret.raw);
-    const tenant = snapshot.tenants.get(secret.metadata.namespace);
-    const rule = tenant?.index.rules[0];
-    if (!token || !rule) continue;
-    const key =
-      secret.metadata.annotations?.[ANNOTATION_PUBLIC_EXAMPLE] === 'true'
-        ? token
-        : `<the token of Secret ${secret.metadata.namespace}/${secret.metadata.name}>`;
-    const body = JSON.stringify({
-      subject: { type: rule.model.subjectType, id: 'alice', properties: {} },
-      action: rule.model.actions[0],
-      resource: { type: rule.model.resourceType, id: 'example-1', properties: {} },
-      context: {},
-    });
-    decisionCurl = `curl -sS ${curlTls}-H 'Content-Type: application/json' -H ${shellQuote(`Authorization: Bearer ${key}`)} -d ${shellQuote(body)} ${service.apiUrl}/authorization`;
-    const authzenBody = JSON.stringify({
-      subject: { type: rule.model.subjectType, id: 'alice' },
-      action: { name: rule.model.actions[0] },
-      resource: { type: rule.model.resourceType, id: 'example-1' },
-    });
-    authzenCurl = `curl -sS ${curlTls}-H 'Content-Type: application/json' -H ${shellQuote(`Authorization: Bearer ${key}`)} -d ${shellQuote(authzenBody)} ${service.apiUrl}${AUTHZEN_ENDPOINTS.evaluation.path}`;
-    break;
+}
+
+/**
+ * SIGHUP reopens the decision log file (after logrotate moved it). At exit, the lines still batched
+ * (up to 20 ms of them) are written, also on an exit that skipped stop().
+ */
+function reopenOnHangup(service: { fleet: { sink: { reopen(): void; flushSync(): void } } }, log: Logger): void {
+  process.on('SIGHUP', () => {
+    service.fleet.sink.reopen();
+    log.info('Reopened the decision log');
+  });
+  process.once('exit', () => {
+    service.fleet.sink.flushSync();
+  });
+}
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const read = readConfig(argv, process.env);
+  if (read.ok === 'help') {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
   }
-  lines.push('', 'Try a decision (the reply says which rule decided, or what each candidate rule was missing):');
-  lines.push(`  ${decisionCurl ?? '(add a Secret labelled acl.policyagent.dev/api-key: "true" with a token to the manifests folder)'}`);
-  if (authzenCurl)
-    lines.push(`The same as an AuthZEN 1.0 evaluation (docs/authzen.md; metadata at ${AUTHZEN_METADATA_PATH}):`, `  ${authzenCurl}`);
-  lines.push('Fetch a bundle (add -H \'If-None-Match: "<etag>"\' to get 304 while it is unchanged):');
-  lines.push(`  ${bundleCurl ?? '(no Active connector with a bundle)'}`);
-  lines.push('Status like kubectl get:', `  acl-operator status --state-dir ${shellQuote(config.stateDir)}`, '');
-  return lines.join('\n');
+  if (!read.ok) {
+    process.stderr.write(`${read.message}\n\n${SERVE_USAGE}`);
+    return 2;
+  }
+  const config = read.config;
+  const badLog = checkDecisionLog(config);
+  if (badLog !== undefined) {
+    process.stderr.write(`${badLog}\n`);
+    return 2;
+  }
+  if (config.manifests === undefined) return serveKubernetes(config);
+  const notFolder = await folderProblem(config.manifests);
+  if (notFolder !== undefined) {
+    process.stderr.write(`--manifests ${config.manifests}: ${notFolder}\n`);
+    return 2;
+  }
+  const stdout = logStream(config);
+  const log = createLogger(config.logLevel, stdout);
+  let service: Service;
+  try {
+    service = await startService(config, { log, ...(stdout ? { stdout } : {}) });
+  } catch (err) {
+    log.fatal({ err }, 'Failed to start');
+    process.stderr.write(`acl-operator: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  reopenOnHangup(service, log);
+  process.stderr.write(`${await describeService(service, config)}\n`);
+  await untilSignal(service, log);
+  return 0;
+}
+
+/** Resolves once SIGTERM or SIGINT stopped the service. */
+function untilSignal(service: { stop(): Promise<void> }, log: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onSignal = (signal: string): void => {
+      log.info({ signal }, 'Stopping');
+      service.stop().then(resolve, (err: unknown) => {
+        log.error({ err }, 'Failed to stop cleanly');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+async function serveKubernetes(config: Config): Promise<number> {
+  const stdout = logStream(config);
+  const log = createLogger(config.logLevel, stdout);
+  let operator: Operator;
+  try {
+    operator = await startOperator(config, { log, ...(stdout ? { stdout } : {}) });
+  } catch (err) {
+    log.fatal({ err }, 'Failed to start the Kubernetes operator');
+    process.stderr.write(`acl-operator: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  reopenOnHangup(operator, log);
+  await untilSignal(operator, log);
+  // Stopped: the Lease is released and the last statuses written. Aborted watches can leave sockets
+  // that would hold the process for another 30 s; nothing is left to do.
+  process.exit(0);
 }

@@ -5,22 +5,21 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';
+import { openOpa, type Opa } from '../opa/index.ts';
 import {
   formatJson,
   formatJunit,
   formatTap,
   formatText,
-  openOpa,
   passed,
   runSuite,
   summaryLine,
   type FileError,
-  type Opa,
   type TestReport,
   type TestText,
 } from '../policytest/index.ts';
-import { buildOffline, type Offline } from '../service/offline.ts';
-import { folderProblem } from './folder.ts';
+import type { Offline } from '../pipeline/index.ts';
+import { buildFolder, folderRefusal } from './offline.ts';
 import { walkManifests } from '../standalone/index.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
 import { countFindings } from './findings.ts';
@@ -111,8 +110,9 @@ async function prepare(options: Options): Promise<number | { texts: TestText[]; 
     process.stderr.write(`${message}\n`);
     return 2;
   };
-  const notFolder = await folderProblem(options.manifests);
-  if (notFolder !== undefined) return fail(`cannot read manifests from ${options.manifests}: ${notFolder}`);
+  // First: the test files are looked for under the manifests folder.
+  const refused = await folderRefusal(options.manifests);
+  if (refused !== undefined) return fail(refused);
   const files = await testFiles(options);
   if (typeof files === 'string') return fail(files);
   const texts: TestText[] = [];
@@ -125,8 +125,8 @@ async function prepare(options: Options): Promise<number | { texts: TestText[]; 
   }
   const opa = options.opa === undefined ? undefined : await openOpa(options.opa);
   if (typeof opa === 'string') return fail(opa);
-  const offline = await buildOffline(options.manifests);
-  if ('unreadable' in offline) return fail(`cannot read manifests from ${options.manifests}: ${offline.unreadable}`);
+  const offline = await buildFolder(options.manifests);
+  if ('refused' in offline) return fail(offline.refused);
   const { problems, findings } = renderOffline(offline);
   if (problems.length > 0) {
     return fail(

@@ -1,10 +1,10 @@
-// What the console reads and writes, handed in by each mode's wiring (src/service/console.ts): the
+// What the console reads and writes, handed in by each mode's wiring (src/modes/console.ts): the
 // store, the objects as the source holds them (status included), the fleet's memory, and the ports
 // its actions write through. Pages and routes never reach for anything else.
 import type { Logger } from 'pino';
 import type { ObjectEditor, ObjectReader, TokenSecret } from '../controller/index.ts';
 import type { AgentRegistry, RecentDecisions } from '../fleet/index.ts';
-import type { Opa } from '../policytest/index.ts';
+import type { Opa } from '../opa/index.ts';
 import type { Store } from '../store/index.ts';
 
 /** Where the truth lives: the API server (actions patch objects) or the manifests folder (actions edit files). */

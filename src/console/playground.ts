@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { RuleSpec } from '../api/index.ts';
 import { entityTypesTake } from '../bundle/index.ts';
-import { decisionInputOf } from '../http/index.ts';
+import { decisionInputOf } from '../authzen/index.ts';
 import {
   buildIndex,
   compileRule,
@@ -18,7 +18,7 @@ import {
   type EntityDirectory,
   type RuleModel,
 } from '../policy/index.ts';
-import { opaAllowsOnBundle, type Opa } from '../policytest/index.ts';
+import { opaAllowsOnBundle, type Opa } from '../opa/index.ts';
 import type { BundleEntry, Snapshot } from '../store/index.ts';
 
 /** What one tenant serves: its rule index, directory and bundles. */

@@ -5,7 +5,7 @@ import { Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.
 import { selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
 import { agentsStatus, rolloutCondition, type AgentsStatus } from '../fleet/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
-import { drive } from '../work/slice.ts';
+import { drive } from '../work/index.ts';
 import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { followBuild, nextBuild, recordedRevision } from './revision.ts';

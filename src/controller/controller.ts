@@ -4,18 +4,21 @@ import type { Logger } from 'pino';
 import { EMPTY_SUMMARY } from '../fleet/index.ts';
 import { IN_THREAD_PACKER, type BundlePacker } from '../bundle/index.ts';
 import type { Store } from '../store/index.ts';
-import { createSlicer, type Slicer } from '../work/slice.ts';
+import { createSlicer, type Slicer } from '../work/index.ts';
 import { reconcileBundle } from './bundle.ts';
 import { reconcileConnector } from './connector.ts';
 import { createDirectoryReconciler } from './directory.ts';
 import type { AgentView, Outcome, ReconcileDeps } from './deps.ts';
 import { drainOnce, type ControllerMetrics, type DrainState } from './drain.ts';
-import { createDrainLinter } from './lint.ts';
+import { createDrainLinter } from './warnings.ts';
+import { asDrained, drainedQueue, type DrainedQueue, type WorkQueue } from './queue.ts';
 import { createRuleReconciler } from './rule.ts';
 import { reconcileSecret } from './secret.ts';
-import { keyText, type ClusterWriter, type ObjectKey, type ObjectReader } from './types.ts';
+import type { ClusterWriter, ObjectKey, ObjectReader } from './types.ts';
 
 export interface ControllerOptions {
+  /** The queue it drains (createWorkQueue), when others enqueue before the controller exists; default a new one. */
+  readonly queue?: WorkQueue;
   readonly objects: ObjectReader;
   readonly writer: ClusterWriter;
   readonly store: Store;
@@ -36,7 +39,7 @@ export interface ControllerOptions {
   readonly slicer?: Slicer;
   /**
    * Lint the tenants each drain touched, after its publish: Warning conditions and Events (leader
-   * only; controller/lint.ts). The services turn it on; off by default, so a test sees only what it tests.
+   * only; controller/warnings.ts). The modes turn it on; off by default, so a test sees only what it tests.
    */
   readonly lint?: boolean;
 }
@@ -59,6 +62,7 @@ const NO_AGENTS: AgentView = { windowSeconds: 300, summary: () => EMPTY_SUMMARY 
 
 /** The queue's state: what drains share, plus the retry timers and the drain under way. */
 interface QueueState extends DrainState {
+  readonly keys: DrainedQueue;
   readonly retryMs: number;
   readonly maxRetryMs: number;
   readonly retries: Set<NodeJS.Timeout>;
@@ -68,7 +72,9 @@ interface QueueState extends DrainState {
 
 export function createController(options: ControllerOptions): Controller {
   const deps = reconcileDeps(options);
+  const keys = options.queue ? asDrained(options.queue) : drainedQueue();
   const s: QueueState = {
+    keys,
     objects: options.objects,
     writer: options.writer,
     store: options.store,
@@ -76,7 +82,7 @@ export function createController(options: ControllerOptions): Controller {
     metrics: options.metrics,
     deps,
     reconcile: dispatcher(deps),
-    queue: new Set(),
+    queue: keys.keys,
     phases: new Map(),
     settledWaiters: [],
     failures: new Map(),
@@ -89,8 +95,11 @@ export function createController(options: ControllerOptions): Controller {
     running: undefined,
     stopped: false,
   };
+  keys.onAdd(() => {
+    s.running ??= Promise.resolve().then(() => pump(s));
+  });
   return {
-    enqueue: (key) => add(s, keyText(key)),
+    enqueue: keys.enqueue,
     async idle() {
       while (s.running) await s.running;
     },
@@ -139,11 +148,6 @@ function dispatcher(deps: ReconcileDeps): (key: ObjectKey) => Promise<Outcome> {
   };
 }
 
-function add(s: QueueState, text: string): void {
-  s.queue.add(text);
-  s.running ??= Promise.resolve().then(() => pump(s));
-}
-
 function retry(s: QueueState, text: string, err: unknown): void {
   const n = (s.failures.get(text) ?? 0) + 1;
   s.failures.set(text, n);
@@ -152,7 +156,7 @@ function retry(s: QueueState, text: string, err: unknown): void {
   if (s.stopped) return;
   const timer = setTimeout(() => {
     s.retries.delete(timer);
-    add(s, text);
+    s.keys.add(text);
   }, delayMs);
   timer.unref();
   s.retries.add(timer);

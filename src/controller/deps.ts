@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { BundleStatus, ConnectorStatus, DirectoryStatus, RuleStatus } from '../api/index.ts';
 import type { BundlePacker } from '../bundle/index.ts';
-import type { Slicer } from '../work/slice.ts';
+import type { Slicer } from '../work/index.ts';
 import type { AgentSummary } from '../fleet/index.ts';
 import type { ActivityLog, StoreDraft } from '../store/index.ts';
 import type { ClusterWriter, ObjectKey, ObjectReader } from './types.ts';

@@ -3,10 +3,10 @@
 import type { Logger } from 'pino';
 import { BundleStatus, type Condition, readStatus } from '../api/index.ts';
 import type { Store } from '../store/index.ts';
-import { drive } from '../work/slice.ts';
+import { drive } from '../work/index.ts';
 import { sameStatus } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
-import type { DrainLinter, LintPass } from './lint.ts';
+import type { DrainLinter, LintPass } from './warnings.ts';
 import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
 
 export interface ControllerMetrics {

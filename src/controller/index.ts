@@ -8,8 +8,10 @@ export {
   rotateChanges,
   withChanges,
 } from './actions.ts';
+export { countingWriter } from './counting.ts';
 export { createController, type Controller, type ControllerOptions } from './controller.ts';
 export type { ControllerMetrics } from './drain.ts';
+export { createWorkQueue, type WorkQueue } from './queue.ts';
 export { secretToken } from './secret.ts';
 
 export {

@@ -3,7 +3,7 @@
 import type { BundleStatus } from '../api/index.ts';
 import { buildBundle, bundleRegoSteps, inputDigestOf, type BuiltBundle, type BundleInput, type Text } from '../bundle/index.ts';
 import type { BundleEntry } from '../store/index.ts';
-import { drive } from '../work/slice.ts';
+import { drive } from '../work/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 
 /** The revision a status records, when it records one. */

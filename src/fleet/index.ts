@@ -1,5 +1,5 @@
 export { createAgentRegistry, type AgentRegistry } from './registry.ts';
-export { EMPTY_SUMMARY, summarize, type Agent, type AgentState, type AgentSummary } from './agents.ts';
+export { EMPTY_SUMMARY, type Agent, type AgentSummary } from './agents.ts';
 export { classify, parseDecisionUpload, type DecisionResult } from './events.ts';
 export { jsonSizeAtMost, MAX_KEPT_BYTES, parseLosslessJson, redact, REDACTED, TOO_DEEP } from './json.ts';
 export { createRecentDecisions, type RecentDecision, type RecentDecisions } from './recent.ts';
@@ -8,4 +8,5 @@ export { createDecisionSink, MAX_BACKLOG_BYTES, type DecisionSink, type Destinat
 export { agentDecisionLine, serviceDecisionLine } from './lines.ts';
 export { agentsReport, agentsStatus, rolloutCondition, type AgentsStatus } from './rollout.ts';
 export { ownedBundles, type Owned } from './owned.ts';
-export type { UploadAnswer, UploadPart, UploadReader, UploadRequest } from './intake.ts';
+export type { UploadPart, UploadReader } from './intake.ts';
+export { type Fleet, startFleet } from './fleet.ts';

@@ -1,5 +1,5 @@
 // What becomes of an OPA upload's bytes before anything of it reaches the event loop: the uploads
-// thread (work/uploads-worker.ts) reads them to JSON (body.ts: inflated, scanned, parsed), validates
+// thread (uploads-worker.ts) reads them to JSON (body.ts: inflated, scanned, parsed), validates
 // the report or the events, and for decision logs also makes what the decision log and the
 // recent-decisions buffer need. The event loop collects the bytes and applies the small, validated
 // result (http/status.ts, http/logs.ts); requests, parts and answers are plain data.
@@ -64,7 +64,7 @@ export type UploadAnswer =
       readonly parts: readonly UploadPart[];
     };
 
-/** Reads uploads off the event loop (work/uploads.ts); a failure is an answer, never a rejection. */
+/** Reads uploads off the event loop (uploads-thread.ts); a failure is an answer, never a rejection. */
 export interface UploadReader {
   read(request: UploadRequest, onPart?: (part: UploadPart) => void): Promise<UploadAnswer>;
 }

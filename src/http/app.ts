@@ -8,10 +8,10 @@ import { createAuthorizationHandler } from './authorization.ts';
 import { createActivityHandler, createBundleHandler } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
 import { createAuthzenHandlers, createMetadataHandler } from './endpoints.ts';
-import { createFleetHandlers } from './fleet.ts';
+import { createFleetHandlers } from './reports.ts';
 import { sendError } from './errors.ts';
 import { answerThrow, errorMiddleware, type ThrowSite } from './guard.ts';
-import { AUTHZEN_ENDPOINT_NAMES, AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from './paths.ts';
+import { AUTHZEN_ENDPOINT_NAMES, AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from '../authzen/index.ts';
 import { echoed } from './reply.ts';
 
 const CONNECTOR_PATH = '/:tenant/connectors/policyagent/:connector';

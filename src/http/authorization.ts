@@ -7,7 +7,7 @@ import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
 import { answerThrow, type ThrowSite } from './guard.ts';
 import { jsonHeaders, requestId, sendUnauthenticated, withRequestId } from './reply.ts';
-import { decisionInputOf } from './request.ts';
+import { decisionInputOf } from '../authzen/index.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
 
 /** The POST /authorization handler: 401 without a tenant's API key, else the body's decision (or its 400/413). */

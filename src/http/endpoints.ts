@@ -6,12 +6,11 @@ import type { Counter } from 'prom-client';
 import { serviceDecisionLine } from '../fleet/index.ts';
 import { EMPTY_DIRECTORY, type Decision, type DecisionInput, type RuleIndex } from '../policy/index.ts';
 import type { Snapshot } from '../store/index.ts';
-import { evaluation, evaluations, metadata, search, type Reply, type TenantView } from './authzen.ts';
+import { evaluation, evaluations, metadata, search, type AuthzenEndpoint, type Reply, type TenantView } from '../authzen/index.ts';
 import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
 import { answerThrow, type ThrowSite } from './guard.ts';
-import type { AuthzenEndpoint } from './paths.ts';
 import { requestId, sendJson, sendUnauthenticated, withRequestId } from './reply.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
 

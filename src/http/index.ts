@@ -2,5 +2,3 @@ export type { AdmissionDeps } from './admission.ts';
 export { createApiHandler, createOpsApp } from './app.ts';
 export type { FleetDeps } from './deps.ts';
 export { createLongPolls, type LongPolls } from './longpoll.ts';
-export { decisionInputOf } from './request.ts';
-export { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from './paths.ts';

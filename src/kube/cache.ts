@@ -3,7 +3,7 @@
 // informer's event may arrive in either order).
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_VERSION, ObjectMeta } from '../api/meta.ts';
+import { API_VERSION, ObjectMeta } from '../api/index.ts';
 import { LABEL_CONNECTOR, tokenSecretName, type Kind, type ObjectKey, type SourceObject } from '../controller/index.ts';
 import { newerVersion } from './client.ts';
 

@@ -6,7 +6,7 @@ import type { RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type RequestContext } from '@kubernetes/client-node';
-import { GROUP, VERSION } from '../api/meta.ts';
+import { GROUP, VERSION } from '../api/index.ts';
 import type { Kind } from '../controller/index.ts';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';

@@ -4,7 +4,7 @@
 // objects are reported by the relist).
 import { makeInformer, type Informer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, VERSION } from '../api/meta.ts';
+import { GROUP, VERSION } from '../api/index.ts';
 import { LABEL_API_KEY, LABEL_CONNECTOR, type Kind, type ObjectKey } from '../controller/index.ts';
 import { applyObjectChange, applyTokenChange, type ChangeType, type KubeCache } from './cache.ts';
 import { collectionPath, describeError, PLURALS, statusOf, type CustomKind, type KubeClients } from './client.ts';

@@ -1,5 +1,5 @@
 // The cluster source: the only user of @kubernetes/client-node. What the rest of the service may use.
-export { type AgentSharing, createAgentSharing } from './agents.ts';
+export { type AgentSharing, createAgentSharing } from './sharing.ts';
 export { clientsFor, createClients, type CustomKind, type KubeClients, PLURALS, statusOf } from './client.ts';
 export { createObjectPatcher } from './patch.ts';
 export { createLeaderElector, type LeaderElector } from './leader.ts';

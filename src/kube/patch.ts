@@ -4,7 +4,7 @@
 // (deploy/20-rbac.yaml says which action needs which).
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, VERSION } from '../api/meta.ts';
+import { GROUP, VERSION } from '../api/index.ts';
 import { changesProblem, type EditOutcome, keyText, type ObjectEditor, type ObjectKey, withChanges } from '../controller/index.ts';
 import { describeError, PLURALS, statusOf, type KubeClients } from './client.ts';
 

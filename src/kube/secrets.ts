@@ -3,7 +3,7 @@
 // conflict with a stale body nor touches a Secret that is not ours, and copying a new CA into all.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_VERSION } from '../api/meta.ts';
+import { API_VERSION } from '../api/index.ts';
 import {
   ANNOTATION_ISSUED_AT,
   ANNOTATION_ROTATION,

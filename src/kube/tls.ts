@@ -52,7 +52,7 @@ function decode(secret: V1Secret): TlsMaterial | string {
   return { cert, key, ca: ca?.includes('BEGIN CERTIFICATE') ? ca : cert };
 }
 
-/** The injected clock (service/cluster.ts passes the service's), else the real one. */
+/** The injected clock (modes/cluster.ts passes the mode's), else the real one. */
 function nowMs(o: TlsSecretOptions): number {
   return (o.now ?? Date.now)();
 }

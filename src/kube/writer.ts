@@ -3,7 +3,7 @@
 // look like changes to reconcile.
 import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, VERSION } from '../api/meta.ts';
+import { API_VERSION, GROUP, VERSION } from '../api/index.ts';
 import { keyText, type ClusterWriter, type ObjectEvent, type ObjectKey, type SourceObject } from '../controller/index.ts';
 import { getObject, putObject, slot, toSource, type KubeCache } from './cache.ts';
 import { describeError, MANAGED_BY, PLURALS, statusOf } from './client.ts';

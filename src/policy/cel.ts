@@ -5,7 +5,7 @@ import { parse } from '@bufbuild/cel';
 import type { Expr, Expr_Call } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import type { CompareOp, Cond, Literal, Root, StringFn, TimePart, Value } from './model.ts';
 import { ROOTS } from './model.ts';
-import { parseCidr } from './values.ts';
+import { parseCidr } from './ip.ts';
 
 /** A condition that cannot be compiled, with the place it went wrong (1-based line and column). */
 export interface ConditionError {

@@ -6,19 +6,9 @@
 // rule, instead of a closure tree per rule scattered over the heap.
 import type { Cidr, Cond, Json, Value } from './model.ts';
 import { walkCondition } from './model.ts';
-import {
-  ERR,
-  type JsonMap,
-  type Result,
-  celCompare,
-  celEquals,
-  celIn,
-  celSize,
-  cidrContains,
-  isMap,
-  parseIp,
-  parseTimestamp,
-} from './values.ts';
+import { cidrContains, parseIp } from './ip.ts';
+import { parseTimestamp } from './timestamps.ts';
+import { ERR, type JsonMap, type Result, celCompare, celEquals, celIn, celSize, isMap } from './values.ts';
 
 /** The decision input as OPA sees it (DESIGN.md section 2), already normalized (normalizeInput). */
 export interface DecisionInput {

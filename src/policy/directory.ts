@@ -6,7 +6,8 @@ import { runSteps } from './steps.ts';
 import type { DecisionInput } from './closures.ts';
 import type { RuleModel } from './model.ts';
 import { pathsOf } from './model.ts';
-import { codePointCompare, normalizeInput, type JsonMap } from './values.ts';
+import { normalizeInput } from './normalize.ts';
+import { codePointCompare, type JsonMap } from './values.ts';
 
 /** One entity as a Directory resource lists it. */
 export interface DirectoryEntity {

@@ -32,5 +32,6 @@ export {
   type DirectoryEntity,
   type EntityDirectory,
 } from './directory.ts';
-export { normalizeInput, type JsonMap } from './values.ts';
+export { normalizeInput } from './normalize.ts';
+export { codePointCompare, type JsonMap } from './values.ts';
 export { parseExactJson } from './json.ts';

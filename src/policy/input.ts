@@ -1,6 +1,7 @@
 import type { DecisionInput } from './evaluate.ts';
 import type { Json } from './model.ts';
-import { isMap, normalizeInput } from './values.ts';
+import { normalizeInput } from './normalize.ts';
+import { isMap } from './values.ts';
 
 /**
  * Checks and normalizes a decision input document `{principal, action, resource, context?}` as OPA

@@ -2,7 +2,8 @@
 // Every `not` a translated condition needs lives in one of them, over arguments already bound and
 // type-checked.
 import { block, type RegoVersion } from './regotext.ts';
-import { IP_PATTERN, TIMESTAMP_PATTERN } from './values.ts';
+import { IP_PATTERN } from './ip.ts';
+import { TIMESTAMP_PATTERN } from './timestamps.ts';
 
 export type PreludeName =
   | 'acl_ordered'

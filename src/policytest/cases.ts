@@ -6,7 +6,7 @@
 import { isObject } from '../api/index.ts';
 // The one mapping of POST /authorization's body (imported from its file, not http/index.ts, so that
 // `acl-operator test` does not load the HTTP stack).
-import { decisionInputOf } from '../http/request.ts';
+import { decisionInputOf } from '../authzen/index.ts';
 import { toDecisionInput, type DecisionInput } from '../policy/index.ts';
 import { casePrefix, closest, issueErrors } from './issues.ts';
 import { TestFile, type Defaults, type TestCase } from './schema.ts';

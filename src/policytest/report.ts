@@ -1,7 +1,7 @@
 // What a test run found, and the text report a person reads: a header (with any notes the caller
 // adds, such as lint findings), one block per failing case (the request, expected and got, OPA's
 // decisions, the evaluator's explanation), a line per file and a summary.
-import type { Opa } from './opa.ts';
+import type { Opa } from '../opa/index.ts';
 import type { CaseResult, NativeDecision } from './run.ts';
 
 export interface TestReport {

@@ -1,9 +1,10 @@
 // One run of test files against an offline build: read every file, stop at the first file errors
 // (all of them, positioned), else decide every case natively and, when an OPA is given, on the
 // bundles, and say it all as a TestReport.
-import type { Offline } from '../service/offline.ts';
+import type { Offline } from '../pipeline/index.ts';
 import { resolveCases, type ResolvedCase } from './cases.ts';
-import { decideWithOpa, type Opa } from './opa.ts';
+import type { Opa } from '../opa/index.ts';
+import { decideWithOpa } from './by-opa.ts';
 import type { TestReport } from './report.ts';
 import { decideNatively, withOpaDecisions } from './run.ts';
 import { readSource, type FileError } from './source.ts';

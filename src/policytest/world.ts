@@ -3,7 +3,7 @@
 // decides with, all taken from the offline build (what `serve` would serve).
 import { z } from 'zod';
 import { buildIndex, EMPTY_DIRECTORY, type EntityDirectory, type RuleIndex } from '../policy/index.ts';
-import type { Offline } from '../service/offline.ts';
+import type { Offline } from '../pipeline/index.ts';
 
 export interface WorldBundle {
   readonly tenant: string;

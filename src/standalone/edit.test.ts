@@ -12,7 +12,7 @@ import {
   revokeChanges,
   rotateChanges,
 } from '../controller/index.ts';
-import { createInlineThread } from '../work/inline.ts';
+import { createReadingThread } from './reading.ts';
 import type { ManifestOrigin } from './edit.ts';
 import { createManifestEditor } from './index.ts';
 import { createThreadReader, DEFAULT_MANIFEST_LIMITS } from './reader.ts';
@@ -307,7 +307,7 @@ describe('an edit through the folder source', () => {
       state: openStateFolder(join(dir, 'state')),
       log: pino({ level: 'silent' }),
       enqueue: () => undefined,
-      reader: createThreadReader(createInlineThread(), DEFAULT_MANIFEST_LIMITS),
+      reader: createThreadReader(createReadingThread(true), DEFAULT_MANIFEST_LIMITS),
       settleMs: 0,
     });
 

@@ -1,7 +1,8 @@
 export { createManifestEditor } from './edit.ts';
 export { createFolderSource, type FolderSource, type FolderSourceOptions } from './source.ts';
 export { createThreadReader, DEFAULT_MANIFEST_LIMITS, type ManifestLimits } from './reader.ts';
+export { createReadingThread } from './reading.ts';
 export { walkManifests } from './walk.ts';
 export { openStateFolder, type ObjectState, type StateFolder } from './state.ts';
 export { readObjects, type DocumentProblem } from './objects.ts';
-export { createOpaConfigWriter, opaConfig, opaConfigFile } from './opa.ts';
+export { createOpaConfigWriter, opaConfig, opaConfigFile } from './sidecar-configs.ts';

@@ -1,9 +1,9 @@
-// Reading manifest files in a background thread (src/work): the file is read, hashed and parsed
-// there, one document at a time with a cache of the documents' texts, and its objects come back in
-// parts of a few hundred, so neither a large file nor a large edit holds the event loop.
-import type { WorkerThread } from '../work/pool.ts';
-import type { Piece } from '../work/tasks.ts';
+// Reading manifest files in the reading thread (reading.ts), the event loop's side: the file is read,
+// hashed and parsed there, one document at a time with a cache of the documents' texts, and its
+// objects come back in parts of a few hundred, so neither a large file nor a large edit holds the
+// event loop.
 import type { ManifestRead, ParsedObject } from './parse.ts';
+import type { Piece, ReadingThread } from './reading.ts';
 
 export interface ManifestLimits {
   /** Largest file read, in bytes (--max-manifest-bytes). */
@@ -38,7 +38,7 @@ function numbered(objects: readonly ParsedObject[], offset: number): readonly Pa
  * what this side kept of the file's last read (and keep their objects, so unchanged objects stay
  * the very same). A read that fails forgets the file on both sides.
  */
-export function createThreadReader(thread: WorkerThread, limits: ManifestLimits): ManifestReader {
+export function createThreadReader(thread: ReadingThread, limits: ManifestLimits): ManifestReader {
   const files = new Map<string, readonly Received[]>();
   return {
     async read(file, source) {

@@ -7,7 +7,7 @@
 // settle.ts (when a file's content is used), apply.ts (a scan put in force), schedule.ts (when to scan).
 import type { Logger } from 'pino';
 import { keyText, type ClusterWriter, type ObjectKey, type ObjectReader } from '../controller/index.ts';
-import { createSlicer, type Slicer } from '../work/slice.ts';
+import { createSlicer, type Slicer } from '../work/index.ts';
 import { applyScan } from './apply.ts';
 import type { ManifestOrigin } from './edit.ts';
 import type { DocumentProblem } from './objects.ts';

@@ -3,7 +3,7 @@
 // what is known of each file, and the settings (and the injected clock) every scan reads.
 import type { Logger } from 'pino';
 import { keyText, type ObjectKey, type SourceObject } from '../controller/index.ts';
-import type { Slicer } from '../work/slice.ts';
+import type { Slicer } from '../work/index.ts';
 import type { DocumentProblem, ReadObject } from './objects.ts';
 import { fingerprintOf, type ManifestRead, type ParsedObject } from './parse.ts';
 import type { ManifestReader } from './reader.ts';

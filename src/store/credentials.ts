@@ -1,7 +1,7 @@
 // Who holds which secret, by its hash: each connector's current token and its last few retired ones,
 // and the API key each Secret holds.
 import type { ApiKeyEntry, ConnectorEntry, Snapshot, TenantSnapshot } from './snapshot.ts';
-import { setOrDelete, tenantDraft, type StoreState } from './state.ts';
+import { setOrDelete, tenantDraft, type StoreState } from './draft.ts';
 
 /** Earlier tokens remembered per connector (memory only): enough to name the sidecars left behind. */
 export const RETIRED_TOKENS_KEPT = 4;

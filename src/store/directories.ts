@@ -9,7 +9,7 @@ import {
   type EntityChange,
   type EntityDirectory,
 } from '../policy/index.ts';
-import { setOrDelete, tenantDraft, type Run, type StoreState, type TenantDraft } from './state.ts';
+import { setOrDelete, tenantDraft, type Run, type StoreState, type TenantDraft } from './draft.ts';
 
 /** Entity changes applied to the last directory at once; more build it whole, in slices. */
 const MAX_DIRECTORY_UPDATE = 2048;

@@ -4,7 +4,7 @@ import { bundleKey, type BundleEntry, type TenantSnapshot } from './snapshot.ts'
 import { apiKeyMap, connectorTokens } from './credentials.ts';
 import { directoryOf } from './directories.ts';
 import { takeIndex } from './rules.ts';
-import type { StoreState, TenantDraft } from './state.ts';
+import type { StoreState, TenantDraft } from './draft.ts';
 
 function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
   const index = takeIndex(name, d, previous);

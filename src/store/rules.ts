@@ -2,7 +2,7 @@
 // changed rules or built whole (ahead of publish, in slices, when a caller prepares it).
 import { buildIndex, buildIndexSteps, byRuleName, rulePosition, updateIndex, type CompiledRule, type RuleIndex } from '../policy/index.ts';
 import type { TenantSnapshot } from './snapshot.ts';
-import { setOrDelete, tenantDraft, type Run, type StoreState, type TenantDraft } from './state.ts';
+import { setOrDelete, tenantDraft, type Run, type StoreState, type TenantDraft } from './draft.ts';
 
 const EMPTY_INDEX_RULES: readonly CompiledRule[] = [];
 

@@ -9,7 +9,7 @@ import { directoryOf, listedBy, prepareDirectory, setDirectoryEntities } from '.
 import { publish } from './publish.ts';
 import { draftRules, prepareIndexes, setRule } from './rules.ts';
 import type { ApiKeyEntry, BundleEntry, ConnectorEntry, Snapshot } from './snapshot.ts';
-import { setOrDelete, tenantDraft, type BundleListener, type Run, type StoreState } from './state.ts';
+import { setOrDelete, tenantDraft, type BundleListener, type Run, type StoreState } from './draft.ts';
 
 /** What the controller may change. Nothing is visible to readers until publish(). */
 export interface StoreDraft {

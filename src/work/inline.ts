@@ -1,17 +1,15 @@
-// The background thread's tasks run on the calling thread instead, in the same order and through the
-// same functions (tasks.ts), parts delivered as they are sent. For a command that builds a folder
-// once and exits (render, lint, test): starting two threads, each loading the modules again, costs
-// more than the work they would take off an event loop nobody else is waiting on.
-import { createPieceCache } from '../bundle/gzip.ts';
+// A background thread's tasks run on the calling thread instead, in the same order and through the
+// same function, parts delivered as they are sent. For a command that builds a folder once and exits
+// (render, lint, test): starting two threads, each loading the modules again, costs more than the
+// work they would take off an event loop nobody else is waiting on.
 import type { WorkerThread } from './pool.ts';
-import { runTask, type TaskAnswer, type TaskContext } from './tasks.ts';
 
-export function createInlineThread(): WorkerThread {
-  const context: Omit<TaskContext, 'send'> = { files: new Map(), pieces: createPieceCache(), kept: new Map() };
+/** `run` answers one task as the thread's entry would (`send` delivers a part ahead of the answer). */
+export function createInlineThread<R, A, P>(run: (request: R, send: (part: P) => void) => Promise<A>): WorkerThread<R, A, P> {
   let queue: Promise<unknown> = Promise.resolve();
   return {
     run(request, options) {
-      const answer: Promise<TaskAnswer> = queue.then(() => runTask(request, { ...context, send: (part) => options?.onPart?.(part) }));
+      const answer: Promise<A> = queue.then(() => run(request, (part) => options?.onPart?.(part)));
       queue = answer.catch(() => undefined);
       return answer;
     },

@@ -1,11 +1,10 @@
-// One background thread that runs tasks (src/work/tasks.ts) off the event loop: requests go in
-// order, answers come back by id, a task may send parts of its answer ahead of the end (so a large
-// answer is taken in slices, never in one long deserialisation). A thread that dies fails its
-// pending tasks with the reason and is started again on the next call. The thread never keeps the
-// process alive. The packing and reading threads run worker.ts's tasks; the uploads thread its own
-// (uploads-worker.ts), with V8 resource limits.
+// One background thread that runs tasks off the event loop: requests go in order, answers come
+// back by id, a task may send parts of its answer ahead of the end (so a large answer is taken in
+// slices, never in one long deserialisation). A thread that dies fails its pending tasks with the
+// reason and is started again on the next call. The thread never keeps the process alive. What a
+// thread runs is its owner's: the packing thread (bundle/), the reading thread (standalone/), the
+// uploads thread (fleet/), each an entry script that serves its tasks with thread.ts.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import type { TaskAnswer, TaskPart, TaskRequest } from './tasks.ts';
 
 type Message<A, P> = { id: number; part: P } | { id: number; answer: A } | { id: number; error: string };
 
@@ -17,19 +16,20 @@ interface Pending<A, P> {
   readonly onPart: ((part: P) => void) | undefined;
 }
 
-export interface WorkerThread<R = TaskRequest, A = TaskAnswer, P = TaskPart> {
+export interface WorkerThread<R, A, P> {
   /** Runs a task in the thread; `onPart` gets the parts the task sends before its answer. */
   run(request: R, options?: { transfer?: readonly ArrayBuffer[]; onPart?: (part: P) => void }): Promise<A>;
   /** Stops the thread; pending tasks fail. */
   close(): Promise<void>;
 }
 
-/** A script beside this module: `.ts` when running from source, `.js` once built. */
-export const scriptBeside = (name: string): URL => new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+/** A thread's entry script beside the module at `moduleUrl` (its import.meta.url): `.ts` from source, `.js` once built. */
+export const scriptBeside = (moduleUrl: string, name: string): URL =>
+  new URL(`./${name}${moduleUrl.endsWith('.ts') ? '.ts' : '.js'}`, moduleUrl);
 
 export interface ThreadOptions {
-  /** The thread's entry (default worker.ts: packing and reading tasks). */
-  readonly script?: URL;
+  /** The thread's entry script (scriptBeside). */
+  readonly script: URL;
   /** V8 limits of the thread's heap and stack: reaching them ends the thread, not the process (at best: see uploads.ts). */
   readonly resourceLimits?: ResourceLimits;
 }
@@ -43,14 +43,11 @@ export function threadStop(err: unknown): { readonly code: string | undefined } 
 }
 
 /** A background thread; a task that fails because the thread stopped is told so by threadStop. */
-export function createWorkerThread<R = TaskRequest, A = TaskAnswer, P = TaskPart>(
-  name: string,
-  options: ThreadOptions = {},
-): WorkerThread<R, A, P> {
+export function createWorkerThread<R, A, P>(name: string, options: ThreadOptions): WorkerThread<R, A, P> {
   let worker: Worker | undefined;
   let nextId = 1;
   const pending = new Map<number, Pending<A, P>>();
-  const script = options.script ?? scriptBeside('worker');
+  const script = options.script;
 
   const failAll = (w: Worker, reason: string, cause?: Error): void => {
     for (const [id, p] of pending) {

@@ -2,15 +2,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IN_THREAD_PACKER } from '../bundle/index.ts';
-import { createThreadReader } from '../standalone/reader.ts';
-import { createThreadPacker } from './packer.ts';
-import { createWorkerThread } from './pool.ts';
+import { createPackingThread, createThreadPacker, IN_THREAD_PACKER } from '../bundle/index.ts';
+import { createReadingThread, createThreadReader } from '../standalone/index.ts';
 import { createSlicer, drive, UNSLICED } from './slice.ts';
 
-const thread = createWorkerThread('acl-test');
+// The packing thread (bundle/) and the reading thread (standalone/), each its own entry script.
+const thread = createPackingThread();
+const reading = createReadingThread();
 afterAll(async () => {
   await thread.close();
+  await reading.close();
 });
 
 describe('the background thread', () => {
@@ -44,7 +45,7 @@ describe('the background thread', () => {
       const doc = (i: number): string =>
         `apiVersion: acl.policyagent.dev/v1alpha1\nkind: Connector\nmetadata: { name: c${i}, namespace: acme }\nspec: {}\n`;
       await writeFile(join(dir, 'many.yaml'), Array.from({ length: 450 }, (_, i) => doc(i)).join('---\n'));
-      const reader = createThreadReader(thread, { maxBytes: 1 << 20, maxDocuments: 1000 });
+      const reader = createThreadReader(reading, { maxBytes: 1 << 20, maxDocuments: 1000 });
       const got = await reader.read(join(dir, 'many.yaml'), 'many.yaml');
       expect(got.objects.map((o) => o.object.metadata.name)).toEqual(Array.from({ length: 450 }, (_, i) => `c${i}`));
       expect(got.objects[449]?.object.document).toBe(450);
@@ -100,7 +101,7 @@ describe('slicing', () => {
 
 describe('a background thread that fails', () => {
   it('fails a request it cannot send on its own and goes on; a closed thread starts again', async () => {
-    const t = createWorkerThread('acl-test-fail');
+    const t = createPackingThread();
     try {
       await expect(t.run({ kind: 'hash', text: (() => 'x') as unknown as string })).rejects.toThrow(/could not be cloned/);
       expect(await t.run({ kind: 'hash', text: 'abc' })).toEqual({

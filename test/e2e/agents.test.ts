@@ -5,7 +5,7 @@
 // test/opa/fleet.test.ts runs real OPAs.
 import { execFileSync, spawn } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   adminClients,
   apiKeySecret,

@@ -1,7 +1,7 @@
 // Connectors against a real API server: token Secrets, ownership and garbage collection, rotation,
 // revocation, and a Secret deleted by hand.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   adminClients,
   apply,

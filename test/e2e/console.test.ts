@@ -3,7 +3,7 @@
 // the action says; a GitOps owner's annotation is named on the page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import { type ConsoleClient, signInAt } from '../support/console.ts';
 import {
   apply,

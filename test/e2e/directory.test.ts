@@ -6,7 +6,7 @@ import { request, type RequestOptions } from 'node:https';
 import { ApiextensionsV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { statusOf } from '../../src/kube/index.ts';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   adminClients,
   apiKeySecret,

@@ -1,6 +1,6 @@
 // A new leader with nothing to change writes nothing (no status, no token).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   apply,
   bundleYaml,

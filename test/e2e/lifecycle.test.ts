@@ -1,7 +1,7 @@
 // Rules and Bundles against a real API server: revisions, phases, conditions, translations.
 import { VersionApi } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   apiKeySecret,
   apply,

@@ -4,7 +4,7 @@
 // changes another Rule's findings, and its status follows without an edit of its own.
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   adminClients,
   apply,

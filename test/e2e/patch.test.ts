@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { activeChanges, regenerateChanges, rotateChanges } from '../../src/controller/index.ts';
 import { clientsFor, createObjectPatcher } from '../../src/kube/index.ts';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   adminClients,
   apply,

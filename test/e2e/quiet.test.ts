@@ -1,6 +1,6 @@
 // No status is rewritten when nothing changed, in every state (not only the happy path).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   apply,
   bundleYaml,

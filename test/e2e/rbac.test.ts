@@ -5,7 +5,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type KubernetesObject, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import { statusOf } from '../../src/kube/index.ts';
 import {
   adminClients,

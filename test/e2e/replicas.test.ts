@@ -1,7 +1,7 @@
 // Restarts and replicas against a real API server: the same revisions and ETags after a restart;
 // two operators: one leader writes, both serve identical bundles; the follower takes over.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   apply,
   bundleYaml,

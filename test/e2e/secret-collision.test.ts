@@ -1,7 +1,7 @@
 // A Secret named <connector>-token that the operator does not manage is never overwritten (it used to
 // be, with an ownerReference that made the garbage collector delete it with the Connector).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   adminClients,
   apply,

@@ -4,7 +4,7 @@ import { connect } from 'node:tls';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/service/index.ts';
+import { startOperator, type Operator } from '../../src/modes/index.ts';
 import { selfSignedCertificate } from '../../src/tls/index.ts';
 import { adminClients, createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, operatorConfig } from '../support/kube.ts';
 

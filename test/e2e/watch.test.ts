@@ -4,7 +4,7 @@
 // resourceVersion it resumes from was compacted away.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Watch } from '@kubernetes/client-node';
-import type { Operator } from '../../src/service/index.ts';
+import type { Operator } from '../../src/modes/index.ts';
 import {
   apply,
   bundleYaml,

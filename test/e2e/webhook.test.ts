@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor, statusOf, type CustomKind } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/service/index.ts';
+import { startOperator, type Operator } from '../../src/modes/index.ts';
 import { selfSignedCertificate } from '../../src/tls/index.ts';
 import {
   adminClients,

@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor, type KubeClients } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/service/index.ts';
+import { startOperator, type Operator } from '../../src/modes/index.ts';
 import {
   apply,
   bundleYaml,
@@ -77,7 +77,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: a write response racing a delete (
     await waitFor('informer saw the deletion', () => o.source.get('Rule', ns, 'victim') === undefined);
     release();
     await o.controller.idle();
-    // The periodic resync (resyncAll in service/cluster.ts) enqueues every key the source knows.
+    // The periodic resync (resyncAll in modes/cluster.ts) enqueues every key the source knows.
     for (const key of o.source.keys()) o.controller.enqueue(key);
     await o.controller.idle();
     const rules = o.store

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Offline } from '../../src/service/index.ts';
+import type { Offline } from '../../src/pipeline/index.ts';
 import { cli, offlineOf, ROOT, runText, stackLines } from './support.ts';
 
 const CASE = '{name: c, subject: {type: user, id: u}, action: read, resource: {type: document, id: d}, expect: allow}';

@@ -5,7 +5,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openOpa } from '../../src/policytest/index.ts';
+import { openOpa } from '../../src/opa/index.ts';
 import { cli, offlineOf, ROOT, stackLines } from './support.ts';
 import { runSuite } from '../../src/policytest/index.ts';
 

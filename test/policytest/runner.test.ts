@@ -4,11 +4,11 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { merge } from '../../src/policytest/cases.ts';
-import { bundlesFor } from '../../src/policytest/opa.ts';
+import { bundlesFor } from '../../src/policytest/by-opa.ts';
 import type { TestReport } from '../../src/policytest/report.ts';
 import type { CaseResult } from '../../src/policytest/run.ts';
 import { worldOf } from '../../src/policytest/world.ts';
-import type { Offline } from '../../src/service/index.ts';
+import type { Offline } from '../../src/pipeline/index.ts';
 import { offlineOf, ROOT, runText } from './support.ts';
 
 let offline: Offline;

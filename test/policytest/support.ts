@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { runSuite, type SuiteOutcome } from '../../src/policytest/index.ts';
-import { buildOffline, type Offline } from '../../src/service/index.ts';
+import { buildOffline, type Offline } from '../../src/pipeline/index.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'src', 'cli.ts');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { readSource } from '../../src/policytest/source.ts';
-import type { Offline } from '../../src/service/index.ts';
+import type { Offline } from '../../src/pipeline/index.ts';
 import { offlineOf, ROOT, runText } from './support.ts';
 
 /** What the yaml package reads, with each case's line (when cases is a sequence, not an alias); undefined when it reports an error. */

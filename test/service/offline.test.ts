@@ -1,4 +1,4 @@
-// The offline pipeline (service/offline.ts): `render` builds a folder through the reader, source,
+// The offline pipeline (pipeline/offline.ts): `render` builds a folder through the reader, source,
 // controller and store `serve` runs, so what it writes is what is served, byte for byte.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOffline, type Offline } from '../../src/service/index.ts';
+import { buildOffline, type Offline } from '../../src/pipeline/index.ts';
 import { writeConformanceFolder } from '../support/conformance.ts';
 import { startTestService } from '../support/service.ts';
 

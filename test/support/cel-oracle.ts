@@ -5,7 +5,9 @@
 // take 2023-02-29 (rolled over) or the year 1500 (docs/rules.md says why we follow OPA there).
 import { CelScalar, celEnv, celFunc, celMethod, isCelError, isCelMap, mapType, objectType, parse, plan } from '@bufbuild/cel';
 import { TimestampSchema, timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { cidrContains, codePointCompare, parseCidr, parseIp, parseTimestamp } from '../../src/policy/values.ts';
+import { cidrContains, parseCidr, parseIp } from '../../src/policy/ip.ts';
+import { parseTimestamp } from '../../src/policy/timestamps.ts';
+import { codePointCompare } from '../../src/policy/values.ts';
 
 const S = CelScalar.STRING;
 const B = CelScalar.BOOL;

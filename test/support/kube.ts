@@ -19,7 +19,7 @@ import { configFromFlags, type Config, type Tls } from '../../src/config.ts';
 import { LOCAL_LISTENERS } from './service.ts';
 import { clientsFor, PLURALS, statusOf, type CustomKind, type KubeClients } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator, type OperatorOptions } from '../../src/service/index.ts';
+import { startOperator, type Operator, type OperatorOptions } from '../../src/modes/index.ts';
 
 export const E2E_KUBECONFIG = process.env['E2E_KUBECONFIG'] || undefined;
 export const ROOT = join(import.meta.dirname, '..', '..');

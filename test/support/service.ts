@@ -16,7 +16,7 @@ export const LOCAL_LISTENERS = [
   '127.0.0.1:0',
   '--insecure-http',
 ] as const;
-import { startService, type Service, type ServiceOptions } from '../../src/service/index.ts';
+import { startService, type Service, type ServiceOptions } from '../../src/modes/index.ts';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 

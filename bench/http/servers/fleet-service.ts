@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { configFromFlags } from '../../../src/config.ts';
 import { LOCAL_LISTENERS } from '../../../test/support/service.ts';
-import { startService, type ServiceOptions } from '../../../src/service/index.ts';
+import { startService, type ServiceOptions } from '../../../src/modes/index.ts';
 import { serveCommands } from '../ipc.ts';
 import { BUNDLE, CONNECTOR, manifestFiles, TENANT, tenantRules } from '../tenant.ts';
 import { startProfile, stopProfile } from './profiler.ts';

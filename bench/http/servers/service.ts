@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { configFromFlags } from '../../../src/config.ts';
 import { LOCAL_LISTENERS } from '../../../test/support/service.ts';
-import { startService } from '../../../src/service/index.ts';
+import { startService } from '../../../src/modes/index.ts';
 import { serveCommands } from '../ipc.ts';
 import { CONNECTOR, generateRules, manifestFiles, ruleManifest, TENANT, tenantRules } from '../tenant.ts';
 import { startProfile, stopProfile } from './profiler.ts';

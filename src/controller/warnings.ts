@@ -1,0 +1,148 @@
+// Lint in the cluster (and in standalone's state folder): after a drain publishes, the leader lints
+// the tenants the drain touched (src/lint) and puts each object's findings in its status as a
+// Warning condition; an object without findings carries none. A finding that appears is reported
+// once: a Warning Event (reason: its code) and a log line. Facts are cached per spec object by
+// src/lint, so a tenant of 10,000 rules costs its cross-object checks, in slices.
+import { Condition, isObject } from '../api/index.ts';
+import { type Finding, findingsText, findingText, type LintKind, type LintObject, lintSteps } from '../lint/index.ts';
+import { drive } from '../work/index.ts';
+import { kubeTime } from './conditions.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { keyText, type ObjectKey, type SourceObject } from './types.ts';
+
+const LINTED: readonly LintKind[] = ['Rule', 'Connector', 'Bundle', 'Directory'];
+const WARNING = 'Warning';
+/** Objects whose Warning condition is worked out between two chances to yield (about a microsecond each). */
+const OBJECTS_PER_SLICE = 256;
+/** The longest condition message the CRDs accept. */
+const MAX_MESSAGE = 32768;
+
+type Status = Readonly<Record<string, unknown>>;
+
+/** What one lint pass asks of the status writes. */
+export interface LintPass {
+  /** The status to write for an object reconciled in this drain: its own, with the Warning condition lint found (or none). */
+  withWarning(key: ObjectKey, status: Status): Status;
+  /** Objects not reconciled in this drain whose findings changed: their recorded status with the new Warning condition. */
+  readonly rewrites: readonly { readonly key: ObjectKey; readonly status: Status }[];
+}
+
+export interface DrainLinter {
+  /**
+   * Lints the tenants of `touched` (the leader's part: it writes the conditions and Events).
+   * `reconciled`: key texts whose status this drain writes anyway (withWarning adds to those).
+   */
+  pass(touched: Iterable<ObjectKey>, reconciled: ReadonlySet<string>, deps: ReconcileDeps): Promise<LintPass>;
+}
+
+/** A finding as it identifies itself in a condition message: stable while the object's own facts are. */
+const identity = (f: Finding): string => findingText({ ...f, hint: '' });
+
+/** The Warning condition a status recorded, if any. */
+function recordedWarning(status: unknown): Condition | undefined {
+  const conditions = isObject(status) ? status['conditions'] : undefined;
+  const found = Array.isArray(conditions) ? conditions.find((c) => isObject(c) && c['type'] === WARNING) : undefined;
+  const parsed = found === undefined ? undefined : Condition.safeParse(found);
+  return parsed?.success ? parsed.data : undefined;
+}
+
+/** The Warning condition of `findings` (none when there are none); lastTransitionTime moves only when it appears. */
+function warningOf(findings: readonly Finding[], previous: Condition | undefined, generation: number, now: Date): Condition | undefined {
+  const first = findings[0];
+  if (!first) return undefined;
+  const message = findingsText(findings);
+  return {
+    type: WARNING,
+    status: 'True',
+    reason: first.code,
+    message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message,
+    observedGeneration: generation,
+    lastTransitionTime: previous?.status === 'True' && previous.lastTransitionTime ? previous.lastTransitionTime : kubeTime(now),
+  };
+}
+
+/** `status` with its Warning condition replaced by `warning` (or removed); the same object when nothing changes. */
+function replaceWarning(status: Status, warning: Condition | undefined): Status {
+  const conditions = Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]) : undefined;
+  const kept = (conditions ?? []).filter((c) => !(isObject(c) && c['type'] === WARNING));
+  if (!warning && kept.length === (conditions?.length ?? 0)) return status;
+  return { ...status, conditions: warning ? [...kept, warning] : kept };
+}
+
+function sameWarning(a: Condition | undefined, b: Condition | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.reason === b.reason && a.message === b.message;
+}
+
+/** The objects of a tenant lint reads: every kind it checks, as the source holds them now. */
+function tenantObjects(deps: ReconcileDeps, tenant: string): { objects: SourceObject[]; linted: LintObject[] } {
+  const objects = LINTED.flatMap((kind) => deps.objects.list(kind, tenant));
+  const linted = objects.map((o): LintObject => ({ kind: o.kind as LintKind, namespace: tenant, name: o.metadata.name, raw: o.raw }));
+  return { objects, linted };
+}
+
+export function createDrainLinter(): DrainLinter {
+  /** By tenant, by key text: the identities of the findings last seen, so that each appearance is reported once. */
+  const seen = new Map<string, Map<string, ReadonlySet<string>>>();
+
+  /** A Warning Event and a log line for each finding of `obj` that neither this replica nor its recorded status has seen. */
+  function announce(
+    deps: ReconcileDeps,
+    obj: SourceObject,
+    findings: readonly Finding[],
+    before: ReadonlySet<string> | undefined,
+    was: Condition | undefined,
+  ) {
+    for (const f of findings) {
+      const id = identity(f);
+      if (before?.has(id) || was?.message?.includes(id)) continue;
+      deps.log.warn(
+        { code: f.code, kind: f.kind, namespace: f.namespace, name: f.name, problem: f.message, hint: f.hint },
+        'Found a lint finding',
+      );
+      deps.writer.recordEvent?.(obj, { type: 'Warning', reason: f.code, message: `${f.message}. Fix: ${f.hint}` });
+    }
+  }
+
+  async function pass(touched: Iterable<ObjectKey>, reconciled: ReadonlySet<string>, deps: ReconcileDeps): Promise<LintPass> {
+    const tenants = [...new Set([...touched].filter((k) => k.kind !== 'Secret').map((k) => k.namespace))].sort();
+    const warnings = new Map<string, Condition | undefined>();
+    const rewrites: { key: ObjectKey; status: Status }[] = [];
+    const now = deps.now();
+    for (const tenant of tenants) {
+      const { objects, linted } = tenantObjects(deps, tenant);
+      const byKey = new Map<string, Finding[]>();
+      for (const f of await drive(lintSteps(linted), deps.slicer)) {
+        const text = keyText(f);
+        const list = byKey.get(text);
+        if (list) list.push(f);
+        else byKey.set(text, [f]);
+      }
+      const before = seen.get(tenant);
+      const after = new Map<string, ReadonlySet<string>>();
+      for (const [i, obj] of objects.entries()) {
+        if (i % OBJECTS_PER_SLICE === OBJECTS_PER_SLICE - 1) await deps.slicer.pause();
+        const key: ObjectKey = { kind: obj.kind, namespace: tenant, name: obj.metadata.name };
+        const text = keyText(key);
+        const findings = byKey.get(text) ?? [];
+        const was = recordedWarning(obj.raw['status']);
+        announce(deps, obj, findings, before?.get(text), was);
+        if (findings.length > 0) after.set(text, new Set(findings.map(identity)));
+        const next = warningOf(findings, was, obj.metadata.generation ?? 0, now);
+        warnings.set(text, next);
+        const recorded = obj.raw['status'];
+        if (!reconciled.has(text) && isObject(recorded) && !sameWarning(was, next))
+          rewrites.push({ key, status: replaceWarning(recorded, next) });
+      }
+      seen.set(tenant, after);
+      await deps.slicer.pause();
+    }
+    return {
+      withWarning: (key, status) => {
+        const text = keyText(key);
+        return warnings.has(text) ? replaceWarning(status, warnings.get(text)) : status;
+      },
+      rewrites,
+    };
+  }
+  return { pass };
+}

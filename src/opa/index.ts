@@ -1,0 +1,1 @@
+export { openOpa, opaAllows, opaAllowsOnBundle, type Opa } from './opa.ts';
