@@ -81,6 +81,18 @@ describe('acl-operator render', () => {
     expect(r.stderr).toBe(`cannot read manifests from ${file}: not a folder\n`);
   });
 
+  it('refuses a folder without manifests alike in render, lint and test: the same words, exit status 2', () => {
+    const empty = join(tmp, 'no-manifests');
+    mkdirSync(join(empty, 'sub'), { recursive: true });
+    writeFileSync(join(empty, 'README.md'), 'not a manifest\n');
+    // test is given its test file elsewhere: with none under the folder it would stop at that first.
+    const tests = ['--tests', join(ROOT, 'examples', 'acme.test.yaml')];
+    for (const command of ['render', 'lint', 'test']) {
+      const r = cli(command, '--manifests', empty, ...(command === 'test' ? tests : []));
+      expect({ command, status: r.status, stderr: r.stderr }).toEqual({ command, status: 2, stderr: `no .yaml or .yml files in ${empty}\n` });
+    }
+  });
+
   it('says which archive --out could not write, with exit status 2 and no stack trace', () => {
     const blocker = join(tmp, 'blocker');
     writeFileSync(blocker, 'a file where a folder must go\n');
