@@ -89,7 +89,11 @@ describe('acl-operator render', () => {
     const tests = ['--tests', join(ROOT, 'examples', 'acme.test.yaml')];
     for (const command of ['render', 'lint', 'test']) {
       const r = cli(command, '--manifests', empty, ...(command === 'test' ? tests : []));
-      expect({ command, status: r.status, stderr: r.stderr }).toEqual({ command, status: 2, stderr: `no .yaml or .yml files in ${empty}\n` });
+      expect({ command, status: r.status, stderr: r.stderr }).toEqual({
+        command,
+        status: 2,
+        stderr: `no .yaml or .yml files in ${empty}\n`,
+      });
     }
   });
 

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
-import { buildFolder } from './offline.ts';
+import { startOffline } from './offline.ts';
 import { countFindings } from './findings.ts';
 import { renderOffline } from './render.ts';
 
@@ -45,23 +45,18 @@ export async function lint(argv: string[], usage: string): Promise<number> {
     process.stdout.write(usage);
     return 0;
   }
-  const { dir, format } = options;
+  const { format } = options;
   if (format !== 'text' && format !== 'json') {
     process.stderr.write(`--format must be text or json, not ${JSON.stringify(format)}\n\n${usage}`);
     return 2;
   }
-  if (!dir) {
-    process.stderr.write(`lint needs --manifests <dir> (or ACL_MANIFESTS)\n\n${usage}`);
-    return 2;
-  }
-  const built = await buildFolder(dir);
-  if ('refused' in built) {
-    process.stderr.write(`${built.refused}\n`);
-    return 2;
-  }
+  const built = await startOffline('lint', options.dir, usage);
+  if (typeof built === 'number') return built;
   const { problems, findings } = renderOffline(built);
   process.stdout.write(
-    format === 'json' ? `${JSON.stringify({ findings, problems }, null, 2)}\n` : formatText(findings, problems, built.files.length, dir),
+    format === 'json'
+      ? `${JSON.stringify({ findings, problems }, null, 2)}\n`
+      : formatText(findings, problems, built.files.length, built.dir),
   );
   if (problems.length > 0) return 2;
   return options.strict && findings.length > 0 ? 1 : 0;

@@ -10,6 +10,25 @@ export async function folderRefusal(dir: string): Promise<string | undefined> {
   return notFolder === undefined ? undefined : `cannot read manifests from ${dir}: ${notFolder}`;
 }
 
+/**
+ * The start of `lint` and `render`: `dir` given (else usage), then built; a refusal is printed on
+ * stderr and its exit status (2) returned.
+ */
+export async function startOffline(
+  command: string,
+  dir: string | undefined,
+  usage: string,
+): Promise<(Offline & { readonly dir: string }) | number> {
+  if (!dir) {
+    process.stderr.write(`${command} needs --manifests <dir> (or ACL_MANIFESTS)\n\n${usage}`);
+    return 2;
+  }
+  const built = await buildFolder(dir);
+  if (!('refused' in built)) return { ...built, dir };
+  process.stderr.write(`${built.refused}\n`);
+  return 2;
+}
+
 /** The folder built, or why nothing was built (the message a command prints before exiting with 2). */
 export async function buildFolder(dir: string): Promise<Offline | { readonly refused: string }> {
   const refused = await folderRefusal(dir);

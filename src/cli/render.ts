@@ -10,7 +10,7 @@ import type { BuiltBundle } from '../bundle/index.ts';
 import { type Finding, formatFinding } from '../lint/index.ts';
 import type { RegoVersion } from '../policy/index.ts';
 import type { Offline } from '../pipeline/index.ts';
-import { buildFolder } from './offline.ts';
+import { startOffline } from './offline.ts';
 import type { DocumentProblem, ObjectState } from '../standalone/index.ts';
 import type { Snapshot } from '../store/index.ts';
 import { countFindings, findingsOf } from './findings.ts';
@@ -170,16 +170,9 @@ export async function renderCommand(argv: string[], usage: string): Promise<numb
     return 0;
   }
   const dir = values.manifests ?? commandDefaults(process.env).manifests;
-  if (!dir) {
-    process.stderr.write(`render needs --manifests <dir> (or ACL_MANIFESTS)\n\n${usage}`);
-    return 2;
-  }
-  const built = await buildFolder(dir);
-  if ('refused' in built) {
-    process.stderr.write(`${built.refused}\n`);
-    return 2;
-  }
-  process.stderr.write(`Read ${built.files.length} file(s) from ${dir}\n`);
+  const built = await startOffline('render', dir, usage);
+  if (typeof built === 'number') return built;
+  process.stderr.write(`Read ${built.files.length} file(s) from ${built.dir}\n`);
   const result = renderOffline(built);
   process.stdout.write(formatRender(result, { rego: !values['no-rego'] }));
   const unwritten = values.out ? await writeArchives(values.out, result.bundles) : undefined;
