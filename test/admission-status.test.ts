@@ -2,29 +2,14 @@
 // objects, the refusal's message is the Ready condition the controllers write (one function words
 // both: admission/spec.ts). Where status goes on to say what stays in effect (a Directory's
 // entities), the refusal stops before it: a refused object changes nothing.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { readReview, verdictOf } from '../src/admission/index.ts';
-import {
-  createController,
-  type ClusterWriter,
-  type Kind,
-  type ObjectKey,
-  type ObjectReader,
-  type SourceObject,
-} from '../src/controller/index.ts';
-import { createStore } from '../src/store/index.ts';
-
-const NS = 'acme';
-const API = 'acl.policyagent.dev/v1alpha1';
-const RULE = { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document' };
+import type { Kind, SourceObject } from '../src/controller/index.ts';
+import { fakeSource, NS, RULE_SPEC as RULE, sourceObject, startController } from './support/controller.ts';
 
 type Judged = Exclude<Kind, 'Secret'>;
 
-function object(kind: Judged, name: string, spec: unknown): SourceObject {
-  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation: 1 };
-  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
-}
+const object = (kind: Judged, name: string, spec: unknown): SourceObject => sourceObject(kind, name, spec);
 
 /** Invalid objects of every kind, each for a reason of its own spec alone. */
 const INVALID: readonly SourceObject[] = [
@@ -52,29 +37,14 @@ const INVALID: readonly SourceObject[] = [
 
 /** What the controllers write into status for these objects: the Ready condition of each. */
 async function readyConditions(objects: readonly SourceObject[]): Promise<Map<string, { reason?: string; message?: string }>> {
-  const byName = new Map(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
-  const reader: ObjectReader = {
-    get: (kind, ns, name) => (ns === NS ? byName.get(`${kind}/${name}`) : undefined),
-    list: (kind, ns) => (ns === undefined || ns === NS ? objects.filter((o) => o.kind === kind) : []),
-  };
+  const source = fakeSource(objects);
+  await startController(source).drain();
   const ready = new Map<string, { reason?: string; message?: string }>();
-  const writer: ClusterWriter = {
-    readTokenSecret: () => undefined,
-    async writeTokenSecret() {
-      /* never reached: every Connector here is invalid */
-    },
-    async deleteTokenSecret() {
-      /* nothing is deleted */
-    },
-    async writeStatus(key: ObjectKey, status) {
-      const conditions = status['conditions'] as { type: string; reason?: string; message?: string }[] | undefined;
-      const condition = conditions?.find((c) => c.type === 'Ready');
-      if (condition) ready.set(`${key.kind}/${key.name}`, condition);
-    },
-  };
-  const controller = createController({ objects: reader, writer, store: createStore(), log: pino({ level: 'silent' }) });
-  for (const o of objects) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
-  await controller.idle();
+  for (const { key, status } of source.writes) {
+    const conditions = status['conditions'] as { type: string; reason?: string; message?: string }[] | undefined;
+    const condition = conditions?.find((c) => c.type === 'Ready');
+    if (condition) ready.set(`${key.kind}/${key.name}`, condition);
+  }
   return ready;
 }
 

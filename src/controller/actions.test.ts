@@ -1,22 +1,17 @@
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createStore } from '../store/index.ts';
+import { fakeSource, NS, RULE_SPEC, sourceObject, startController } from '../../test/support/controller.ts';
 import {
   activeChanges,
   changesProblem,
   fieldName,
   generateChanges,
+  keyText,
   regenerateChanges,
   revokeChanges,
   rotateChanges,
   withChanges,
 } from './index.ts';
-import { createController } from './controller.ts';
-import type { ClusterWriter, FieldChange, ObjectKey, SourceObject, TokenSecret } from './types.ts';
-
-const NS = 'acme';
-const API = 'acl.policyagent.dev/v1alpha1';
-const RULE_SPEC = { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document' };
+import type { FieldChange, Kind, ObjectKey, SourceObject } from './types.ts';
 
 function object(
   kind: 'Rule' | 'Connector',
@@ -24,8 +19,7 @@ function object(
   spec: Record<string, unknown>,
   annotations?: Record<string, string>,
 ): SourceObject {
-  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation: 1, ...(annotations ? { annotations } : {}) };
-  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
+  return sourceObject(kind, name, spec, annotations ? { annotations } : {});
 }
 
 /** `obj` with `changes` written, as the API server or the folder would then deliver it (annotations do not move the generation). */
@@ -37,45 +31,19 @@ function applied(obj: SourceObject, changes: readonly FieldChange[]): SourceObje
 }
 
 function harness(initial: readonly SourceObject[]) {
-  const objects = new Map(initial.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
-  const secrets = new Map<string, TokenSecret>();
-  const statuses = new Map<string, Record<string, unknown>>();
-  const writer: ClusterWriter = {
-    readTokenSecret: (_ns, connector) => secrets.get(connector),
-    async writeTokenSecret(owner, secret) {
-      secrets.set(owner.metadata.name, secret);
-    },
-    async deleteTokenSecret(_ns, connector) {
-      secrets.delete(connector);
-    },
-    async writeStatus(key, status) {
-      statuses.set(`${key.kind}/${key.name}`, status as Record<string, unknown>);
-    },
-  };
-  const store = createStore();
-  const controller = createController({
-    objects: {
-      get: (kind, _ns, name) => objects.get(`${kind}/${name}`),
-      list: (kind) => [...objects.values()].filter((o) => o.kind === kind),
-    },
-    writer,
-    store,
-    log: pino({ level: 'silent' }),
-    leading: () => true,
-  });
+  const source = fakeSource(initial);
+  const { store, drain } = startController(source);
+  const get = (kind: Kind, name: string) => source.objects.get(keyText({ kind, namespace: NS, name })) as SourceObject;
   return {
     store,
-    secrets,
-    statuses,
-    get: (kind: string, name: string) => objects.get(`${kind}/${name}`) as SourceObject,
+    secrets: source.secrets,
+    status: (kind: Kind, name: string) => source.status(kind, name),
+    get,
     async act(kind: 'Rule' | 'Connector', name: string, changes: readonly FieldChange[]): Promise<void> {
-      objects.set(`${kind}/${name}`, applied(objects.get(`${kind}/${name}`) as SourceObject, changes));
+      source.objects.set(keyText({ kind, namespace: NS, name }), applied(get(kind, name), changes));
       await this.settle({ kind, namespace: NS, name });
     },
-    async settle(key: ObjectKey): Promise<void> {
-      controller.enqueue(key);
-      await controller.idle();
-    },
+    settle: (key: ObjectKey): Promise<void> => drain([key]),
     compiledRule: (name: string) =>
       store
         .snapshot()
@@ -161,7 +129,7 @@ describe('what the controllers make of the actions', () => {
     const second = h.compiledRule('team');
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
-    expect(h.statuses.get('Rule/team')?.['translation']).toMatchObject({
+    expect(h.status('Rule', 'team')?.['translation']).toMatchObject({
       status: 'Current',
       generation: 1,
       regenerate: '2026-05-01T10:00:00.000Z',
@@ -172,25 +140,25 @@ describe('what the controllers make of the actions', () => {
     // Clicked again in the same millisecond: still a new value, so still a new translation.
     await h.act('Rule', 'team', regenerateChanges('2026-05-01T10:00:00.000Z', h.get('Rule', 'team')));
     expect(h.compiledRule('team')).not.toBe(second);
-    expect(h.statuses.get('Rule/team')?.['translation']).toMatchObject({ regenerate: '2026-05-01T10:00:00.000Z.2' });
+    expect(h.status('Rule', 'team')?.['translation']).toMatchObject({ regenerate: '2026-05-01T10:00:00.000Z.2' });
   });
 
   it('Rotate issues a new token for the next rotation; Revoke removes it; Generate issues another', async () => {
     const h = harness([object('Connector', 'gw', { tokenRotation: 2 })]);
     await h.settle({ kind: 'Connector', namespace: NS, name: 'gw' });
-    const before = h.secrets.get('gw');
+    const before = h.secrets.get('acme/gw');
     await h.act('Connector', 'gw', rotateChanges(h.get('Connector', 'gw')));
-    const rotated = h.secrets.get('gw');
+    const rotated = h.secrets.get('acme/gw');
     expect({ rotation: rotated?.rotation, replaced: rotated?.token !== before?.token }).toEqual({ rotation: 3, replaced: true });
     await h.act('Connector', 'gw', revokeChanges());
-    expect(h.secrets.get('gw')?.token).toBeUndefined();
-    expect(h.statuses.get('Connector/gw')?.['phase']).toBe('Inactive');
+    expect(h.secrets.get('acme/gw')?.token).toBeUndefined();
+    expect(h.status('Connector', 'gw')?.['phase']).toBe('Inactive');
     await h.act('Connector', 'gw', generateChanges());
-    const generated = h.secrets.get('gw');
+    const generated = h.secrets.get('acme/gw');
     expect(generated?.token).toMatch(/^agent_/);
     expect(generated?.token).not.toBe(rotated?.token);
-    expect(h.statuses.get('Connector/gw')?.['phase']).toBe('Active');
+    expect(h.status('Connector', 'gw')?.['phase']).toBe('Active');
     await h.act('Connector', 'gw', activeChanges(false));
-    expect(h.statuses.get('Connector/gw')?.['phase']).toBe('Inactive');
+    expect(h.status('Connector', 'gw')?.['phase']).toBe('Inactive');
   });
 });

@@ -2,22 +2,19 @@
 // Directories (the name that sorts first wins), Invalid specs that put nothing in effect, bundles
 // rebuilt in the same drain (their revision moving only when the embedded data does), decisions
 // reading the published directory, and followers that put entities in effect without writing status.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { decide, toDecisionInput, type DecisionInput } from '../policy/index.ts';
 import { createStore, type Snapshot, type Store } from '../store/index.ts';
-import { createController, type Controller } from './controller.ts';
-import type { ClusterWriter, Kind, ObjectEvent, ObjectKey, ObjectReader, SourceObject } from './types.ts';
+import { fakeSource, NS, sourceObject, startController } from '../../test/support/controller.ts';
+import type { Controller } from './controller.ts';
+import { keyText, type Kind, type ObjectEvent, type ObjectKey, type SourceObject } from './types.ts';
 
-const NS = 'acme';
 const OTHER = 'globex';
-const API = 'acl.policyagent.dev/v1alpha1';
 
 type Entity = { type: string; id: string; properties?: unknown };
 
 function object(kind: Kind, namespace: string, name: string, spec: unknown, generation = 1): SourceObject {
-  const metadata = { name, namespace, uid: `uid-${namespace}-${name}`, generation };
-  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
+  return sourceObject(kind, name, spec, { namespace, generation });
 }
 
 const directoryObj = (name: string, entities: Entity[], options: { namespace?: string; generation?: number } = {}): SourceObject =>
@@ -64,61 +61,36 @@ interface Harness {
   setLeading(leading: boolean): void;
 }
 
-const textOf = (kind: Kind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
-
 async function harness(initial: SourceObject[], leading = true): Promise<Harness> {
-  const objects = new Map(initial.map((o) => [textOf(o.kind, o.metadata.namespace ?? '', o.metadata.name), o]));
-  const statusWrites: ObjectKey[] = [];
-  const events: { key: string; event: ObjectEvent }[] = [];
-  let isLeading = leading;
-  const reader: ObjectReader = {
-    get: (kind, ns, name) => objects.get(textOf(kind, ns, name)),
-    list: (kind, ns) => [...objects.values()].filter((o) => o.kind === kind && (ns === undefined || o.metadata.namespace === ns)),
-  };
-  const writer: ClusterWriter = {
-    readTokenSecret: () => undefined,
-    async writeTokenSecret() {
-      /* not under test */
-    },
-    async deleteTokenSecret() {
-      /* not under test */
-    },
-    async writeStatus(key, status) {
-      statusWrites.push(key);
-      const o = objects.get(textOf(key.kind, key.namespace, key.name));
-      if (o) objects.set(textOf(key.kind, key.namespace, key.name), { ...o, raw: { ...o.raw, status } });
-    },
-    recordEvent(obj, event) {
-      if (obj.kind === 'Directory') events.push({ key: textOf(obj.kind, obj.metadata.namespace ?? '', obj.metadata.name), event });
-    },
-  };
+  const source = fakeSource(initial);
   const store = createStore();
   const published: Snapshot[] = [];
   store.onBundleChange((_changed, snapshot) => {
     published.push(snapshot);
   });
-  const controller = createController({ objects: reader, writer, store, log: pino({ level: 'silent' }), leading: () => isLeading });
+  const run = startController(source, { store, leading });
   const h: Harness = {
     store,
-    controller,
-    objects,
-    statusWrites,
-    events,
+    controller: run.controller,
+    objects: source.objects,
+    get statusWrites() {
+      return source.writes.map((w) => w.key);
+    },
+    get events() {
+      return source.events.filter((e) => e.key.startsWith('Directory/'));
+    },
     published,
     async put(kind, namespace, name, obj) {
-      if (obj) objects.set(textOf(kind, namespace, name), obj);
-      else objects.delete(textOf(kind, namespace, name));
-      controller.enqueue({ kind, namespace, name });
-      await controller.idle();
+      if (obj) source.objects.set(keyText({ kind, namespace, name }), obj);
+      else source.objects.delete(keyText({ kind, namespace, name }));
+      await run.drain([{ kind, namespace, name }]);
     },
-    status: (kind, name, namespace = NS) =>
-      objects.get(textOf(kind, namespace, name))?.raw['status'] as Record<string, unknown> | undefined,
+    status: (kind, name, namespace = NS) => source.status(kind, name, namespace),
     setLeading(l) {
-      isLeading = l;
+      run.leading = l;
     },
   };
-  for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
-  await controller.idle();
+  await run.drain();
   return h;
 }
 

@@ -1,19 +1,15 @@
 // Leader and follower: a follower never issues tokens, never writes status, and serves a bundle only
 // at the revision and digest the leader recorded; a leader never reuses a recorded revision number.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { hashToken } from '../auth/index.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { createStore, type Store } from '../store/index.ts';
-import { createController, type Controller } from './controller.ts';
-import type { ClusterWriter, Kind, ObjectKey, ObjectReader, SourceObject, TokenSecret } from './types.ts';
-
-const NS = 'acme';
-const API = 'acl.policyagent.dev/v1alpha1';
+import { fakeSource, NS, sourceObject, startController } from '../../test/support/controller.ts';
+import type { Controller } from './controller.ts';
+import type { Kind, ObjectKey, SourceObject, TokenSecret } from './types.ts';
 
 function object(kind: Kind, name: string, spec: Record<string, unknown>, status?: Record<string, unknown>): SourceObject {
-  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation: 1 };
-  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec, ...(status ? { status } : {}) } };
+  return sourceObject(kind, name, spec, status ? { status } : {});
 }
 
 function rule(name: string, actions: string[]): SourceObject {
@@ -31,51 +27,23 @@ interface Harness {
   start(leading: boolean, metrics?: Metrics): Controller;
 }
 
+/** One replica: each run starts a new controller (a restart) over the same source and store. */
 function harness(initial: SourceObject[], secrets: Map<string, TokenSecret> = new Map()): Harness {
-  const objects = new Map(initial.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
-  const statusWrites: ObjectKey[] = [];
-  const tokenWrites: string[] = [];
-  const reader: ObjectReader = {
-    get: (kind, _ns, name) => objects.get(`${kind}/${name}`),
-    list: (kind) => [...objects.values()].filter((o) => o.kind === kind),
-  };
-  const writer: ClusterWriter = {
-    readTokenSecret: (_ns, c) => secrets.get(c),
-    async writeTokenSecret(owner, secret) {
-      tokenWrites.push(owner.metadata.name);
-      secrets.set(owner.metadata.name, secret);
-    },
-    async deleteTokenSecret() {
-      /* garbage collector */
-    },
-    async writeStatus(key, status) {
-      statusWrites.push(key);
-      const o = objects.get(`${key.kind}/${key.name}`);
-      if (o) objects.set(`${key.kind}/${key.name}`, { ...o, raw: { ...o.raw, status } });
-    },
-  };
+  const source = fakeSource(initial, secrets);
   const store = createStore();
   return {
     store,
-    objects,
+    objects: source.objects,
     secrets,
-    statusWrites,
-    tokenWrites,
+    get statusWrites() {
+      return source.writes.map((w) => w.key);
+    },
+    tokenWrites: source.tokenWrites,
     async run(leading) {
-      const controller = this.start(leading);
-      for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
-      await controller.idle();
+      await startController(source, { store, leading }).drain();
     },
     start(leading, metrics) {
-      const log = pino({ level: 'silent' });
-      return createController({
-        objects: reader,
-        writer,
-        store,
-        log,
-        leading: () => leading,
-        ...(metrics ? { metrics: metrics.controller } : {}),
-      });
+      return startController(source, { store, leading, ...(metrics ? { metrics: metrics.controller } : {}) }).controller;
     },
   };
 }
@@ -104,7 +72,7 @@ describe('a follower', () => {
   it('serves exactly the bytes the leader recorded', async () => {
     const leader = harness(base());
     await leader.run(true);
-    const recorded = leader.objects.get('Bundle/docs')?.raw['status'] as { revision: number; digest: string; etag: string };
+    const recorded = leader.objects.get('Bundle/acme/docs')?.raw['status'] as { revision: number; digest: string; etag: string };
     expect(recorded.revision).toBe(1);
     const follower = harness([...leader.objects.values()], new Map(leader.secrets));
     await follower.run(false);
@@ -115,7 +83,7 @@ describe('a follower', () => {
         Buffer.from(leader.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.bytes ?? []),
       ),
     ).toBe(true);
-    expect(follower.store.snapshot().tokens.has(hashToken(leader.secrets.get('gateways')?.token ?? ''))).toBe(true);
+    expect(follower.store.snapshot().tokens.has(hashToken(leader.secrets.get('acme/gateways')?.token ?? ''))).toBe(true);
   });
 
   it('does not serve its own build when its rules differ from what the leader recorded', async () => {
@@ -133,7 +101,7 @@ describe('a follower', () => {
   });
 
   it('refuses the old token as soon as the spec asks for a rotation, before the new Secret arrives', async () => {
-    const secrets = new Map([['gateways', { token: 'agent_old', rotation: 0, issuedAt: '2026-01-01T00:00:00Z' }]]);
+    const secrets = new Map([['acme/gateways', { token: 'agent_old', rotation: 0, issuedAt: '2026-01-01T00:00:00Z' }]]);
     const h = harness([object('Connector', 'gateways', { tokenRotation: 1 })], secrets);
     await h.run(false);
     expect(h.tokenWrites).toEqual([]);
@@ -145,7 +113,7 @@ describe('a leader', () => {
   it('continues from the recorded revision when it is newer than what it serves', async () => {
     const first = harness(base());
     await first.run(true);
-    const status = first.objects.get('Bundle/docs')?.raw['status'] as Record<string, unknown>;
+    const status = first.objects.get('Bundle/acme/docs')?.raw['status'] as Record<string, unknown>;
     // Another replica led meanwhile and recorded revision 5 for other content.
     const objects = [...first.objects.values()].map((o) =>
       o.kind === 'Bundle' ? { ...o, raw: { ...o.raw, status: { ...status, revision: 5, digest: 'sha256:other' } } } : o,
@@ -153,7 +121,7 @@ describe('a leader', () => {
     const h = harness(objects, new Map(first.secrets));
     await h.run(true);
     expect(h.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built.revision).toBe(6);
-    expect(h.objects.get('Bundle/docs')?.raw['status']).toMatchObject({ revision: 6 });
+    expect(h.objects.get('Bundle/acme/docs')?.raw['status']).toMatchObject({ revision: 6 });
   });
 
   it('keeps the recorded revision when its bytes are the recorded ones', async () => {
@@ -198,7 +166,7 @@ describe('the RolledOut metric', () => {
   it('follows on a follower every RolledOut the leader records, and goes with the Bundle', async () => {
     const leader = harness(base());
     await leader.run(true);
-    const recorded = leader.objects.get('Bundle/docs') as SourceObject;
+    const recorded = leader.objects.get('Bundle/acme/docs') as SourceObject;
     const follower = harness([...leader.objects.values()], new Map(leader.secrets));
     const metrics = createMetrics({ defaultMetrics: false });
     const controller = follower.start(false, metrics);
@@ -208,7 +176,7 @@ describe('the RolledOut metric', () => {
     // The leader's writes reach the follower's watch one after another.
     for (let i = 0; i < 10; i++) {
       const status = i % 2 === 0 ? 'False' : 'True';
-      follower.objects.set('Bundle/docs', withRolledOut(recorded, status));
+      follower.objects.set('Bundle/acme/docs', withRolledOut(recorded, status));
       controller.enqueue({ kind: 'Bundle', namespace: NS, name: 'docs' });
       await controller.idle();
       expect(await rolledOutLines(metrics)).toEqual([
@@ -218,7 +186,7 @@ describe('the RolledOut metric', () => {
       ]);
     }
     expect(follower.statusWrites).toEqual([]);
-    follower.objects.delete('Bundle/docs');
+    follower.objects.delete('Bundle/acme/docs');
     controller.enqueue({ kind: 'Bundle', namespace: NS, name: 'docs' });
     await controller.idle();
     expect(await rolledOutLines(metrics)).toEqual([]);

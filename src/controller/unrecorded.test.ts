@@ -1,64 +1,30 @@
 // Regression: a replica that built a revision while leading, and stopped leading before recording
 // it, must not keep serving it once the new leader gave that revision number to other bytes.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createStore } from '../store/index.ts';
-import { createController } from './controller.ts';
-import type { ClusterWriter, Kind, SourceObject, TokenSecret } from './types.ts';
+import { fakeSource, NS, sourceObject, startController } from '../../test/support/controller.ts';
+import type { Kind, SourceObject } from './types.ts';
 
-const NS = 'acme';
-const API = 'acl.policyagent.dev/v1alpha1';
-function object(kind: Kind, name: string, spec: Record<string, unknown>, generation = 1): SourceObject {
-  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation };
-  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
-}
+const object = (kind: Kind, name: string, spec: Record<string, unknown>, generation = 1): SourceObject =>
+  sourceObject(kind, name, spec, { generation });
 const rule = (actions: string[], generation: number): SourceObject =>
   object('Rule', 'team', { state: 'Enforced', subjectType: 'user', actions, resourceType: 'document' }, generation);
 
 function replica(initial: SourceObject[]) {
-  const objects = new Map(initial.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
-  const secrets = new Map<string, TokenSecret>();
-  let failWrites = false;
-  let leading = true;
-  const writer: ClusterWriter = {
-    readTokenSecret: (_n, c) => secrets.get(c),
-    async writeTokenSecret(owner, s) {
-      secrets.set(owner.metadata.name, s);
-    },
-    async deleteTokenSecret() {
-      /* gc */
-    },
-    async writeStatus(key, status) {
-      if (failWrites) throw new Error('HTTP 503 (or: the Lease was lost)');
-      const o = objects.get(`${key.kind}/${key.name}`);
-      if (o) objects.set(`${key.kind}/${key.name}`, { ...o, raw: { ...o.raw, status } });
-    },
-  };
-  const store = createStore();
-  const controller = createController({
-    objects: { get: (k, _n, name) => objects.get(`${k}/${name}`), list: (k) => [...objects.values()].filter((o) => o.kind === k) },
-    writer,
-    store,
-    log: pino({ level: 'silent' }),
-    leading: () => leading,
-    retryMs: 3_600_000,
-  });
+  const source = fakeSource(initial);
+  const run = startController(source, { retryMs: 3_600_000 });
   return {
-    objects,
-    store,
-    controller,
+    objects: source.objects,
+    store: run.store,
+    controller: run.controller,
     set failWrites(v: boolean) {
-      failWrites = v;
+      source.failWrites = v;
     },
     set leading(v: boolean) {
-      leading = v;
+      run.leading = v;
     },
-    async run() {
-      for (const o of objects.values()) controller.enqueue({ kind: o.kind, namespace: NS, name: o.metadata.name });
-      await controller.idle();
-    },
+    run: () => run.drain(),
     served() {
-      const b = store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built;
+      const b = run.store.snapshot().tenants.get(NS)?.bundles.get('docs')?.built;
       return b && { revision: b.revision, digest: b.digest };
     },
   };
@@ -69,9 +35,9 @@ describe('unrecorded revisions', () => {
     const base = [object('Connector', 'gateways', {}), object('Bundle', 'docs', { connector: 'gateways' })];
     const a = replica([...base, rule(['read'], 1)]);
     await a.run();
-    const rev1 = a.objects.get('Bundle/docs')?.raw['status'];
+    const rev1 = a.objects.get('Bundle/acme/docs')?.raw['status'];
     // A sees generation 2, builds and serves revision 2, but the status write fails and A loses the Lease.
-    a.objects.set('Rule/team', rule(['read', 'write'], 2));
+    a.objects.set('Rule/acme/team', rule(['read', 'write'], 2));
     a.failWrites = true;
     await a.run();
     a.leading = false;
@@ -82,11 +48,11 @@ describe('unrecorded revisions', () => {
       rule(['read', 'write', 'share'], 3),
     ]);
     await b.run();
-    const recorded = b.objects.get('Bundle/docs')?.raw['status'] as { revision: number; digest: string };
+    const recorded = b.objects.get('Bundle/acme/docs')?.raw['status'] as { revision: number; digest: string };
     expect(recorded.revision).toBe(2);
     // A's Bundle informer delivers B's status (its Rule feed still lags at generation 2).
-    const bundle = a.objects.get('Bundle/docs') as SourceObject;
-    a.objects.set('Bundle/docs', { ...bundle, raw: { ...bundle.raw, status: recorded } });
+    const bundle = a.objects.get('Bundle/acme/docs') as SourceObject;
+    a.objects.set('Bundle/acme/docs', { ...bundle, raw: { ...bundle.raw, status: recorded } });
     a.controller.enqueue({ kind: 'Bundle', namespace: NS, name: 'docs' });
     await a.controller.idle();
     const servedByA = a.served();

@@ -4,17 +4,10 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createStore } from '../store/index.ts';
-import { createController } from './controller.ts';
-import type { ClusterWriter, Kind, ObjectEvent, ObjectKey, ObjectReader, SourceObject } from './types.ts';
+import { fakeSource, NS, sourceObject, startController } from '../../test/support/controller.ts';
+import { keyText, type ClusterWriter, type Kind, type ObjectEvent, type SourceObject } from './types.ts';
 
-const NS = 'acme';
-const API = 'acl.policyagent.dev/v1alpha1';
-
-function object(kind: Kind, name: string, spec: unknown, generation = 1): SourceObject {
-  const metadata = { name, namespace: NS, uid: `uid-${name}`, generation };
-  return { kind, metadata, raw: { apiVersion: API, kind, metadata, spec } };
-}
+const object = (kind: Kind, name: string, spec: unknown, generation = 1): SourceObject => sourceObject(kind, name, spec, { generation });
 const rule = (name: string, spec: Record<string, unknown> = {}, generation = 1): SourceObject =>
   object('Rule', name, { state: 'Enforced', subjectType: 'user', actions: ['read'], resourceType: 'document', ...spec }, generation);
 
@@ -44,41 +37,19 @@ interface Harness {
   failWrites(fail: boolean): void;
 }
 
-const textOf = (kind: Kind, name: string): string => `${kind}/${NS}/${name}`;
+const textOf = (kind: Kind, name: string): string => keyText({ kind, namespace: NS, name });
 
 async function harness(
   initial: SourceObject[],
   options: { leading?: boolean; lint?: boolean; failEvents?: boolean } = {},
 ): Promise<Harness> {
-  const objects = new Map(initial.map((o) => [textOf(o.kind, o.metadata.name), o]));
-  const writes: string[] = [];
-  const events: { key: string; event: ObjectEvent }[] = [];
+  const source = fakeSource(initial);
   const logs: Record<string, unknown>[] = [];
-  let leading = options.leading ?? true;
-  let failing = false;
-  const reader: ObjectReader = {
-    get: (kind, _ns, name) => objects.get(textOf(kind, name)),
-    list: (kind, ns) => [...objects.values()].filter((o) => o.kind === kind && (ns === undefined || o.metadata.namespace === ns)),
-  };
   const writer: ClusterWriter = {
-    readTokenSecret: () => undefined,
-    async writeTokenSecret() {
-      /* not under test */
-    },
-    async deleteTokenSecret() {
-      /* not under test */
-    },
-    async writeStatus(key: ObjectKey, status) {
-      if (failing) throw new Error('the API server is away');
-      writes.push(textOf(key.kind, key.name));
-      const o = objects.get(textOf(key.kind, key.name));
-      // A source replaces the object when its status is written (the spec object stays, as in both sources).
-      if (o) objects.set(textOf(key.kind, key.name), { ...o, raw: { ...o.raw, status } });
-    },
+    ...source.writer,
     recordEvent(obj, event) {
       if (options.failEvents && event.type === 'Warning') throw new Error('the Events API is away');
-      // Warnings only: tokens issued and bundles built are not under test.
-      if (event.type === 'Warning') events.push({ key: textOf(obj.kind, obj.metadata.name), event });
+      source.writer.recordEvent?.(obj, event);
     },
   };
   const sink = new Writable({
@@ -87,45 +58,43 @@ async function harness(
       done();
     },
   });
-  const controller = createController({
-    objects: reader,
+  const run = startController(source, {
     writer,
-    store: createStore(),
     log: pino({ level: 'warn' }, sink),
-    leading: () => leading,
+    leading: options.leading ?? true,
     lint: options.lint ?? true,
     retryMs: 1,
     maxRetryMs: 1,
   });
-  const drain = async (keys: { kind: Kind; name: string }[]): Promise<void> => {
-    for (const k of keys) controller.enqueue({ kind: k.kind, namespace: NS, name: k.name });
-    await controller.idle();
-  };
-  const all = (): { kind: Kind; name: string }[] => [...objects.values()].map((o) => ({ kind: o.kind, name: o.metadata.name }));
-  await drain(all());
+  await run.drain();
   const h: Harness = {
-    objects,
-    writes,
-    events,
+    objects: source.objects,
+    get writes() {
+      return source.writes.map((w) => keyText(w.key));
+    },
+    // Warnings only: tokens issued and bundles built are not under test.
+    get events() {
+      return source.events.filter((e) => e.event.type === 'Warning');
+    },
     logs,
     async put(...objs) {
       for (const o of objs) {
         const key = 'gone' in o ? textOf(o.kind, o.name) : textOf(o.kind, o.metadata.name);
-        const status = objects.get(key)?.raw['status'];
-        if ('gone' in o) objects.delete(key);
+        const status = source.objects.get(key)?.raw['status'];
+        if ('gone' in o) source.objects.delete(key);
         // A new spec keeps the status recorded, as in both sources.
-        else objects.set(key, status === undefined ? o : { ...o, raw: { ...o.raw, status } });
+        else source.objects.set(key, status === undefined ? o : { ...o, raw: { ...o.raw, status } });
       }
-      await drain(objs.map((o) => ('gone' in o ? o : { kind: o.kind, name: o.metadata.name })));
+      await run.drain(objs.map((o) => ({ kind: o.kind, namespace: NS, name: 'gone' in o ? o.name : o.metadata.name })));
     },
-    resync: () => drain(all()),
-    status: (kind, name) => (objects.get(textOf(kind, name))?.raw['status'] ?? {}) as Status,
+    resync: () => run.drain(),
+    status: (kind, name) => (source.status(kind, name) ?? {}) as Status,
     warning: (kind, name) => h.status(kind, name).conditions?.find((c) => c.type === 'Warning'),
     setLeading(l) {
-      leading = l;
+      run.leading = l;
     },
     failWrites(fail) {
-      failing = fail;
+      source.failWrites = fail;
     },
   };
   return h;

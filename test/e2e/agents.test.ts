@@ -4,27 +4,10 @@
 // written at a bounded rate. Agents are simulated with real OPA reports (test/support/reports.ts);
 // test/opa/fleet.test.ts runs real OPAs.
 import { execFileSync, spawn } from 'node:child_process';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Operator } from '../../src/modes/index.ts';
-import {
-  adminClients,
-  apiKeySecret,
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  loadConfig,
-  metricValue,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  tableOf,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { adminClients, apiKeySecret, customApi, E2E_KUBECONFIG, metricValue, tableOf, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 import { statusReport } from '../support/reports.ts';
 
 const API_KEY = 'e2e-agents-api-key-0123456789';
@@ -37,33 +20,11 @@ const KUBECTL = ((): boolean => {
   }
 })();
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API server)', { timeout: 120_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    await ensureCrds();
-  });
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
-
-  async function setup(
-    prefix: string,
-    agentStatusIntervalMs: number,
-  ): Promise<{ ns: string; api: ReturnType<typeof customApi>; token: string; o: Operator }> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    const ns = n.name;
-    await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'),
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team-documents', TEAM_RULE),
-    ]);
-    op = await startE2EOperator({ namespace: ns, agentStatusIntervalMs });
-    const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
-    return { ns, api: customApi(ns), token, o: op };
+describeE2E('Kubernetes: OPA agents and RolledOut (real API server)', { timeout: 120_000 }, (e2e) => {
+  async function setup(prefix: string, agentStatusIntervalMs: number) {
+    const t = await e2e.tenant(prefix, (ns) => docsTenant(ns, 'team-documents'));
+    const o = await e2e.operator({ namespace: t.ns, agentStatusIntervalMs });
+    return { ...t, token: await t.token(), o };
   }
 
   async function report(
@@ -153,8 +114,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
 
   it('writes Bundle status at a bounded rate however many agents report', async () => {
     const intervalMs = 1000;
-    const { ns, api, token, o } = await setup('rate', intervalMs);
-    await waitFor('revision 1 in status', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    const { ns, api, token, o, revision } = await setup('rate', intervalMs);
+    await revision(1);
     await o.controller.idle();
     const before = await metricValue(o, 'acl_status_writes_total', { kind: 'Bundle' });
     // 100 agents, each reporting 30 times, half of them flipping between revisions and failures:
@@ -196,28 +157,13 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
   });
 
   describe('with two replicas', () => {
-    const ops: Operator[] = [];
-    afterEach(async () => {
-      for (const x of ops.splice(0)) await x.stop();
-    });
-
     it("counts the agents every replica hears: RolledOut speaks for the whole fleet, not the leader's share", async () => {
-      const n = await createNamespace('agentsha');
-      drop = n.drop;
-      const ns = n.name;
-      await apply(loadConfig(), [
-        connectorYaml(ns, 'gateways'),
-        bundleYaml(ns, 'docs', { connector: 'gateways' }),
-        ruleYaml(ns, 'team-documents', TEAM_RULE),
-        apiKeySecret(ns, API_KEY),
-      ]);
-      const api = customApi(ns);
-      const a = await startE2EOperator({ namespace: ns, identity: 'replica-a', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
-      ops.push(a);
+      const t = await e2e.tenant('agentsha', (ns) => [...docsTenant(ns, 'team-documents'), apiKeySecret(ns, API_KEY)]);
+      const { ns, api } = t;
+      const a = await e2e.operator({ namespace: ns, identity: 'replica-a', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
       await waitFor('replica-a leads', () => a.elector.isLeader());
-      const b = await startE2EOperator({ namespace: ns, identity: 'replica-b', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
-      ops.push(b);
-      const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
+      const b = await e2e.operator({ namespace: ns, identity: 'replica-b', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
+      const token = await t.token();
       await waitFor('revision 1 on both', () =>
         [a, b].every((x) => x.store.snapshot().tenants.get(ns)?.bundles.get('docs')?.built.revision === 1),
       );
@@ -254,7 +200,6 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: OPA agents and RolledOut (real API
       }
       // A replica that stops takes its ConfigMap with it: its agents are no longer counted (they report elsewhere next).
       await b.stop();
-      ops.splice(ops.indexOf(b), 1);
       await waitFor(
         'the leader counts its own two',
         async () => ((await api.status('Bundle', 'docs'))['agents'] as { rollout?: string }).rollout === '2/2',

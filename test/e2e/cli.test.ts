@@ -1,28 +1,14 @@
 // `acl-operator serve` as a process in Kubernetes mode, the way the Deployment runs it: flags, the
 // TLS Secret, readiness, serving, and a SIGTERM that releases the Lease for the next replica.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminClients,
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  loadConfig,
-  readToken,
-  ROOT,
-  ruleYaml,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { expect, it } from 'vitest';
+import { adminClients, customApi, E2E_KUBECONFIG, loadConfig, ROOT, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -45,28 +31,13 @@ function httpsStatus(url: string, ca: string, token: string): Promise<number> {
   });
 }
 
-describe.skipIf(!E2E_KUBECONFIG)('acl-operator serve in Kubernetes mode (real API server)', { timeout: 120_000 }, () => {
-  let child: ChildProcess | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    child?.kill('SIGKILL');
-    child = undefined;
-    await drop?.();
-  });
-
+describeE2E('acl-operator serve in Kubernetes mode (real API server)', { timeout: 120_000 }, (e2e) => {
   it('starts, becomes ready, serves over TLS from its Secret, and releases the Lease on SIGTERM', async () => {
-    const n = await createNamespace('cli');
-    drop = n.drop;
-    const ns = n.name;
-    await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'),
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team', TEAM_RULE),
-    ]);
+    const t = await e2e.tenant('cli', docsTenant);
+    const ns = t.ns;
     const [api, ops] = [await freePort(), await freePort()];
     let output = '';
-    child = spawn(
+    const child = spawn(
       process.execPath,
       [
         join(ROOT, 'src', 'cli.ts'),
@@ -94,13 +65,14 @@ describe.skipIf(!E2E_KUBECONFIG)('acl-operator serve in Kubernetes mode (real AP
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    e2e.later(() => child.kill('SIGKILL'));
     child.stdout?.on('data', (d: Buffer) => {
       output += d.toString();
     });
     child.stderr?.on('data', (d: Buffer) => {
       output += d.toString();
     });
-    const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
     await waitFor(
       '/readyz 200',
@@ -111,7 +83,7 @@ describe.skipIf(!E2E_KUBECONFIG)('acl-operator serve in Kubernetes mode (real AP
     });
     const tls = await adminClients().core.readNamespacedSecret({ name: 'acl-operator-tls', namespace: ns });
     const ca = Buffer.from(tls.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
-    const token = await waitFor('token', () => readToken(ns, 'gateways'));
+    const token = await t.token();
     expect(await httpsStatus(`https://localhost:${api}/${ns}/connectors/policyagent/gateways/bundles/docs`, ca, token)).toBe(200);
     expect(await customApi(ns).status('Bundle', 'docs')).toMatchObject({ revision: 1 });
     const metrics = await (await fetch(`http://127.0.0.1:${ops}/metrics`)).text();

@@ -1,45 +1,13 @@
 // Connectors against a real API server: token Secrets, ownership and garbage collection, rotation,
 // revocation, and a Secret deleted by hand.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/modes/index.ts';
-import {
-  adminClients,
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  loadConfig,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { expect, it } from 'vitest';
+import { adminClients, fetchBundle, readToken, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real API server)', { timeout: 150_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
-
-  async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi>; o: Operator }> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    await apply(loadConfig(), [
-      connectorYaml(n.name, 'gateways'),
-      bundleYaml(n.name, 'docs', { connector: 'gateways' }),
-      ruleYaml(n.name, 'team', TEAM_RULE),
-    ]);
-    op = await startE2EOperator({ namespace: n.name });
-    return { ns: n.name, api: customApi(n.name), o: op };
+describeE2E('Kubernetes: connectors and token Secrets (real API server)', { timeout: 150_000 }, (e2e) => {
+  async function setup(prefix: string) {
+    const t = await e2e.tenant(prefix, docsTenant);
+    return { ...t, o: await e2e.operator({ namespace: t.ns }) };
   }
 
   it('creates the token Secret owned by the Connector; the garbage collector deletes it with the Connector', async () => {
@@ -86,8 +54,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real
   });
 
   it('rotates, revokes and re-issues through spec fields; the old token is refused at once', async () => {
-    const { ns, api, o } = await setup('rotate');
-    const first = await waitFor('token', () => readToken(ns, 'gateways'));
+    const { ns, api, o, token } = await setup('rotate');
+    const first = await token();
     await waitFor('bundle served', async () => (await fetchBundle(o, ns, 'gateways', 'docs', first)).status === 200);
 
     await api.patchSpec('Connector', 'gateways', { tokenRotation: 1 });
@@ -122,8 +90,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: connectors and token Secrets (real
   });
 
   it('re-creates a token Secret deleted by hand, with a new token', async () => {
-    const { ns, o } = await setup('deleted');
-    const first = await waitFor('token', () => readToken(ns, 'gateways'));
+    const { ns, o, token } = await setup('deleted');
+    const first = await token();
     await adminClients().core.deleteNamespacedSecret({ name: 'gateways-token', namespace: ns });
     const second = await waitFor('new token', async () => {
       const t = await readToken(ns, 'gateways');

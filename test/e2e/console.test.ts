@@ -1,67 +1,39 @@
 // The console in Kubernetes mode against the real API server (issue 16): an admin key from a labelled
 // Secret signs in; actions patch the objects, so kubectl sees them, and the bundle endpoint answers as
 // the action says; a GitOps owner's annotation is named on the page.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Operator } from '../../src/modes/index.ts';
 import { type ConsoleClient, signInAt } from '../support/console.ts';
-import {
-  apply,
-  apiKeySecret,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  loadConfig,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { apiKeySecret, customApi, fetchBundle, labelledSecret, readToken, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 
 const ADMIN_KEY = 'console-admin-key-0123456789abcdef';
 
-function adminSecret(ns: string): KubernetesObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'console-admin', namespace: ns, labels: { 'acl.policyagent.dev/console-admin': 'true' } },
-    data: { token: Buffer.from(ADMIN_KEY).toString('base64') },
-  } as KubernetesObject;
+/** The docs tenant, its Connector owned by Argo CD (an annotation the console names), with an API key and an admin key. */
+function tenantObjects(ns: string): KubernetesObject[] {
+  const tracking = { 'argocd.argoproj.io/tracking-id': 'platform:acl/Connector:gateways' };
+  const owned = (o: KubernetesObject): KubernetesObject =>
+    o.kind === 'Connector' ? { ...o, metadata: { ...o.metadata, annotations: tracking } } : o;
+  return [
+    ...docsTenant(ns).map(owned),
+    apiKeySecret(ns, 'tenant-api-key-0123456789abcdef'),
+    labelledSecret(ns, 'console-admin', 'acl.policyagent.dev/console-admin', ADMIN_KEY),
+  ];
 }
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the console (real API server)', { timeout: 90_000 }, () => {
+describeE2E('Kubernetes: the console (real API server)', { timeout: 90_000, perFile: true }, (e2e) => {
   let op: Operator;
   let ns: string;
-  let drop: () => Promise<void>;
   let admin: ConsoleClient;
   const origin = () => new URL(op.consoleUrl as string).origin.replace('localhost', '127.0.0.1');
 
   beforeAll(async () => {
-    await ensureCrds();
-    const n = await createNamespace('console');
-    ns = n.name;
-    drop = n.drop;
-    const gateways = connectorYaml(ns, 'gateways');
-    (gateways.metadata as Record<string, unknown>)['annotations'] = { 'argocd.argoproj.io/tracking-id': 'platform:acl/Connector:gateways' };
-    await apply(loadConfig(), [
-      gateways,
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team', TEAM_RULE),
-      apiKeySecret(ns, 'tenant-api-key-0123456789abcdef'),
-      adminSecret(ns),
-    ]);
-    op = await startE2EOperator({ namespace: ns });
-    await waitFor('the first token', () => readToken(ns, 'gateways'));
+    const t = await e2e.tenant('console', tenantObjects);
+    ns = t.ns;
+    op = await e2e.operator({ namespace: ns });
+    await t.token();
     admin = await signInAt(origin(), ADMIN_KEY);
-  });
-  afterAll(async () => {
-    await op?.stop();
-    await drop?.();
   });
 
   it("signs in with a labelled Secret's key, and refuses one without the label", async () => {

@@ -4,29 +4,11 @@
 // and policy.rego follow the directory data their rules read.
 import { request, type RequestOptions } from 'node:https';
 import { ApiextensionsV1Api, type KubernetesObject } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { statusOf } from '../../src/kube/index.ts';
 import type { Operator } from '../../src/modes/index.ts';
-import {
-  adminClients,
-  apiKeySecret,
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  GROUP,
-  loadConfig,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  VERSION,
-  waitFor,
-} from '../support/kube.ts';
+import { adminClients, apiKeySecret, fetchBundle, GROUP, loadConfig, ruleYaml, TEAM_RULE, VERSION, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 import { tarFile } from '../support/tar.ts';
 
 const API_KEY = 'e2e-directory-api-key-0123456789';
@@ -103,23 +85,7 @@ const people = (ns: string, aliceTeam: string, email = 'alice@example.com'): Kub
     { type: 'document', id: 'd2', properties: { team: 'red' } },
   ]);
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { timeout: 120_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-    drop = undefined;
-  });
-
-  async function namespace(prefix: string): Promise<string> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    return n.name;
-  }
-
+describeE2E('Kubernetes: Directory (real API server)', { timeout: 120_000 }, (e2e) => {
   const decide = async (o: Operator, subject: Record<string, unknown>, resource: Record<string, unknown>): Promise<string> => {
     const res = await fetch(`${o.apiUrl}/authorization`, {
       method: 'POST',
@@ -145,7 +111,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
   });
 
   it('keeps free-form properties as written (nested objects, lists, null) and refuses an entity without an id', async () => {
-    const ns = await namespace('dirschema');
+    const { ns } = await e2e.tenant('dirschema');
     const api = directoryApi(ns);
     const properties = {
       team: 'blue',
@@ -196,8 +162,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
     expect(big.body).toContain('"badge":9007199254740993');
 
     // The operator reads the same properties (and puts them in effect): null, lists and nesting intact.
-    op = await startE2EOperator({ namespace: ns });
-    const o = op;
+    const o = await e2e.operator({ namespace: ns });
     const status = await waitFor('Directory rich Ready', async () => {
       const s = await api.status('rich');
       return s.phase === 'Ready' ? s : undefined;
@@ -221,18 +186,10 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
   });
 
   it('writes Ready with entityCount, decides with the properties, and moves the bundle revision when the data its rules read changes', async () => {
-    const ns = await namespace('dir');
-    await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'),
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team-documents', TEAM_RULE),
-      apiKeySecret(ns, API_KEY),
-      people(ns, 'blue'),
-    ]);
-    op = await startE2EOperator({ namespace: ns });
-    const o = op;
+    const t = await e2e.tenant('dir', (ns) => [...docsTenant(ns, 'team-documents'), apiKeySecret(ns, API_KEY), people(ns, 'blue')]);
+    const { ns, api } = t;
+    const o = await e2e.operator({ namespace: ns });
     const dirs = directoryApi(ns);
-    const api = customApi(ns);
 
     const ready = await waitFor('Directory people Ready', async () => {
       const s = await dirs.status('people');
@@ -276,11 +233,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
       policy_decision_point: `${o.apiUrl}/${ns}`,
     });
 
-    const first = await waitFor('bundle revision 1', async () => {
-      const s = await api.status('Bundle', 'docs');
-      return s['revision'] === 1 ? s : undefined;
-    });
-    const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
+    const first = await t.revision(1);
+    const token = await t.token();
     const served1 = await fetchBundle(o, ns, 'gateways', 'docs', token);
     expect(served1.status).toBe(200);
     expect(served1.etag).toBe(first['etag']);
@@ -289,12 +243,9 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
     expect(rego1).not.toContain('alice@example.com');
 
     // kubectl apply of an edit: alice moves to team red.
-    await apply(loadConfig(), [people(ns, 'red')]);
+    await t.apply([people(ns, 'red')]);
     await waitFor('Directory people generation 2', async () => (await dirs.status('people')).observedGeneration === 2);
-    const second = await waitFor('bundle revision 2', async () => {
-      const s = await api.status('Bundle', 'docs');
-      return s['revision'] === 2 ? s : undefined;
-    });
+    const second = await t.revision(2);
     const served2 = await fetchBundle(o, ns, 'gateways', 'docs', token, served1.etag ?? undefined);
     expect(served2.status).toBe(200);
     expect(served2.etag).toBe(second['etag']);
@@ -306,7 +257,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
     expect(await decide(o, alice, { type: 'document', id: 'd1' })).toBe('deny');
 
     // An edit of a property no rule reads: the Directory is reconciled, the bundle stays at revision 2.
-    await apply(loadConfig(), [people(ns, 'red', 'alice@new.example')]);
+    await t.apply([people(ns, 'red', 'alice@new.example')]);
     await waitFor('Directory people generation 3', async () => (await dirs.status('people')).observedGeneration === 3);
     await o.controller.idle();
     expect(o.store.snapshot().tenants.get(ns)?.directory.get('user', 'alice')).toEqual({ team: 'red', email: 'alice@new.example' });
@@ -315,14 +266,17 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: Directory (real API server)', { ti
   });
 
   it('reports Conflict on the Directory whose name sorts later, with a Warning event naming the entity', async () => {
-    const ns = await namespace('dirconf');
-    await apply(loadConfig(), [ruleYaml(ns, 'team-documents', TEAM_RULE), apiKeySecret(ns, API_KEY), people(ns, 'blue')]);
-    op = await startE2EOperator({ namespace: ns });
-    const o = op;
+    const t = await e2e.tenant('dirconf', (ns) => [
+      ruleYaml(ns, 'team-documents', TEAM_RULE),
+      apiKeySecret(ns, API_KEY),
+      people(ns, 'blue'),
+    ]);
+    const ns = t.ns;
+    const o = await e2e.operator({ namespace: ns });
     const dirs = directoryApi(ns);
     await waitFor('Directory people Ready', async () => (await dirs.status('people')).phase === 'Ready');
 
-    await apply(loadConfig(), [
+    await t.apply([
       directoryYaml(ns, 'staff', [
         { type: 'user', id: 'alice', properties: { team: 'red' } },
         { type: 'user', id: 'bob', properties: { team: 'red' } },

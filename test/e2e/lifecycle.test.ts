@@ -1,55 +1,22 @@
 // Rules and Bundles against a real API server: revisions, phases, conditions, translations.
 import { VersionApi } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Operator } from '../../src/modes/index.ts';
-import {
-  apiKeySecret,
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  loadConfig,
-  metricValue,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { apiKeySecret, fetchBundle, loadConfig, metricValue, ruleYaml, TEAM_RULE, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 
 const API_KEY = 'e2e-api-key-0123456789abcdef';
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server)', { timeout: 120_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
+describeE2E('Kubernetes: rules and bundles (real API server)', { timeout: 120_000 }, (e2e) => {
   beforeAll(async () => {
-    await ensureCrds();
     const server = loadConfig().getCurrentCluster()?.server;
     const version = await loadConfig().makeApiClient(VersionApi).getCode();
     console.log(`e2e: running against the real API server at ${server} (Kubernetes ${version.gitVersion})`);
   });
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
 
-  async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi> }> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    const ns = n.name;
-    await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'),
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team-documents', TEAM_RULE),
-      apiKeySecret(ns, API_KEY),
-    ]);
-    op = await startE2EOperator({ namespace: ns });
-    return { ns, api: customApi(ns) };
+  async function setup(prefix: string) {
+    const t = await e2e.tenant(prefix, (ns) => [...docsTenant(ns, 'team-documents'), apiKeySecret(ns, API_KEY)]);
+    return { ...t, o: await e2e.operator({ namespace: t.ns }) };
   }
 
   const decide = async (o: Operator, body: unknown): Promise<{ decision: string; policyId?: string }> => {
@@ -63,11 +30,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
   };
 
   it('builds revision 1 at start, then +1 when a Rule is applied, and reports Enforced', async () => {
-    const { ns, api } = await setup('apply');
-    const o = op as Operator;
-    const first = await waitFor('bundle status revision 1', async () =>
-      (await api.status('Bundle', 'docs'))['revision'] === 1 ? api.status('Bundle', 'docs') : undefined,
-    );
+    const { ns, api, o, ...t } = await setup('apply');
+    const first = await t.revision(1);
     expect(first).toMatchObject({
       phase: 'Ready',
       revision: 1,
@@ -88,12 +52,12 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
       rego: expect.stringContaining('input.principal.team == input.resource.team'),
     });
 
-    const token = await waitFor('token Secret', () => readToken(ns, 'gateways'));
+    const token = await t.token();
     const served = await fetchBundle(o, ns, 'gateways', 'docs', token);
     expect(served.status).toBe(200);
     expect(served.etag).toBe(first['etag']);
 
-    await apply(loadConfig(), [
+    await t.apply([
       ruleYaml(ns, 'owners-delete', {
         state: 'Enforced',
         subjectType: 'user',
@@ -102,10 +66,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
         condition: 'principal.id == resource.owner',
       }),
     ]);
-    const second = await waitFor('bundle revision 2', async () => {
-      const s = await api.status('Bundle', 'docs');
-      return s['revision'] === 2 ? s : undefined;
-    });
+    const second = await t.revision(2);
     expect(second).toMatchObject({ revision: 2, ruleCount: 2 });
     expect(second['etag']).not.toBe(first['etag']);
     expect((await fetchBundle(o, ns, 'gateways', 'docs', token, served.etag ?? undefined)).status).toBe(200);
@@ -116,10 +77,9 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
   });
 
   it('marks an invalid Rule InvalidSpec while the other rules keep being served', async () => {
-    const { ns, api } = await setup('invalid');
-    const o = op as Operator;
-    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
-    await apply(loadConfig(), [ruleYaml(ns, 'broken', { ...TEAM_RULE, condition: 'principal.team ==== resource.team' })]);
+    const { ns, api, o, ...t } = await setup('invalid');
+    await t.revision(1);
+    await t.apply([ruleYaml(ns, 'broken', { ...TEAM_RULE, condition: 'principal.team ==== resource.team' })]);
     const status = await waitFor('broken rule Invalid', async () => {
       const s = await api.status('Rule', 'broken');
       return s['phase'] === 'Invalid' ? s : undefined;
@@ -159,9 +119,9 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
   });
 
   it('deploys an Approved rule and reports it Enforced; regenerate re-translates; Draft stays out', async () => {
-    const { ns, api } = await setup('approved');
-    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
-    await apply(loadConfig(), [
+    const { ns, api, ...t } = await setup('approved');
+    await t.revision(1);
+    await t.apply([
       ruleYaml(ns, 'approved', { state: 'Approved', subjectType: 'user', actions: ['share'], resourceType: 'document' }),
       ruleYaml(ns, 'draft', { state: 'Draft', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
     ]);
@@ -172,12 +132,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
         return d['phase'] ? d : undefined;
       }),
     ).toMatchObject({ phase: 'Draft', conditions: [{ reason: 'NotDeployed' }] });
-    expect(
-      await waitFor('revision 2', async () => {
-        const s = await api.status('Bundle', 'docs');
-        return s['revision'] === 2 ? s : undefined;
-      }),
-    ).toMatchObject({ ruleCount: 2 });
+    expect(await t.revision(2)).toMatchObject({ ruleCount: 2 });
 
     await api.annotate('Rule', 'approved', { 'acl.policyagent.dev/regenerate': 'now' });
     await waitFor(
@@ -188,9 +143,8 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: rules and bundles (real API server
   });
 
   it('does not rewrite status when nothing changed', async () => {
-    const { api } = await setup('quiet');
-    const o = op as Operator;
-    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    const { api, o, ...t } = await setup('quiet');
+    await t.revision(1);
     await o.controller.idle();
     const versions = async (): Promise<string[]> =>
       Promise.all(

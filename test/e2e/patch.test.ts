@@ -1,100 +1,37 @@
 // The console's actions in Kubernetes mode against a real API server: a JSON merge patch of one spec
 // field or annotation, sent with the operator's own RBAC from deploy/, read back as kubectl sees it,
 // and the outcomes a person reads when the object is gone, a value is refused or RBAC is missing.
-import { KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
+import type { KubeConfig, V1PolicyRule } from '@kubernetes/client-node';
 import pino from 'pino';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { activeChanges, regenerateChanges, rotateChanges } from '../../src/controller/index.ts';
 import { clientsFor, createObjectPatcher } from '../../src/kube/index.ts';
-import type { Operator } from '../../src/modes/index.ts';
-import {
-  adminClients,
-  apply,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  deployRbac,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  loadConfig,
-  rbacApi,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { adminClients, connectorYaml, deployRbac, ruleYaml, TEAM_RULE, waitFor } from '../support/kube.ts';
+import { bindRole, describeE2E, rulesOf, serviceAccountConfig } from '../support/e2e.ts';
 
 const REGENERATE = 'acl.policyagent.dev/regenerate';
 const log = pino({ level: 'silent' });
 
 /** A kubeconfig for a ServiceAccount of `ns` holding, in `ns` only, the given rules. */
 async function identityWith(ns: string, rules: V1PolicyRule[]): Promise<KubeConfig> {
-  const { core } = adminClients();
-  const rbac = rbacApi();
-  await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'operator' }, rules } });
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'operator' } } });
-  await rbac.createNamespacedRoleBinding({
-    namespace: ns,
-    body: {
-      metadata: { name: 'operator' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'operator' },
-      subjects: [{ kind: 'ServiceAccount', name: 'operator', namespace: ns }],
-    },
-  });
-  await core.createNamespacedSecret({
-    namespace: ns,
-    body: {
-      metadata: { name: 'operator-token', annotations: { 'kubernetes.io/service-account.name': 'operator' } },
-      type: 'kubernetes.io/service-account-token',
-    },
-  });
-  const token = await waitFor('service account token', async () => {
-    const s = await core.readNamespacedSecret({ name: 'operator-token', namespace: ns });
-    return s.data?.['token'] ? Buffer.from(s.data['token'], 'base64').toString('utf8') : undefined;
-  });
-  const cluster = loadConfig().getCurrentCluster();
-  if (!cluster) throw new Error('E2E_KUBECONFIG has no current cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: 'operator', token }],
-    contexts: [{ name: 'operator', cluster: cluster.name, user: 'operator' }],
-    currentContext: 'operator',
-  });
-  return kc;
+  await bindRole(ns, 'operator', rules, 'operator');
+  return serviceAccountConfig(ns, 'operator');
 }
 
 /** The rules of the ClusterRole acl-operator in deploy/20-rbac.yaml. */
-function operatorRules(): V1PolicyRule[] {
-  const role = deployRbac().find((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'acl-operator') as { rules?: V1PolicyRule[] };
-  if (!role.rules) throw new Error('deploy/20-rbac.yaml has no ClusterRole acl-operator');
-  return role.rules;
-}
+const operatorRules = (): V1PolicyRule[] => rulesOf(deployRbac(), 'ClusterRole', 'acl-operator');
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: console actions patch the object (real API server)', { timeout: 120_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
-
-  async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi> }> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    await apply(loadConfig(), [
-      connectorYaml(n.name, 'gateways', { displayName: 'Gateways', tokenRotation: 2 }),
-      { ...ruleYaml(n.name, 'team', TEAM_RULE), metadata: { name: 'team', namespace: n.name, annotations: { owner: 'docs-team' } } },
+describeE2E('Kubernetes: console actions patch the object (real API server)', { timeout: 120_000 }, (e2e) => {
+  const setup = (prefix: string) =>
+    e2e.tenant(prefix, (ns) => [
+      connectorYaml(ns, 'gateways', { displayName: 'Gateways', tokenRotation: 2 }),
+      { ...ruleYaml(ns, 'team', TEAM_RULE), metadata: { name: 'team', namespace: ns, annotations: { owner: 'docs-team' } } },
     ]);
-    return { ns: n.name, api: customApi(n.name) };
-  }
 
   it("patches a Connector's spec.active and a Rule's regenerate annotation with deploy/'s RBAC, leaving every other field", async () => {
     const { ns, api } = await setup('patch');
     const patcher = createObjectPatcher(clientsFor(await identityWith(ns, operatorRules())), log);
-    op = await startE2EOperator({ namespace: ns });
+    await e2e.operator({ namespace: ns });
     await waitFor('Rule Enforced', async () => (await api.status('Rule', 'team'))['phase'] === 'Enforced');
 
     const connector = { kind: 'Connector', namespace: ns, name: 'gateways' } as const;

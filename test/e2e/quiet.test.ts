@@ -1,40 +1,11 @@
 // No status is rewritten when nothing changed, in every state (not only the happy path).
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/modes/index.ts';
-import {
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  loadConfig,
-  metricValue,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { expect, it } from 'vitest';
+import { bundleYaml, connectorYaml, fetchBundle, metricValue, ruleYaml, TEAM_RULE, waitFor } from '../support/kube.ts';
+import { describeE2E } from '../support/e2e.ts';
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: quiet status in every state (real API server)', { timeout: 90_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
-
+describeE2E('Kubernetes: quiet status in every state (real API server)', { timeout: 90_000 }, (e2e) => {
   it('writes nothing on resync once settled', async () => {
-    const n = await createNamespace('rv-quiet');
-    drop = n.drop;
-    const ns = n.name;
-    const api = customApi(ns);
-    await apply(loadConfig(), [
+    const t = await e2e.tenant('rv-quiet', (ns) => [
       connectorYaml(ns, 'gateways'),
       connectorYaml(ns, 'off', { active: false }),
       connectorYaml(ns, 'gone', { revoked: true }),
@@ -50,15 +21,15 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: quiet status in every state (real 
       ruleYaml(ns, 'draft', { ...TEAM_RULE, state: 'Draft' }),
       ruleYaml(ns, 'approved', { ...TEAM_RULE, state: 'Approved' }),
     ]);
-    op = await startE2EOperator({ namespace: ns, activityFlushMs: 3_600_000 });
-    const o = op;
+    const { ns, api } = t;
+    const o = await e2e.operator({ namespace: ns, activityFlushMs: 3_600_000 });
     await waitFor('stale rule Current', async () => (await api.status('Rule', 'stale'))['phase'] === 'Enforced');
     await api.patchSpec('Rule', 'stale', { condition: 'resource.x ==' });
     await waitFor(
       'stale rule Stale',
       async () => ((await api.status('Rule', 'stale'))['translation'] as { status?: string } | undefined)?.status === 'Stale',
     );
-    const token = await waitFor('token', () => readToken(ns, 'gateways'));
+    const token = await t.token();
     expect((await fetchBundle(o, ns, 'gateways', 'docs', token)).status).toBe(200);
     await o.flushActivity();
     await o.controller.idle();

@@ -3,70 +3,25 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type KubernetesObject, type V1PolicyRule } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/modes/index.ts';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { expect, it } from 'vitest';
 import { statusOf } from '../../src/kube/index.ts';
 import {
   adminClients,
   apiKeySecret,
   apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
   directoryYaml,
-  customApi,
   deployRbac,
-  E2E_KUBECONFIG,
-  ensureCrds,
   loadConfig,
   rbacApi,
   ROOT,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
   waitFor,
   yamlObjects,
 } from '../support/kube.ts';
+import { bindRole, describeE2E, docsTenant, rulesOf, serviceAccountConfig, type Tenant } from '../support/e2e.ts';
 import { statusReport } from '../support/reports.ts';
 
 const API_KEY = 'e2e-rbac-api-key-0123456789';
-
-function rulesOf(objects: readonly KubernetesObject[], kind: string, name: string): V1PolicyRule[] {
-  const o = objects.find((x) => x.kind === kind && x.metadata?.name === name) as
-    | (KubernetesObject & { rules?: V1PolicyRule[] })
-    | undefined;
-  if (!o?.rules) throw new Error(`deploy/ has no ${kind} ${name}`);
-  return o.rules;
-}
-
-/** A ServiceAccount in `ns` and a kubeconfig with its token (works on every version: token Secret). */
-async function serviceAccountConfig(ns: string): Promise<KubeConfig> {
-  const { core } = adminClients();
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'acl-operator' } } });
-  await core.createNamespacedSecret({
-    namespace: ns,
-    body: {
-      metadata: { name: 'acl-operator-sa-token', annotations: { 'kubernetes.io/service-account.name': 'acl-operator' } },
-      type: 'kubernetes.io/service-account-token',
-    },
-  });
-  const token = await waitFor('service account token', async () => {
-    const s = await core.readNamespacedSecret({ name: 'acl-operator-sa-token', namespace: ns });
-    return s.data?.['token'] ? Buffer.from(s.data['token'], 'base64').toString('utf8') : undefined;
-  });
-  const admin = loadConfig();
-  const cluster = admin.getCurrentCluster();
-  if (!cluster) throw new Error('no cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: 'sa', token }],
-    contexts: [{ name: 'sa', cluster: cluster.name, user: 'sa' }],
-    currentContext: 'sa',
-  });
-  return kc;
-}
 
 function httpsPost(url: string, ca: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -90,21 +45,11 @@ function httpsGet(url: string, ca: string, headers: Record<string, string>): Pro
   });
 }
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (real API server)', { timeout: 150_000 }, () => {
-  let op: Operator | undefined;
-  const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  async function runAndCheck(ns: string, kc: KubeConfig, operatorNamespace = ns): Promise<void> {
-    await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'),
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team', TEAM_RULE),
+describeE2E('Kubernetes: the RBAC in deploy/ is enough (real API server)', { timeout: 150_000 }, (e2e) => {
+  async function runAndCheck(t: Tenant, kc: KubeConfig, operatorNamespace = t.ns): Promise<void> {
+    const { ns, api } = t;
+    await t.apply([
+      ...docsTenant(ns),
       apiKeySecret(ns, API_KEY),
       directoryYaml(ns, 'people', { entities: [{ type: 'user', id: 'alice', properties: { team: 'blue' } }] }),
     ]);
@@ -113,8 +58,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
       (err: unknown) => statusOf(err) === 403,
     );
 
-    op = await startE2EOperator({ namespace: ns, operatorNamespace, kubeConfig: kc, tls: { mode: 'secret', name: 'acl-operator-tls' } });
-    const api = customApi(ns);
+    const op = await e2e.operator({ namespace: ns, operatorNamespace, kubeConfig: kc, tls: { mode: 'secret', name: 'acl-operator-tls' } });
     const { core } = adminClients();
     const tls = await core.readNamespacedSecret({ name: 'acl-operator-tls', namespace: operatorNamespace });
     const ca = Buffer.from(tls.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
@@ -122,7 +66,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
     const secret = await waitFor('token Secret', async () => core.readNamespacedSecret({ name: 'gateways-token', namespace: ns }));
     expect(Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8')).toBe(ca);
     const token = Buffer.from(secret.data?.['token'] ?? '', 'base64').toString('utf8');
-    await waitFor('bundle status', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    await t.revision(1);
     expect(await api.status('Rule', 'team')).toMatchObject({ phase: 'Enforced' });
     expect(await api.status('Connector', 'gateways')).toMatchObject({ phase: 'Active' });
     // Directories are watched and their status written (directories, directories/status).
@@ -156,79 +100,42 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the RBAC in deploy/ is enough (rea
   }
 
   it('cluster-wide: ClusterRole acl-operator and the leader-election Role', async () => {
-    const n = await createNamespace('rbac');
-    cleanups.push(n.drop);
+    const t = await e2e.tenant('rbac');
+    const ns = t.ns;
     const rbac = rbacApi();
     const objects = deployRbac();
     await apply(
       loadConfig(),
       objects.filter((o) => o.kind === 'ClusterRole'),
     );
-    const binding = `e2e-${n.name}`;
+    const binding = `e2e-${ns}`;
     await rbac.createClusterRoleBinding({
       body: {
         metadata: { name: binding },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'acl-operator' },
-        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }],
+        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: ns }],
       },
     });
-    cleanups.push(async () => {
-      await rbac.deleteClusterRoleBinding({ name: binding });
-    });
+    e2e.later(() => rbac.deleteClusterRoleBinding({ name: binding }));
     // The Lease lives in the test namespace here (acl-system in deploy/): the same rules, bound there.
-    await rbac.createNamespacedRole({
-      namespace: n.name,
-      body: { metadata: { name: 'leader-election' }, rules: rulesOf(objects, 'Role', 'acl-operator-leader-election') },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: n.name,
-      body: {
-        metadata: { name: 'leader-election' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' },
-        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }],
-      },
-    });
-    await rbac.createNamespacedRole({
-      namespace: n.name,
-      body: { metadata: { name: 'agents' }, rules: rulesOf(objects, 'Role', 'acl-operator-agents') },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: n.name,
-      body: {
-        metadata: { name: 'agents' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'agents' },
-        subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: n.name }],
-      },
-    });
-    await runAndCheck(n.name, await serviceAccountConfig(n.name));
+    await bindRole(ns, 'leader-election', rulesOf(objects, 'Role', 'acl-operator-leader-election'), 'acl-operator');
+    await bindRole(ns, 'agents', rulesOf(objects, 'Role', 'acl-operator-agents'), 'acl-operator');
+    await runAndCheck(t, await serviceAccountConfig(ns, 'acl-operator'));
   });
 
   it('namespaced: the Roles of deploy/namespaced/ only, no cluster-wide rights', async () => {
     // Two namespaces, as in a real namespaced install: the tenant's, and the operator's own.
-    const tenantNs = await createNamespace('rbacns');
-    cleanups.push(tenantNs.drop);
-    const opNs = await createNamespace('rbacop');
-    cleanups.push(opNs.drop);
-    const rbac = rbacApi();
+    const tenantNs = await e2e.tenant('rbacns');
+    const opNs = (await e2e.tenant('rbacop')).ns;
     const tenant = yamlObjects(readFileSync(join(ROOT, 'deploy', 'namespaced', 'tenant-role.yaml'), 'utf8'));
     const operatorNs = yamlObjects(readFileSync(join(ROOT, 'deploy', 'namespaced', 'operator-namespace-role.yaml'), 'utf8'));
     const roles = [
-      { ns: tenantNs.name, name: 'tenant', rules: rulesOf(tenant, 'Role', 'acl-operator') },
-      { ns: opNs.name, name: 'tls', rules: rulesOf(operatorNs, 'Role', 'acl-operator-tls') },
-      { ns: opNs.name, name: 'leader-election', rules: rulesOf(deployRbac(), 'Role', 'acl-operator-leader-election') },
-      { ns: opNs.name, name: 'agents', rules: rulesOf(deployRbac(), 'Role', 'acl-operator-agents') },
+      { ns: tenantNs.ns, name: 'tenant', rules: rulesOf(tenant, 'Role', 'acl-operator') },
+      { ns: opNs, name: 'tls', rules: rulesOf(operatorNs, 'Role', 'acl-operator-tls') },
+      { ns: opNs, name: 'leader-election', rules: rulesOf(deployRbac(), 'Role', 'acl-operator-leader-election') },
+      { ns: opNs, name: 'agents', rules: rulesOf(deployRbac(), 'Role', 'acl-operator-agents') },
     ];
-    for (const r of roles) {
-      await rbac.createNamespacedRole({ namespace: r.ns, body: { metadata: { name: r.name }, rules: r.rules } });
-      await rbac.createNamespacedRoleBinding({
-        namespace: r.ns,
-        body: {
-          metadata: { name: r.name },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: r.name },
-          subjects: [{ kind: 'ServiceAccount', name: 'acl-operator', namespace: opNs.name }],
-        },
-      });
-    }
-    await runAndCheck(tenantNs.name, await serviceAccountConfig(opNs.name), opNs.name);
+    for (const r of roles) await bindRole(r.ns, r.name, r.rules, 'acl-operator', opNs);
+    await runAndCheck(tenantNs, await serviceAccountConfig(opNs, 'acl-operator'), opNs);
   });
 });

@@ -1,61 +1,23 @@
 // Restarts and replicas against a real API server: the same revisions and ETags after a restart;
 // two operators: one leader writes, both serve identical bundles; the follower takes over.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Operator } from '../../src/modes/index.ts';
-import {
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  loadConfig,
-  metricValue,
-  readToken,
-  ruleYaml,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { expect, it } from 'vitest';
+import { bundleYaml, fetchBundle, metricValue, readToken, ruleYaml, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: restarts and replicas (real API server)', { timeout: 150_000 }, () => {
-  const ops: Operator[] = [];
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    for (const o of ops.splice(0)) await o.stop();
-    await drop?.();
-  });
-
-  async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi> }> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    await apply(loadConfig(), [
-      connectorYaml(n.name, 'gateways'),
-      bundleYaml(n.name, 'docs', { connector: 'gateways' }),
-      bundleYaml(n.name, 'v1', { connector: 'gateways', regoVersion: 1 }),
-      ruleYaml(n.name, 'team', TEAM_RULE),
-    ]);
-    return { ns: n.name, api: customApi(n.name) };
-  }
-  const start = async (ns: string, identity: string): Promise<Operator> => {
-    const o = await startE2EOperator({ namespace: ns, identity });
-    ops.push(o);
-    return o;
-  };
+describeE2E('Kubernetes: restarts and replicas (real API server)', { timeout: 150_000 }, (e2e) => {
+  const setup = (prefix: string) =>
+    e2e.tenant(prefix, (ns) => [...docsTenant(ns), bundleYaml(ns, 'v1', { connector: 'gateways', regoVersion: 1 })]);
+  const start = (ns: string, identity: string) => e2e.operator({ namespace: ns, identity });
 
   it('serves the same revisions, ETags and bytes after a restart, and writes nothing new', async () => {
-    const { ns, api } = await setup('restart');
+    const { ns, api, ...t } = await setup('restart');
     const first = await start(ns, 'a');
-    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    await t.revision(1);
     await api.patchSpec('Rule', 'team', { actions: ['read', 'write'] });
-    await waitFor('revision 2', async () => (await api.status('Bundle', 'docs'))['revision'] === 2);
-    const token = await waitFor('token', () => readToken(ns, 'gateways'));
+    await t.revision(2);
+    const token = await t.token();
     const before = await Promise.all(['docs', 'v1'].map((b) => fetchBundle(first, ns, 'gateways', b, token)));
     await first.stop();
-    ops.splice(0);
     // Stopping wrote lastSync (the fetches above): from here on nothing changes.
     const versions = await Promise.all(['docs', 'v1'].map(async (b) => (await api.get('Bundle', b)).metadata.resourceVersion));
 
@@ -70,19 +32,17 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: restarts and replicas (real API se
   });
 
   it('has one leader that writes, both replicas serve identical bundles, and the follower takes over', async () => {
-    const { ns, api } = await setup('replicas');
+    const { ns, api, ...t } = await setup('replicas');
     const a = await start(ns, 'a');
-    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
+    await t.revision(1);
     const b = await start(ns, 'b');
     expect(a.elector.isLeader()).toBe(true);
     expect(b.elector.isLeader()).toBe(false);
-    const token = await waitFor('token', () => readToken(ns, 'gateways'));
+    const token = await t.token();
 
     // Several quick changes: the follower must serve exactly what the leader recorded.
     await api.patchSpec('Rule', 'team', { actions: ['read', 'write'] });
-    await apply(loadConfig(), [
-      ruleYaml(ns, 'more', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' }),
-    ]);
+    await t.apply([ruleYaml(ns, 'more', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' })]);
     await api.patchSpec('Rule', 'more', { actions: ['share', 'comment'] });
     const status = await waitFor('leader built the last change', async () => {
       const s = await api.status('Bundle', 'docs');
@@ -110,7 +70,6 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: restarts and replicas (real API se
     expect(await readToken(ns, 'gateways')).toBe(token);
 
     await a.stop();
-    ops.splice(ops.indexOf(a), 1);
     await waitFor('follower became the leader', () => b.elector.isLeader());
     await api.patchSpec('Rule', 'team', { actions: ['read'] });
     const next = await waitFor('new leader builds the next revision', async () => {

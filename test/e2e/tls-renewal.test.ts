@@ -1,12 +1,13 @@
 // The self-signed TLS Secret the operator made is renewed before it expires (it used to be kept
 // for its whole year, then every client failed).
 import { connect } from 'node:tls';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { clientsFor } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/modes/index.ts';
+import { startOperator } from '../../src/modes/index.ts';
 import { selfSignedCertificate } from '../../src/tls/index.ts';
-import { adminClients, createNamespace, E2E_KUBECONFIG, ensureCrds, loadConfig, operatorConfig } from '../support/kube.ts';
+import { adminClients, loadConfig, operatorConfig } from '../support/kube.ts';
+import { describeE2E } from '../support/e2e.ts';
 
 function servedCertificate(url: string): Promise<{ validTo: string }> {
   const u = new URL(url);
@@ -20,20 +21,9 @@ function servedCertificate(url: string): Promise<{ validTo: string }> {
   });
 }
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: TLS Secret renewal (real API server)', { timeout: 60_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
-
+describeE2E('Kubernetes: TLS Secret renewal (real API server)', { timeout: 60_000 }, (e2e) => {
   it('renews the self-signed certificate it created before it expires', async () => {
-    const n = await createNamespace('rv-tls');
-    drop = n.drop;
-    const ns = n.name;
+    const { ns } = await e2e.tenant('rv-tls');
     // What the operator created 364 days and 23 hours ago (same code, same labels): expires in an hour.
     const pems = await selfSignedCertificate({
       commonName: `acl-operator.${ns}.svc`,
@@ -51,10 +41,12 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: TLS Secret renewal (real API serve
         data: { 'tls.crt': b64(pems.cert), 'tls.key': b64(pems.private), 'ca.crt': b64(pems.cert) },
       },
     });
-    op = await startOperator(operatorConfig(ns, 'a', { tls: { mode: 'secret', name: 'acl-operator-tls' } }), {
-      clients: clientsFor(loadConfig()),
-      log: createLogger('silent'),
-    });
+    const op = await e2e.operator(
+      startOperator(operatorConfig(ns, 'a', { tls: { mode: 'secret', name: 'acl-operator-tls' } }), {
+        clients: clientsFor(loadConfig()),
+        log: createLogger('silent'),
+      }),
+    );
     const served = await servedCertificate(op.apiUrl);
     const left = new Date(served.validTo).getTime() - Date.now();
     console.log(`served certificate valid to ${served.validTo} (${Math.round(left / 60_000)} minutes left)`);

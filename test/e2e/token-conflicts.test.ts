@@ -2,38 +2,17 @@
 // before it. A CA update racing a rotation used to write the rotated-away token back.
 import pino from 'pino';
 import { Watch } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createController, type Controller } from '../../src/controller/index.ts';
-import { clientsFor, createKubeSource, type KubeClients, type KubeSource } from '../../src/kube/index.ts';
+import { clientsFor, createKubeSource, type KubeClients } from '../../src/kube/index.ts';
 import { createStore } from '../../src/store/index.ts';
-import {
-  apply,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  loadConfig,
-  readToken,
-  waitFor,
-} from '../support/kube.ts';
+import { connectorYaml, customApi, loadConfig, readToken, waitFor } from '../support/kube.ts';
+import { describeE2E } from '../support/e2e.ts';
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API server)', { timeout: 60_000 }, () => {
-  let source: KubeSource | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  let abort: (() => void) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    abort?.();
-    await source?.stop();
-    await drop?.();
-  });
-
+describeE2E('Kubernetes: token Secret conflicts (real API server)', { timeout: 60_000 }, (e2e) => {
   it('never writes a rotated-away token back into the Secret', async () => {
-    const n = await createNamespace('rv-stale');
-    drop = n.drop;
-    const ns = n.name;
-    await apply(loadConfig(), [connectorYaml(ns, 'gateways')]);
+    const tenant = await e2e.tenant('rv-stale', (ns) => [connectorYaml(ns, 'gateways')]);
+    const ns = tenant.ns;
     const real = clientsFor(loadConfig());
     let hold: Promise<void> | undefined;
     let held = false;
@@ -57,7 +36,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API s
     let controller: Controller | undefined;
     const store = createStore();
     const log = pino({ level: process.env['RV_LOG'] ?? 'silent' });
-    source = createKubeSource({
+    const src = createKubeSource({
       clients,
       namespaces: [ns],
       log,
@@ -66,13 +45,13 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API s
       restartMs: 50,
       maxRestartMs: 500,
     });
-    controller = createController({ objects: source, writer: source.writer, store, log });
-    const src = source;
+    e2e.later(() => src.stop());
+    controller = createController({ objects: src, writer: src.writer, store, log });
     const ctl = controller;
     await src.start();
     for (const k of src.keys()) ctl.enqueue(k);
     await ctl.idle();
-    const t0 = await waitFor('first token', () => readToken(ns, 'gateways'));
+    const t0 = await tenant.token();
     await waitFor('cache has the Secret', () => src.writer.readTokenSecret(ns, 'gateways')?.token === t0);
     // Record every token the Secret ever holds from here on.
     const seen: string[] = [];
@@ -85,7 +64,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: token Secret conflicts (real API s
       },
       () => undefined,
     );
-    abort = () => req.abort();
+    e2e.later(() => req.abort());
 
     let release: () => void = () => undefined;
     hold = new Promise<void>((r) => {

@@ -2,28 +2,11 @@
 // the server), changes happen meanwhile, and the operator must catch up with every one of them: by
 // resuming its watches, or by listing again when the server answers 410 Gone because the
 // resourceVersion it resumes from was compacted away.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { Watch } from '@kubernetes/client-node';
 import type { Operator } from '../../src/modes/index.ts';
-import {
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  fetchBundle,
-  loadConfig,
-  metricValue,
-  readToken,
-  ruleYaml,
-  startApiProxy,
-  startE2EOperator,
-  TEAM_RULE,
-  waitFor,
-  type ApiProxy,
-} from '../support/kube.ts';
+import { fetchBundle, loadConfig, metricValue, ruleYaml, startApiProxy, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant, type Tenant } from '../support/e2e.ts';
 
 /** Whether a watch from `resourceVersion` now gets 410 Gone (the server compacted past it). */
 async function isCompacted(namespace: string, resourceVersion: string): Promise<boolean> {
@@ -49,47 +32,31 @@ async function isCompacted(namespace: string, resourceVersion: string): Promise<
   });
 }
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)', { timeout: 150_000 }, () => {
-  let op: Operator | undefined;
-  let proxy: ApiProxy | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    proxy?.restore();
-    await op?.stop();
-    op = undefined;
-    await proxy?.close();
-    proxy = undefined;
-    await drop?.();
-  });
-
-  async function setup(prefix: string): Promise<{ ns: string; api: ReturnType<typeof customApi>; o: Operator; p: ApiProxy }> {
-    const n = await createNamespace(prefix);
-    drop = n.drop;
-    await apply(loadConfig(), [
-      connectorYaml(n.name, 'gateways'),
-      bundleYaml(n.name, 'docs', { connector: 'gateways' }),
-      ruleYaml(n.name, 'team', TEAM_RULE),
-      ruleYaml(n.name, 'doomed', { state: 'Enforced', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
+describeE2E('Kubernetes: broken watches (real API server)', { timeout: 150_000 }, (e2e) => {
+  /** The operator watches through a proxy the test can cut; undone last first: proxy open again, operator stopped, proxy closed. */
+  async function setup(prefix: string) {
+    const t = await e2e.tenant(prefix, (ns) => [
+      ...docsTenant(ns),
+      ruleYaml(ns, 'doomed', { state: 'Enforced', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
     ]);
-    proxy = await startApiProxy();
-    op = await startE2EOperator({ namespace: n.name, kubeConfig: proxy.kubeConfig });
-    const api = customApi(n.name);
-    await waitFor('revision 1', async () => (await api.status('Bundle', 'docs'))['revision'] === 1);
-    return { ns: n.name, api, o: op, p: proxy };
+    const p = await startApiProxy();
+    e2e.later(() => p.close());
+    const o = await e2e.operator({ namespace: t.ns, kubeConfig: p.kubeConfig });
+    e2e.later(() => p.restore());
+    await t.revision(1);
+    return { ...t, o, p };
   }
 
   /** Changes made while the operator cannot see them: an edit, a new rule and a deletion. */
-  async function changeEverything(ns: string, api: ReturnType<typeof customApi>): Promise<void> {
+  async function changeEverything({ ns, api, apply }: Tenant): Promise<void> {
     await api.patchSpec('Rule', 'team', { actions: ['read', 'write'] });
-    await apply(loadConfig(), [
-      ruleYaml(ns, 'added', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' }),
-    ]);
+    await apply([ruleYaml(ns, 'added', { state: 'Enforced', subjectType: 'user', actions: ['share'], resourceType: 'document' })]);
     await api.remove('Rule', 'doomed');
   }
 
-  async function expectCaughtUp(ns: string, api: ReturnType<typeof customApi>, o: Operator): Promise<void> {
-    const token = await waitFor('token', () => readToken(ns, 'gateways'));
+  async function expectCaughtUp(t: Tenant, o: Operator): Promise<void> {
+    const { ns, api } = t;
+    const token = await t.token();
     // A cut longer than the renew deadline makes the operator step down; it leads again once its
     // Lease is reachable (nobody else competes here).
     await waitFor('leading again', () => o.elector.isLeader());
@@ -116,20 +83,21 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
   }
 
   it('resumes its watches after the connection drops and loses no update', async () => {
-    const { ns, api, o, p } = await setup('drop');
+    const { o, p, ...t } = await setup('drop');
     p.cut();
-    await changeEverything(ns, api);
+    await changeEverything(t);
     p.restore();
-    await expectCaughtUp(ns, api, o);
+    await expectCaughtUp(t, o);
     expect(await metricValue(o, 'acl_watch_restarts_total')).toBeGreaterThan(0);
   });
 
   it('lists again after 410 Gone and loses no update (deletions included)', async (ctx) => {
-    const { ns, api, o, p } = await setup('gone');
+    const { o, p, ...t } = await setup('gone');
+    const { ns, api } = t;
     const listsBefore = await metricValue(o, 'acl_watch_lists_total', { feed: `Rule in ${ns}` });
     const resumeFrom = (await api.get('Rule', 'team')).metadata.resourceVersion;
     p.cut();
-    await changeEverything(ns, api);
+    await changeEverything(t);
     // The operator will resume from a resourceVersion at or before resumeFrom: wait until the server
     // has compacted it away (local-kube in CI runs with --etcd-compaction-interval=5s).
     const compacted = await waitFor(
@@ -144,7 +112,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: broken watches (real API server)',
       );
     }
     p.restore();
-    await expectCaughtUp(ns, api, o);
+    await expectCaughtUp(t, o);
     expect(await metricValue(o, 'acl_watch_lists_total', { feed: `Rule in ${ns}` })).toBeGreaterThan(listsBefore);
   });
 });

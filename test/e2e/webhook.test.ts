@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, type KubernetesObject, type V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { clientsFor, statusOf, type CustomKind } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { startOperator, type Operator } from '../../src/modes/index.ts';
@@ -21,11 +21,8 @@ import {
   adminClients,
   bundleYaml,
   connectorYaml,
-  createNamespace,
-  customApi,
   directoryYaml,
   E2E_KUBECONFIG,
-  ensureCrds,
   GROUP,
   loadConfig,
   operatorConfig,
@@ -36,6 +33,7 @@ import {
   waitFor,
   yamlObjects,
 } from '../support/kube.ts';
+import { describeE2E } from '../support/e2e.ts';
 
 /** The kubectl a user would run: KUBECTL, else the one on PATH. */
 const KUBECTL = process.env['KUBECTL'] || 'kubectl';
@@ -188,42 +186,31 @@ function validObjects(ns: string): KubernetesObject[] {
 const readyMessage = (status: Record<string, unknown>): string | undefined =>
   (status['conditions'] as { type: string; message?: string }[] | undefined)?.find((c) => c.type === 'Ready')?.message;
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the admission webhook (real API server)', { timeout: 180_000 }, () => {
-  const operators: Operator[] = [];
-  const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    for (const o of operators.splice(0)) await o.stop();
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  async function setup(prefix: string): Promise<{ ns: string; configuration: string }> {
-    const n = await createNamespace(prefix);
-    cleanups.push(n.drop);
+describeE2E('Kubernetes: the admission webhook (real API server)', { timeout: 180_000 }, (e2e) => {
+  async function setup(prefix: string) {
+    const t = await e2e.tenant(prefix);
     await adminClients().core.patchNamespace({
-      name: n.name,
-      body: [{ op: 'add', path: `/metadata/labels/${SELECTOR_LABEL}`, value: n.name }],
+      name: t.ns,
+      body: [{ op: 'add', path: `/metadata/labels/${SELECTOR_LABEL}`, value: t.ns }],
     });
-    const configuration = `acl-e2e-${n.name}`;
+    const configuration = `acl-e2e-${t.ns}`;
     // Nothing listens on port 1: until the operator's URL is set, the webhook fails open.
     await admissionApi().createValidatingWebhookConfiguration({
-      body: testConfiguration(configuration, n.name, `https://127.0.0.1:1${PATH}`),
+      body: testConfiguration(configuration, t.ns, `https://127.0.0.1:1${PATH}`),
     });
-    cleanups.push(async () => {
+    e2e.later(async () => {
       try {
         await admissionApi().deleteValidatingWebhookConfiguration({ name: configuration });
       } catch (err) {
         if (statusOf(err) !== 404) throw err;
       }
     });
-    return { ns: n.name, configuration };
+    return { ...t, configuration };
   }
 
   it('refuses invalid objects with their status message, admits valid ones with warnings, and fails open when the operator is down', async () => {
-    const { ns, configuration } = await setup('webhook');
-    const api = customApi(ns);
-    const first = await startWebhookOperator(ns, configuration, 'a');
-    operators.push(first);
+    const { ns, api, configuration } = await setup('webhook');
+    const first = await e2e.operator(startWebhookOperator(ns, configuration, 'a'));
 
     // The leader writes the CA it serves with into the caBundle.
     const ca = await servingCa(ns);
@@ -265,7 +252,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the admission webhook (real API se
     expect(((await api.get('Rule', 'team'))['spec'] as { condition: string }).condition).toBe(TEAM_RULE.condition);
 
     // The operator stops: its listener closes, and apply succeeds at once (failurePolicy Ignore).
-    await operators.splice(0)[0]?.stop();
+    await first.stop();
     for (const o of invalidObjects(ns)) {
       const run = await kubectl(['apply', '-f', '-'], [o]);
       console.log(
@@ -277,8 +264,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the admission webhook (real API se
     }
 
     // A later operator marks each one Invalid, with the message the webhook refused it with.
-    const second = await startWebhookOperator(ns, configuration, 'b');
-    operators.push(second);
+    const second = await e2e.operator(startWebhookOperator(ns, configuration, 'b'));
     for (const [key, refused] of refusals) {
       const [kind, name] = key.split('/') as [CustomKind, string];
       const status = await waitFor(`${key} Invalid`, async () => {
@@ -302,8 +288,7 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: the admission webhook (real API se
 
   it('keeps the caBundle equal to the serving CA: after a renewal, and after a hand edit', async () => {
     const { ns, configuration } = await setup('webhook-ca');
-    const op = await startWebhookOperator(ns, configuration, 'a');
-    operators.push(op);
+    const op = await e2e.operator(startWebhookOperator(ns, configuration, 'a'));
     await waitFor('the caBundle filled', async () => (await caBundleOf(configuration)) === (await servingCa(ns)));
     await setUrl(configuration, `${op.apiUrl}${PATH}`);
     await waitFor('the API server calling the webhook', () => refusesNow(ns));

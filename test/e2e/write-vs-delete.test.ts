@@ -1,43 +1,16 @@
 // Regression: a status write's response must not bring back an object the informer has meanwhile
 // reported deleted (it used to: the deleted Rule stayed in force until the process restarted).
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { clientsFor, type KubeClients } from '../../src/kube/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { startOperator, type Operator } from '../../src/modes/index.ts';
-import {
-  apply,
-  bundleYaml,
-  connectorYaml,
-  createNamespace,
-  customApi,
-  E2E_KUBECONFIG,
-  ensureCrds,
-  loadConfig,
-  operatorConfig,
-  ruleYaml,
-  TEAM_RULE,
-  waitFor,
-} from '../support/kube.ts';
+import { startOperator } from '../../src/modes/index.ts';
+import { customApi, loadConfig, operatorConfig, ruleYaml, waitFor } from '../support/kube.ts';
+import { describeE2E, docsTenant } from '../support/e2e.ts';
 
-describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: a write response racing a delete (real API server)', { timeout: 60_000 }, () => {
-  let op: Operator | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  beforeAll(ensureCrds);
-  afterEach(async () => {
-    await op?.stop();
-    op = undefined;
-    await drop?.();
-  });
-
+describeE2E('Kubernetes: a write response racing a delete (real API server)', { timeout: 60_000 }, (e2e) => {
   it('a Rule deleted while its status write is in flight stays deleted', async () => {
-    const n = await createNamespace('rv-ghost');
-    drop = n.drop;
-    const ns = n.name;
-    await apply(loadConfig(), [
-      connectorYaml(ns, 'gateways'),
-      bundleYaml(ns, 'docs', { connector: 'gateways' }),
-      ruleYaml(ns, 'team', TEAM_RULE),
-    ]);
+    const t = await e2e.tenant('rv-ghost', docsTenant);
+    const ns = t.ns;
     const real = clientsFor(loadConfig());
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => {
@@ -60,18 +33,17 @@ describe.skipIf(!E2E_KUBECONFIG)('Kubernetes: a write response racing a delete (
       },
     });
     const clients: KubeClients = { ...real, custom };
-    op = await startOperator(operatorConfig(ns, 'a'), {
-      clients,
-      log: createLogger('silent'),
-      leaseSeconds: 3,
-      renewMs: 500,
-      retryMs: 200,
-    });
-    const o = op;
+    const o = await e2e.operator(
+      startOperator(operatorConfig(ns, 'a'), {
+        clients,
+        log: createLogger('silent'),
+        leaseSeconds: 3,
+        renewMs: 500,
+        retryMs: 200,
+      }),
+    );
     await waitFor('leader', () => o.elector.isLeader());
-    await apply(loadConfig(), [
-      ruleYaml(ns, 'victim', { state: 'Enforced', subjectType: 'user', actions: ['purge'], resourceType: 'document' }),
-    ]);
+    await t.apply([ruleYaml(ns, 'victim', { state: 'Enforced', subjectType: 'user', actions: ['purge'], resourceType: 'document' })]);
     await waitFor('victim status written', () => written);
     await customApi(ns).remove('Rule', 'victim');
     await waitFor('informer saw the deletion', () => o.source.get('Rule', ns, 'victim') === undefined);

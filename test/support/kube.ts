@@ -283,13 +283,17 @@ export function bundleYaml(ns: string, name: string, spec: Record<string, unknow
 export function directoryYaml(ns: string, name: string, spec: Record<string, unknown>): KubernetesObject {
   return { apiVersion: `${GROUP}/${VERSION}`, kind: 'Directory', metadata: { name, namespace: ns }, spec } as KubernetesObject;
 }
-export function apiKeySecret(ns: string, key: string): KubernetesObject {
+/** A Secret `name` holding `token`, labelled `label: "true"` (how the operator finds API keys and admin keys). */
+export function labelledSecret(ns: string, name: string, label: string, token: string): KubernetesObject {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'api-key', namespace: ns, labels: { 'acl.policyagent.dev/api-key': 'true' } },
-    data: { token: Buffer.from(key).toString('base64') },
+    metadata: { name, namespace: ns, labels: { [label]: 'true' } },
+    data: { token: Buffer.from(token).toString('base64') },
   } as KubernetesObject;
+}
+export function apiKeySecret(ns: string, key: string): KubernetesObject {
+  return labelledSecret(ns, 'api-key', 'acl.policyagent.dev/api-key', key);
 }
 
 /** A rule that allows users to read documents of their team. */
