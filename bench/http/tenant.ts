@@ -138,7 +138,7 @@ export function decisionBodies(rules: readonly GeneratedRule[], n: number, seed:
   });
 }
 
-/** The input document OPA evaluates for a request: what src/http/request.ts maps a body onto. */
+/** The input document OPA evaluates for a request: what src/authzen/request.ts maps a body onto. */
 export function opaInput(body: DecisionBody): Record<string, unknown> {
   const attributes = (e: Entity): Record<string, unknown> => ({ ...e.properties, type: e.type, id: e.id });
   return { principal: attributes(body.subject), action: body.action, resource: attributes(body.resource), context: body.context };
