@@ -42,11 +42,23 @@ describe('readConfig', () => {
         maxBodyBytes: 1048576,
         maxLongPollSeconds: 120,
         logLevel: 'debug',
+        logFormat: 'auto',
         ...DEFAULT_FLEET,
         kube: DEFAULT_KUBE,
         folder: DEFAULT_FOLDER,
       },
     });
+  });
+
+  it('reads --log-format from the flag, then ACL_LOG_FORMAT; auto when neither says', () => {
+    const base = ['--manifests', 'm', '--insecure-http'];
+    const format = (argv: string[], env: NodeJS.ProcessEnv): unknown => {
+      const r = readConfig([...base, ...argv], env);
+      return r.ok === true ? r.config.logFormat : r;
+    };
+    expect(format([], {})).toBe('auto');
+    expect(format([], { ACL_LOG_FORMAT: 'pretty' })).toBe('pretty');
+    expect(format(['--log-format', 'json'], { ACL_LOG_FORMAT: 'pretty' })).toBe('json');
   });
 
   it('reads how the manifests folder is read: settle interval, rescans and limits', () => {
@@ -191,6 +203,7 @@ describe('readConfig', () => {
     [['--tls-cert', 'c.pem'], /go together/],
     [['--insecure-http', '--listen', 'nowhere'], /--listen: "nowhere" is not host:port/],
     [['--insecure-http', '--log-level', 'loud'], /--log-level \(ACL_LOG_LEVEL\)/],
+    [['--insecure-http', '--log-format', 'text'], /--log-format \(ACL_LOG_FORMAT\)/],
     [['--insecure-http', '--max-body-bytes', '10'], /--max-body-bytes/],
     [['--unknown'], /Unknown option '--unknown'/],
     [['--tls-secret', 'Bad_Name'], /--tls-secret \(ACL_TLS_SECRET\)/],
@@ -283,6 +296,8 @@ describe('SERVE_USAGE', () => {
         --max-long-poll-seconds <n>  Longest a bundle request is held for Prefer: wait=N (default 120)
                                      [ACL_MAX_LONG_POLL_SECONDS]
         --log-level <level>          fatal, error, warn, info, debug, trace or silent (default info) [ACL_LOG_LEVEL]
+        --log-format <format>        Log lines: json, pretty (one line a person reads per event), or auto
+                                     (default): pretty on a terminal, json otherwise [ACL_LOG_FORMAT]
         --console-listen <host:port> The console (docs/console.md), plain HTTP on loopback by default
                                      (default 127.0.0.1:8080); off turns it off [ACL_CONSOLE_LISTEN]
         --opa <binary>               An OPA binary the console's playground also decides with (default: none) [ACL_OPA]

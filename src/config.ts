@@ -166,6 +166,7 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
     maxBodyBytes: r['max-body-bytes'],
     maxLongPollSeconds: r['max-long-poll-seconds'],
     logLevel: r['log-level'],
+    logFormat: r['log-format'],
     decisionLog: decisionLogOf(r['decision-log']),
     agentExpirySeconds: r['agent-expiry-seconds'],
     maxAgents: r['max-agents'],

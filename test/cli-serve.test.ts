@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { type AddressInfo, createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { stripVTControlCharacters } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -212,7 +213,8 @@ describe('acl-operator serve refuses bad setups', () => {
 });
 
 describe('acl-operator serve --decision-log stdout', () => {
-  it('writes decision lines and log lines to stdout, each line whole', async () => {
+  /** Serves examples/ with --decision-log stdout and `extra`, makes `decisions` decisions, stops it: what it wrote to stdout. */
+  async function stdoutOfDecisions(decisions: number, extra: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), 'acl-serve-log-'));
     const proc = spawn(
       process.execPath,
@@ -231,8 +233,9 @@ describe('acl-operator serve --decision-log stdout', () => {
         '127.0.0.1:0',
         '--decision-log',
         'stdout',
+        ...extra,
       ],
-      { cwd: ROOT },
+      { cwd: ROOT, env: { ...process.env, ...env } },
     );
     let out = '';
     let err = '';
@@ -247,19 +250,27 @@ describe('acl-operator serve --decision-log stdout', () => {
       });
       proc.on('exit', (code) => reject(new Error(`exited with ${String(code)}: ${err}`)));
     });
-    const res = await fetch(`${url}/authorization`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer acme-example-key-for-local-use-only' },
-      body: JSON.stringify({
-        subject: { type: 'user', id: 'alice', properties: { team: 'blue' } },
-        action: 'read',
-        resource: { type: 'document', id: 'd1', properties: { team: 'blue' } },
-      }),
-    });
-    expect(res.status).toBe(200);
+    for (let i = 0; i < decisions; i++) {
+      const res = await fetch(`${url}/authorization`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: 'Bearer acme-example-key-for-local-use-only' },
+        body: JSON.stringify({
+          subject: { type: 'user', id: 'alice', properties: { team: 'blue' } },
+          action: 'read',
+          resource: { type: 'document', id: 'd1', properties: { team: 'blue' } },
+        }),
+      });
+      expect(res.status).toBe(200);
+    }
     const exited = new Promise((resolve) => proc.on('exit', resolve));
     proc.kill('SIGTERM');
     await exited;
+    rmSync(dir, { recursive: true, force: true });
+    return out;
+  }
+
+  it('writes decision lines and log lines to stdout, each line whole', async () => {
+    const out = await stdoutOfDecisions(1);
     const lines = out
       .trimEnd()
       .split('\n')
@@ -268,7 +279,32 @@ describe('acl-operator serve --decision-log stdout', () => {
       { tenant: 'acme', source: 'service', decision: 'allow', policyId: 'acme/team-documents' },
     ]);
     expect(lines.some((l) => l['msg'] === 'Serving')).toBe(true);
-    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes log lines a person reads when asked (ACL_LOG_FORMAT=pretty), decision lines still JSON, never one inside another', async () => {
+    // At debug level every decision also logs a line: the two writers alternate on one stdout.
+    const out = await stdoutOfDecisions(40, ['--log-level', 'debug'], { ACL_LOG_FORMAT: 'pretty' });
+    // Colours aside: the test's environment may force them on.
+    const lines = stripVTControlCharacters(out).trimEnd().split('\n');
+    const decisions = lines.filter((l) => l.startsWith('{'));
+    const logged = lines.filter((l) => !l.startsWith('{'));
+    expect(decisions.map((l) => (JSON.parse(l) as Record<string, unknown>)['decision'])).toEqual(Array(40).fill('allow'));
+    for (const l of logged) expect(l).toMatch(/^\d\d:\d\d:\d\d\.\d{3} (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) [A-Z]/);
+    expect(
+      logged.filter((l) => / DEBUG Decided {2}module=http tenant=acme decision=allow policyId=acme\/team-documents$/.test(l)),
+    ).toHaveLength(40);
+    expect(logged.some((l) => / INFO {2}Serving {2}url=http:\/\/127\.0\.0\.1:\d+ tenants=\["acme","records"\] problems=0$/.test(l))).toBe(
+      true,
+    );
+  });
+
+  it('writes JSON log lines when --log-format json asks, whatever ACL_LOG_FORMAT says', async () => {
+    const out = await stdoutOfDecisions(1, ['--log-format', 'json'], { ACL_LOG_FORMAT: 'pretty' });
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l['msg'] === 'Serving')).toBe(true);
   });
 });
 

@@ -5,7 +5,7 @@ import { closeSync, openSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { readConfig, SERVE_USAGE, type Config } from '../config.ts';
 import { MAX_BACKLOG_BYTES, type Destination } from '../fleet/index.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, logFormatOf } from '../log.ts';
 import { startOperator, startService, type Operator, type Service } from '../modes/index.ts';
 import { folderProblem } from './folder.ts';
 import { describeService } from './banner.ts';
@@ -26,6 +26,11 @@ function logStream(config: Config): Destination | undefined {
     }
   });
   return stream;
+}
+
+/** serve's root logger: --log-level, and --log-format (auto: pretty when stdout is a terminal) on `stdout` when shared. */
+function serveLogger(config: Config, stdout: Destination | undefined): Logger {
+  return createLogger(config.logLevel, stdout, logFormatOf(config.logFormat, process.stdout.isTTY === true));
 }
 
 /** A decision log file must open before anything starts: a typo is a usage error, not a silent loss. */
@@ -77,7 +82,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     return 2;
   }
   const stdout = logStream(config);
-  const log = createLogger(config.logLevel, stdout);
+  const log = serveLogger(config, stdout);
   let service: Service;
   try {
     service = await startService(config, { log, ...(stdout ? { stdout } : {}) });
@@ -109,7 +114,7 @@ function untilSignal(service: { stop(): Promise<void> }, log: Logger): Promise<v
 
 async function serveKubernetes(config: Config): Promise<number> {
   const stdout = logStream(config);
-  const log = createLogger(config.logLevel, stdout);
+  const log = serveLogger(config, stdout);
   let operator: Operator;
   try {
     operator = await startOperator(config, { log, ...(stdout ? { stdout } : {}) });

@@ -3,7 +3,7 @@
 // the environment mapping and the zod schema are all derived from these rows.
 import { z } from 'zod';
 import { DnsLabel, DnsSubdomain } from '../api/index.ts';
-import { LOG_LEVELS, type ConfigPath } from './types.ts';
+import { LOG_FORMATS, LOG_LEVELS, type ConfigPath } from './types.ts';
 
 /** The heading of --help a flag is listed under. */
 export type Section = 'common' | 'standalone' | 'kubernetes';
@@ -127,6 +127,14 @@ export const FLAGS = {
     help: ['fatal, error, warn, info, debug, trace or silent (default {default})'],
     section: 'common',
     into: 'logLevel',
+  },
+  'log-format': {
+    arg: '<format>',
+    env: 'ACL_LOG_FORMAT',
+    schema: z.enum(LOG_FORMATS).default('auto'),
+    help: ['Log lines: json, pretty (one line a person reads per event), or {default}', '(default): pretty on a terminal, json otherwise'],
+    section: 'common',
+    into: 'logFormat',
   },
   'console-listen': {
     arg: '<host:port>',

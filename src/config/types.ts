@@ -11,6 +11,9 @@ export interface Address {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** --log-format's values: auto is pretty on a terminal, JSON otherwise (log.ts logFormatOf). */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+
 export type Tls =
   | { readonly mode: 'files'; readonly cert: string; readonly key: string }
   | { readonly mode: 'self-signed' }
@@ -68,6 +71,7 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly maxLongPollSeconds: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: (typeof LOG_FORMATS)[number];
   /** Where decision lines go (--decision-log). */
   readonly decisionLog: SinkTarget;
   readonly agentExpirySeconds: number;

@@ -84,7 +84,6 @@ export function createAdmissionHandler(
   const site: ThrowSite = {
     log,
     fields: (req) => ({ method: req.method, path: ADMISSION_PATH }),
-    echo: false,
     answered: () => counted('error'),
   };
   const malformed = (req: IncomingMessage, res: ServerResponse, code: FailureCode, message: string, uid: string | undefined): void => {

@@ -14,7 +14,7 @@ import { createIndexLookup, createTenantResolver } from './tenant.ts';
 export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const indexOf = createIndexLookup();
   const tenantFor = createTenantResolver(deps);
-  const site: ThrowSite = { log: deps.log, fields: (req) => ({ method: req.method, path: '/authorization' }), echo: false };
+  const site: ThrowSite = { log: deps.log, fields: (req) => ({ method: req.method, path: '/authorization' }) };
   // The allow half of a reply never changes for a rule, so it is serialised once per rule.
   const allowTails = new WeakMap<CompiledRule, string>();
   const allowTail = (rule: CompiledRule | undefined, d: Decision): string => {

@@ -126,7 +126,6 @@ function createHandler(state: AuthzenState, endpoint: AuthzenEndpoint): Handler 
   const site: ThrowSite = {
     log: deps.log,
     fields: (req) => ({ method: req.method, endpoint }),
-    echo: true,
     answered: () => deps.metrics.authzenRequests.inc({ endpoint, code: '500' }),
   };
   return function authzen(req, res, pathTenant) {

@@ -12,8 +12,6 @@ export interface ThrowSite<R extends IncomingMessage = IncomingMessage> {
   readonly log: Logger;
   /** The log line's fields besides `err`: where the request went, never what it carried. */
   readonly fields: (req: R) => Record<string, unknown>;
-  /** Whether the 500 echoes X-Request-ID, as it did at this site before there was one guard. */
-  readonly echo: boolean;
   /** Told after each 500 it answers (a per-endpoint metric). */
   readonly answered?: () => void;
 }
@@ -21,7 +19,7 @@ export interface ThrowSite<R extends IncomingMessage = IncomingMessage> {
 /** Logs a thrown bug with `err` and answers 500 "internal error" (or ends a reply already under way). */
 export function answerThrow<R extends IncomingMessage>(site: ThrowSite<R>, req: R, res: ServerResponse, err: unknown): void {
   site.log.error({ err, ...site.fields(req) }, 'Failed to serve request');
-  sendError(res, 'internal', 'internal error', site.echo ? echoed(req) : {});
+  sendError(res, 'internal', 'internal error', echoed(req));
   site.answered?.();
 }
 
@@ -52,7 +50,7 @@ function clientStatus(err: unknown): number | undefined {
 
 /** The Express error middleware of both apps: a client error the framework found, or a bug answered 500. */
 export function errorMiddleware(log: Logger): (err: unknown, req: Request, res: Response, next: NextFunction) => void {
-  const site: ThrowSite<Request> = { log, fields: (req) => ({ method: req.method, path: req.path.slice(0, 200) }), echo: true };
+  const site: ThrowSite<Request> = { log, fields: (req) => ({ method: req.method, path: req.path.slice(0, 200) }) };
   return function onError(err, req, res, _next) {
     const status = clientStatus(err);
     if (status === undefined) {
@@ -61,6 +59,6 @@ export function errorMiddleware(log: Logger): (err: unknown, req: Request, res: 
     }
     const code = status === 404 ? 'not_found' : status === 413 ? 'too_large' : 'bad_request';
     const message = err instanceof URIError ? 'the path is not valid percent-encoded UTF-8' : 'the request cannot be read';
-    sendError(res, code, message, echoed(req));
+    sendError(res, code, message);
   };
 }

@@ -128,7 +128,7 @@ export function createLogsHandler(
     served: new WeakMap(),
   };
   const route: UploadRoute = {
-    site: { log, fields: () => ({ path: 'logs' }), echo: false },
+    site: { log, fields: () => ({ path: 'logs' }) },
     count: (o) => {
       deps.metrics.decisionLogUploads.inc({ outcome: o });
     },

@@ -3,12 +3,32 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendError, WWW_AUTHENTICATE } from './errors.ts';
 
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+/**
+ * The X-Request-ID values echoed (AuthZEN 1.0 and its certification scenario: the PDP returns the
+ * same value): any field value a client may send (RFC 9110 5.5) of visible ASCII, spaces and tabs,
+ * empty included, up to REQUEST_ID_MAX characters. Node has already dropped leading and trailing
+ * spaces and tabs, joined a repeated header with ", " (RFC 9110 5.3), and refused CR, LF and other
+ * controls with a 400 before any handler runs. Bytes 0x80-0xff (obs-text, legal but obsolete) are
+ * not echoed: Node reads them as Latin-1 but writes the head as UTF-8 when it goes out in one write
+ * with a string body, as a JSON answer does, so the client would get other bytes, not its value.
+ */
+const REQUEST_ID = /^[\t\x20-\x7e]*$/;
+/** Longer ids are not echoed (nor logged): an id is echoed whole or not at all, never cut. */
+const REQUEST_ID_MAX = 200;
 
-/** The request's X-Request-ID when it is printable and short (echoed as it came), else undefined. */
+/** The request's X-Request-ID when it can be echoed as it came (REQUEST_ID), else undefined. */
 export function requestId(req: IncomingMessage): string | undefined {
   const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : undefined;
+  return typeof given === 'string' && given.length <= REQUEST_ID_MAX && REQUEST_ID.test(given) ? given : undefined;
+}
+
+/**
+ * Sets the echo of the request's X-Request-ID on `res` before any handler runs, so that every
+ * answer carries it (writeHead merges headers set earlier).
+ */
+export function setRequestIdEcho(req: IncomingMessage, res: ServerResponse): void {
+  const id = requestId(req);
+  if (id !== undefined) res.setHeader('X-Request-ID', id);
 }
 
 /** `headers` plus the X-Request-ID echo when there is an id (AuthZEN: the PDP MUST echo it). */

@@ -163,7 +163,7 @@ export function createStatusHandler(
 ): (req: IncomingMessage, res: ServerResponse, path: ConnectorPath) => void {
   const state: StatusState = { deps, log, warned: new Set() };
   const route: UploadRoute = {
-    site: { log, fields: () => ({ path: 'status' }), echo: false },
+    site: { log, fields: () => ({ path: 'status' }) },
     count: (o) => {
       deps.metrics.agentReports.inc({ outcome: o });
     },

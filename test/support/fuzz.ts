@@ -21,8 +21,7 @@ export interface HttpCase {
   readonly expect: readonly number[];
   /** Whether the answer comes from our handlers (a JSON error body) or from the HTTP parser (bare). */
   readonly bare?: boolean;
-  /** The answer must carry an X-Request-ID, equal to this one when it is given. */
-  /** The X-Request-ID sent (expected back), or true when none or an unprintable one was sent (expect none back). */
+  /** The X-Request-ID sent (expected back), or true when none or one that is not echoed was sent (expect none back). */
   readonly requestId?: string | true;
   /** Further checks on a successful answer; returns what is wrong. */
   readonly check?: (reply: Reply) => string | undefined;
@@ -94,9 +93,9 @@ export function judge(c: HttpCase, outcome: Reply | { readonly error: string }):
   if (!c.expect.includes(status)) return `answered ${status}, expected ${c.expect.join('|')}: ${body.toString('utf8', 0, 200)}`;
   if (c.requestId !== undefined) {
     const id = headers['x-request-id'];
-    // A printable, short id is echoed; anything else (or none) is never echoed nor invented.
+    // An id reply.ts accepts is echoed; anything else (or none) is never echoed nor invented.
     if (c.requestId === true && id !== undefined)
-      return `X-Request-ID ${JSON.stringify(id)} answered to a request that sent none or an unprintable one`;
+      return `X-Request-ID ${JSON.stringify(id)} answered to a request that sent none or one that is not echoed`;
     if (c.requestId !== true && id !== c.requestId) return `X-Request-ID ${JSON.stringify(id)} is not the one sent`;
   }
   if (status >= 400 && !c.bare) {
