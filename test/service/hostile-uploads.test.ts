@@ -4,7 +4,6 @@
 // process, so the event loop measured here is the one that answers decisions.
 // test/timing/receivers.test.ts floods a real service process started with the Deployment's heap flag.
 import { connect, type Socket } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decisionEvent, statusReport } from '../support/reports.ts';
@@ -49,15 +48,15 @@ async function inParallel<T>(n: number, width: number, call: (i: number) => Prom
 }
 
 describe('an upload nested millions deep or wide', () => {
-  it('is answered with a 4xx that says why, without holding the event loop or keeping the memory', async () => {
+  // How long the event loop is held and how much memory it takes are measured where time is: the
+  // timing tier (test/timing/receivers.test.ts: a real process, decisions timed from another, 1 to
+  // 16 such uploads at once). Measured here, inside a parallel suite, they failed under load.
+  it('is answered with a 4xx that says why, and the receiver goes on', async () => {
     t = await startTestService();
     const token = await t.token('acme', 'gateways');
     // The receivers' own start-up (a thread, its modules) is not what is measured.
     expect((await post('status', token, JSON.stringify(statusReport('warm', { docs: { revision: '1' } })), false)).status).toBe(200);
     expect((await post('logs', token, gzipSync(JSON.stringify([decisionEvent(1)])), true)).status).toBe(200);
-    const rssBefore = process.memoryUsage.rss();
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
     const answers: [string, number, string][] = [];
     for (const endpoint of ['status', 'logs'] as const)
       for (const [shape, body] of [
@@ -69,12 +68,6 @@ describe('an upload nested millions deep or wide', () => {
           const { error } = (await res.json()) as { error: { message: string } };
           answers.push([`${endpoint} ${shape}`, res.status, error.message]);
         }
-    loop.disable();
-    const heldMs = loop.max / 1e6;
-    const grewMb = (process.memoryUsage.rss() - rssBefore) / 2 ** 20;
-    process.stdout.write(`hostile uploads: event loop held at most ${heldMs.toFixed(1)} ms; RSS grew ${grewMb.toFixed(0)} MiB\n`);
-    expect(heldMs).toBeLessThanOrEqual(50);
-    expect(grewMb).toBeLessThanOrEqual(64);
     for (const [what, status, message] of answers) {
       if (what.endsWith('deep')) {
         expect([what, status]).toEqual([what, 400]);
