@@ -2,12 +2,12 @@
 // buttons a person would, confirms on the page that asks, and the bundle endpoint answers as the
 // action says: Active off → 403, Rotate → the old token 401 and the new one (shown once, copied with
 // its button) 200, Revoke → 401, Generate → a token that opens the bundle again; Regenerate moves the
-// translation's generation. test/console-actions.test.ts holds the same actions over plain HTTP.
+// translation's generation. test/console/http/actions.test.ts holds the same actions over plain HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { CHROMIUM, signInWith, useBrowser } from '../support/browser.ts';
-import { adminKey, consoleOrigin } from '../support/console.ts';
-import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
+import { CHROMIUM, signInWith, useBrowser } from '../../support/browser.ts';
+import { adminKey, consoleOrigin } from '../../support/console.ts';
+import { BASE_MANIFESTS, startTestService, type TestService } from '../../support/service.ts';
 
 describe.skipIf(!CHROMIUM)('console actions in a real browser', { timeout: 60_000 }, () => {
   const b = useBrowser();

@@ -1,14 +1,14 @@
 // The console's access rules as a person meets them in a real browser (docs/console.md, "Access"):
 // sign-in with the admin key or a tenant's key, a wrong key refused, tenant isolation, CSRF from
 // another site, a hostile description kept as text under the CSP, the skip link, sign-out, and a
-// manifest edit showing up without a reload. test/console.test.ts holds the same rules over plain HTTP.
+// manifest edit showing up without a reload. test/console/http/access.test.ts holds the same rules over plain HTTP.
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, signInWith, submitKey, useBrowser } from '../support/browser.ts';
-import { adminKey, consoleOrigin } from '../support/console.ts';
+import { CHROMIUM, signInWith, submitKey, useBrowser } from '../../support/browser.ts';
+import { adminKey, consoleOrigin } from '../../support/console.ts';
 import {
   API_KEY,
   apiKeySecret,
@@ -17,7 +17,7 @@ import {
   GLOBEX_MANIFEST,
   startTestService,
   type TestService,
-} from '../support/service.ts';
+} from '../../support/service.ts';
 
 const HOSTILE = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">`;
 const HOSTILE_RULE = `

@@ -5,9 +5,9 @@
 //
 // To add a page: a line in PAGES. Its own behaviour (forms, tabs, the playground) gets its own test.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, exampleManifests, signInWith, useBrowser } from '../support/browser.ts';
-import { adminKey, consoleOrigin } from '../support/console.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { CHROMIUM, exampleManifests, signInWith, useBrowser } from '../../support/browser.ts';
+import { adminKey, consoleOrigin } from '../../support/console.ts';
+import { startTestService, type TestService } from '../../support/service.ts';
 
 interface ConsolePage {
   readonly name: string;
