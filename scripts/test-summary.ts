@@ -1,8 +1,8 @@
 // Prints the closing lines of a vitest JSON report ("vitest: 174 passed, 0 failed, 1 skipped", then
-// one line per suite that needs an outside dependency: test/e2e (a Kubernetes API server), test/console
+// one line per suite that needs an outside dependency: test/e2e (a Kubernetes API server), test/console/browser
 // (a chromium) and test/opa (an OPA binary)), so a reader (or CI) sees at a glance what ran and what was skipped.
 // Exits 1 if the report is missing or ran no test, when E2E_KUBECONFIG is set and no e2e test
-// passed, when a chromium is there and no test/console test passed, or when OPA_BIN is set and no
+// passed, when a chromium is there and no test/console/browser test passed, or when OPA_BIN is set and no
 // test/opa test passed (a real OPA is the judge: never silently skipped).
 //   node scripts/test-summary.ts [report.json] [--opa-only | --timing-only]   (a run of test/opa or test/timing alone)
 import { existsSync, readFileSync } from 'node:fs';
@@ -49,7 +49,7 @@ function suite(dir: string): { passed: number; failed: number; skipped: number }
 }
 const e2e = suite('e2e');
 const opa = suite('opa');
-const browser = suite('console');
+const browser = suite('console/browser');
 // test/support/browser.ts's choice: $CHROMIUM, else Debian's chromium when installed.
 const chromium = process.env['CHROMIUM'] || (existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : undefined);
 if (!opaOnly)
@@ -58,7 +58,7 @@ if (!opaOnly)
   );
 if (!opaOnly)
   console.log(
-    `  test/console (a real browser${chromium ? `: chromium ${chromium}` : ": install Debian's chromium or set CHROMIUM to run"}): ${browser.passed} passed, ${browser.failed} failed, ${browser.skipped} skipped`,
+    `  test/console/browser (a real browser${chromium ? `: chromium ${chromium}` : ": install Debian's chromium or set CHROMIUM to run"}): ${browser.passed} passed, ${browser.failed} failed, ${browser.skipped} skipped`,
   );
 console.log(
   `  test/opa (OPA binary${process.env['OPA_BIN'] ? ` ${process.env['OPA_BIN']}` : ': set OPA_BIN to run'}): ${opa.passed} passed, ${opa.failed} failed, ${opa.skipped} skipped`,
@@ -69,7 +69,7 @@ if (!opaOnly && process.env['E2E_KUBECONFIG'] && e2e.passed === 0) {
   process.exit(1);
 }
 if (!opaOnly && chromium && browser.passed === 0) {
-  console.error(`chromium is at ${chromium} but no test/console test passed`);
+  console.error(`chromium is at ${chromium} but no test/console/browser test passed`);
   process.exit(1);
 }
 if (process.env['OPA_BIN'] && opa.passed === 0) {

@@ -40,7 +40,7 @@ if (OPA_BIN)
       // OPA uploads its last decision logs when stopped: stop them together, while the service runs.
       await Promise.all(running.map((opa) => opa.stop()));
       for (const d of dirs) await rm(d, { recursive: true, force: true });
-      await t.stop();
+      await t?.stop();
     }, 30_000);
 
     async function start(configFile: string): Promise<RunningOpa> {
@@ -96,11 +96,18 @@ if (OPA_BIN)
       const file = join(dir, 'both.yaml');
       await writeFile(file, stringify(doc));
       const opa = await start(file);
-      await waitForOpa(opa, 'OPA to refuse one of the two bundles', 30_000, () =>
-        /overlapping roots/.test(opa.output()) ? true : undefined,
+      // OPA starts its bundle downloaders before it binds its HTTP listener (runtime.Serve: plugins,
+      // then the server's Init, then Listeners), so under load the refusal can be logged while
+      // nothing listens yet: ask /health only once the refusal is logged, and again until OPA answers.
+      const health = await waitForOpa(opa, 'OPA to refuse one of the two bundles, then answer /health?bundles', 30_000, async () =>
+        /overlapping roots/.test(opa.output()) ? await opaJson(opa, '/health?bundles') : undefined,
       );
-      const health = await opaJson(opa, '/health?bundles');
       expect(health.status).toBe(500);
+      // Refused for the overlap, not unready: the other bundle, activated first, is the one OPA holds.
+      const revisions = await Promise.all(
+        [first, second].map(async (c) => (await opaJson(opa, `/v1/data/system/bundles/${c.bundle}/manifest/revision`)).body),
+      );
+      expect(revisions.filter((r) => (r as { result?: unknown } | undefined)?.result !== undefined)).toHaveLength(1);
     });
   });
 else

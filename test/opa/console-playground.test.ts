@@ -1,6 +1,6 @@
 // The console's playground with a real OPA (OPA_BIN; CI runs it with OPA 1.1 and 0.61): the same
 // request, decided by OPA on the exact bytes of each bundle that carries the rule, agrees with the
-// service, on allow and on deny. test/console-rule.test.ts covers a fake OPA that disagrees.
+// service, on allow and on deny. test/console/http/rule.test.ts covers a fake OPA that disagrees.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIn, type ConsoleClient } from '../support/console.ts';
 import { allowed, denied, PLAYGROUND_MANIFESTS, tryIt } from '../support/console-rule.ts';

@@ -1,4 +1,4 @@
-// A real browser for the console's tests (test/console/), the screenshots and the console benchmark:
+// A real browser for the console's browser tests (test/console/browser/), the screenshots and the console benchmark:
 // Debian's chromium (or $CHROMIUM) driven by playwright-core, headless, never a browser that
 // playwright downloads. One browser per test file, a fresh context (no cookies, no cache) per test.
 //

@@ -1,4 +1,4 @@
-// The fixture of the rule page's HTTP tests (test/console-rule.test.ts, test/opa/console-playground.test.ts):
+// The fixture of the rule page's HTTP tests (test/console/http/rule.test.ts, test/opa/console-playground.test.ts):
 // the base manifests plus a Draft rule whose description holds a script and a Directory of acme, and
 // the playground's requests.
 import type { ConsoleClient } from './console.ts';

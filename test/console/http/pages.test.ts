@@ -4,8 +4,8 @@
 // and what a tenant's key may not see. The renderers' finer cases: src/console/pages/*.test.ts.
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, type ConsoleClient, signIn } from './support/console.ts';
-import { decisionEvent, statusReport } from './support/reports.ts';
+import { adminKey, type ConsoleClient, signIn } from '../../support/console.ts';
+import { decisionEvent, statusReport } from '../../support/reports.ts';
 import {
   API_KEY,
   apiKeySecret,
@@ -15,7 +15,7 @@ import {
   GLOBEX_MANIFEST,
   startTestService,
   type TestService,
-} from './support/service.ts';
+} from '../../support/service.ts';
 
 const XSS = '<script>alert(1)</script>';
 

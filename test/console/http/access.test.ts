@@ -1,8 +1,8 @@
 // The console over HTTP (docs/console.md): sign-in, sessions, CSRF, tenant isolation, security headers.
-// What a person sees in a real browser is test/console/; this file holds the rules a browser need not drive.
+// What a person sees in a real browser is test/console/browser/; this file holds the rules a browser need not drive.
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, consoleOrigin, signIn } from './support/console.ts';
+import { adminKey, consoleOrigin, signIn } from '../../support/console.ts';
 import {
   API_KEY,
   apiKeySecret,
@@ -11,7 +11,7 @@ import {
   GLOBEX_MANIFEST,
   startTestService,
   type TestService,
-} from './support/service.ts';
+} from '../../support/service.ts';
 
 let t: TestService;
 beforeAll(async () => {

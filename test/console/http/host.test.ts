@@ -5,8 +5,8 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleOrigin } from './support/console.ts';
-import { startTestService, type TestService } from './support/service.ts';
+import { consoleOrigin } from '../../support/console.ts';
+import { startTestService, type TestService } from '../../support/service.ts';
 
 const lines: { level: number; msg: string }[] = [];
 const capture = new Writable({

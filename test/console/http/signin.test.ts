@@ -4,8 +4,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, consoleOrigin } from './support/console.ts';
-import { API_KEY, startTestService, type TestService } from './support/service.ts';
+import { adminKey, consoleOrigin } from '../../support/console.ts';
+import { API_KEY, startTestService, type TestService } from '../../support/service.ts';
 
 let t: TestService;
 /** The messages the service logged. */

@@ -2,12 +2,12 @@
 // file (comments and layout kept), the folder watcher applies it, and the bundle endpoint answers as
 // the action says: Active off → 403, Rotate → the old token 401 and the new one (shown once) 200,
 // Revoke → 401, Generate → a new token; Regenerate → the rule is translated again. What a browser shows
-// of them is test/console/.
+// of them is test/console/browser/.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, type ConsoleClient, signIn } from './support/console.ts';
-import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from './support/service.ts';
+import { adminKey, type ConsoleClient, signIn } from '../../support/console.ts';
+import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../../support/service.ts';
 
 const CONNECTORS = `# Connectors of acme: edited by hand and by the console
 apiVersion: acl.policyagent.dev/v1alpha1

@@ -7,10 +7,10 @@ import { gzipSync } from 'node:zlib';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleManifests } from './support/browser.ts';
-import { adminKey, type LiveStream, openLive, signIn } from './support/console.ts';
-import { decisionEvent, statusReport } from './support/reports.ts';
-import { startTestService, type TestService } from './support/service.ts';
+import { exampleManifests } from '../../support/browser.ts';
+import { adminKey, type LiveStream, openLive, signIn } from '../../support/console.ts';
+import { decisionEvent, statusReport } from '../../support/reports.ts';
+import { startTestService, type TestService } from '../../support/service.ts';
 
 const ACME_KEY = 'acme-example-key-for-local-use-only';
 const RECORDS_KEY = 'records-example-key-for-local-use-only';

@@ -7,9 +7,9 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, signIn, type ConsoleClient } from './support/console.ts';
-import { allowed, denied, PLAYGROUND_MANIFESTS, tryIt } from './support/console-rule.ts';
-import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from './support/service.ts';
+import { adminKey, signIn, type ConsoleClient } from '../../support/console.ts';
+import { allowed, denied, PLAYGROUND_MANIFESTS, tryIt } from '../../support/console-rule.ts';
+import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../../support/service.ts';
 
 const PAGE = '/console/t/acme/rules/team-documents';
 

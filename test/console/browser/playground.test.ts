@@ -1,13 +1,13 @@
 // The rule page's playground against examples/, in a real browser (issue 16): a person types or picks a
 // request on rule team-documents and sees the decision, the deciding rule or what each candidate
 // missed; a request that is not JSON is refused next to the field, keeping the text; with OPA_BIN the
-// same request goes through each bundle's Rego in that OPA, which agrees. test/console-rule.test.ts
+// same request goes through each bundle's Rego in that OPA, which agrees. test/console/http/rule.test.ts
 // holds the playground over plain HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { CHROMIUM, exampleManifests, signInWith, useBrowser } from '../support/browser.ts';
-import { consoleOrigin } from '../support/console.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { CHROMIUM, exampleManifests, signInWith, useBrowser } from '../../support/browser.ts';
+import { consoleOrigin } from '../../support/console.ts';
+import { startTestService, type TestService } from '../../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
 /** examples/acme-api-key.yaml: the playground is open to a tenant's key, not only the admin's. */
