@@ -4,9 +4,10 @@
 import type { Offline } from '../service/offline.ts';
 import { resolveCases, type ResolvedCase } from './cases.ts';
 import { decideWithOpa, type Opa } from './opa.ts';
+import { readSources } from './read.ts';
 import type { TestReport } from './report.ts';
 import { decideNatively, withOpaDecisions } from './run.ts';
-import { readSource, type FileError } from './source.ts';
+import type { FileError } from './source.ts';
 import { worldOf } from './world.ts';
 
 export interface TestText {
@@ -35,8 +36,7 @@ export async function runSuite(offline: Offline, texts: readonly TestText[], opt
   const world = worldOf(offline);
   const cases: ResolvedCase[] = [];
   const errors: FileError[] = [];
-  for (const { file, text } of texts) {
-    const source = readSource(file, text);
+  for (const source of await readSources(texts)) {
     if (Array.isArray(source)) {
       errors.push(...source);
       continue;
