@@ -4,10 +4,9 @@
 import type { Offline } from '../service/offline.ts';
 import { resolveCases, type ResolvedCase } from './cases.ts';
 import { decideWithOpa, type Opa } from './opa.ts';
-import { readSources } from './read.ts';
 import type { TestReport } from './report.ts';
 import { decideNatively, withOpaDecisions } from './run.ts';
-import type { FileError } from './source.ts';
+import { readSource, type FileError } from './source.ts';
 import { worldOf } from './world.ts';
 
 export interface TestText {
@@ -36,7 +35,8 @@ export async function runSuite(offline: Offline, texts: readonly TestText[], opt
   const world = worldOf(offline);
   const cases: ResolvedCase[] = [];
   const errors: FileError[] = [];
-  for (const source of await readSources(texts)) {
+  for (const { file, text } of texts) {
+    const source = readSource(file, text);
     if (Array.isArray(source)) {
       errors.push(...source);
       continue;
