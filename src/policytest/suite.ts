@@ -6,7 +6,8 @@ import { resolveCases, type ResolvedCase } from './cases.ts';
 import { decideWithOpa, type Opa } from './opa.ts';
 import type { TestReport } from './report.ts';
 import { decideNatively, withOpaDecisions } from './run.ts';
-import { readSource, type FileError } from './source.ts';
+import { readTestFile } from './pieces.ts';
+import type { FileError } from './source.ts';
 import { worldOf } from './world.ts';
 
 export interface TestText {
@@ -36,7 +37,7 @@ export async function runSuite(offline: Offline, texts: readonly TestText[], opt
   const cases: ResolvedCase[] = [];
   const errors: FileError[] = [];
   for (const { file, text } of texts) {
-    const source = readSource(file, text);
+    const source = readTestFile(file, text);
     if (Array.isArray(source)) {
       errors.push(...source);
       continue;
