@@ -1,8 +1,9 @@
 // One cold read of test files, for bench/policytest.ts: `node bench/policytest-read.ts <checkout> <file>...`
-// imports <checkout>/src/policytest/source.ts (this tree's or an older commit's: readSource has kept
-// its signature), reads each file with it in this fresh process, and prints what it cost as JSON:
-// the CPU time of the process (its GC threads included) and the wall time, imports excluded.
-import { readFileSync } from 'node:fs';
+// reads each file in this fresh process with the reader `acl-operator test` uses in <checkout> (this
+// tree or an older commit): readTestFile of src/policytest/pieces.ts, else readSource of source.ts
+// (the same signature), and prints what it cost as JSON: the CPU time of the process (its GC threads
+// included) and the wall time, imports excluded.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -14,7 +15,10 @@ type ReadSource = (file: string, text: string) => Source | readonly unknown[];
 
 const [checkout, ...files] = process.argv.slice(2);
 if (checkout === undefined || files.length === 0) throw new Error('usage: node bench/policytest-read.ts <checkout> <file>...');
-const { readSource } = (await import(pathToFileURL(join(checkout, 'src', 'policytest', 'source.ts')).href)) as { readSource: ReadSource };
+const pieces = join(checkout, 'src', 'policytest', 'pieces.ts');
+const readSource = existsSync(pieces)
+  ? ((await import(pathToFileURL(pieces).href)) as { readTestFile: ReadSource }).readTestFile
+  : ((await import(pathToFileURL(join(checkout, 'src', 'policytest', 'source.ts')).href)) as { readSource: ReadSource }).readSource;
 const texts = files.map((f) => readFileSync(f, 'utf8'));
 const cpu0 = process.cpuUsage();
 const started = performance.now();

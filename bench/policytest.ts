@@ -101,7 +101,7 @@ function written(c: Generated, tenants: Snapshot['tenants']): string {
   return c.line.replace('EXPECT', allow ? 'allow' : 'deny');
 }
 
-/** One cold read of the files of `dir` by `checkout`'s readSource, in a fresh process (bench/policytest-read.ts). */
+/** One cold read of the files of `dir` by `checkout`'s reader of test files, in a fresh process (bench/policytest-read.ts). */
 function readRun(checkout: string, dir: string): { cpuMs: number; wallMs: number } {
   const files = ['acme', 'records'].map((t) => join(dir, `${t}.test.yaml`));
   const r = spawnSync(process.execPath, [join(ROOT, 'bench', 'policytest-read.ts'), checkout, ...files], { cwd: ROOT, encoding: 'utf8' });
