@@ -1,12 +1,16 @@
 // `acl-operator test` on 10,000 generated cases against examples/ (node bench/policytest.ts): cases per
 // second natively and with a real OPA (OPA_BIN, else /root/.cache/acl-tools/opa-1.1 when present),
 // each against a baseline measured in the same run: the bare decide() loop over the same inputs, and
-// the bare `opa eval` of the same inputs on the same bundles. Not a test: nothing passes or fails.
+// the bare `opa eval` of the same inputs on the same bundles. With `--baseline <checkout>` (a checkout
+// of another commit inside this one, e.g. `git worktree add scratch/base <commit>`, so that it finds
+// node_modules), the same files are also read and run by that commit's code, turn about with this
+// tree's, and each figure is given as a ratio to it. Not a test: nothing passes or fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { decide, toDecisionInput, type DecisionInput } from '../src/policy/index.ts';
 import type { Snapshot } from '../src/store/index.ts';
 import { buildOffline } from '../src/pipeline/index.ts';
@@ -16,6 +20,8 @@ const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'src', 'cli.ts');
 const CASES = 10_000;
 const ROUNDS = 3;
+const { values: flags } = parseArgs({ options: { baseline: { type: 'string' } } });
+const BASELINE = flags.baseline === undefined ? undefined : resolve(flags.baseline);
 const OPA = process.env['OPA_BIN'] || (existsSync('/root/.cache/acl-tools/opa-1.1') ? '/root/.cache/acl-tools/opa-1.1' : undefined);
 
 interface Generated {
@@ -66,9 +72,9 @@ function median(xs: readonly number[]): number {
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** The CLI on the test files of `dir` (every case must pass): its wall time and the seconds its report measured. */
-function cliRun(dir: string, out: string, opa?: string): { wallMs: number; reportSeconds: number } {
+function cliRun(dir: string, out: string, opa?: string, cli = CLI): { wallMs: number; reportSeconds: number } {
   const args = [
-    CLI,
+    cli,
     'test',
     '--manifests',
     join(ROOT, 'examples'),
@@ -93,6 +99,36 @@ function written(c: Generated, tenants: Snapshot['tenants']): string {
   const t = tenants.get(c.tenant);
   const allow = t !== undefined && decide(t.index, c.input, t.directory).allow;
   return c.line.replace('EXPECT', allow ? 'allow' : 'deny');
+}
+
+/** One cold read of the files of `dir` by `checkout`'s reader of test files, in a fresh process (bench/policytest-read.ts). */
+function readRun(checkout: string, dir: string): { cpuMs: number; wallMs: number } {
+  const files = ['acme', 'records'].map((t) => join(dir, `${t}.test.yaml`));
+  const r = spawnSync(process.execPath, [join(ROOT, 'bench', 'policytest-read.ts'), checkout, ...files], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`reading with ${checkout} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { cpuMs: number; wallMs: number };
+}
+
+/** This tree against the checkout of another commit: the same files read, and run natively, turn about. */
+function compareWith(checkout: string, dir: string, work: string): void {
+  const ours: { read: { cpuMs: number; wallMs: number }; cli: { wallMs: number; reportSeconds: number } }[] = [];
+  const theirs: typeof ours = [];
+  const rounds = ROUNDS * 2 + 1;
+  for (let i = 0; i < rounds; i++) {
+    ours.push({ read: readRun(ROOT, dir), cli: cliRun(dir, join(work, 'ours.json')) });
+    theirs.push({ read: readRun(checkout, dir), cli: cliRun(dir, join(work, 'theirs.json'), undefined, join(checkout, 'src', 'cli.ts')) });
+  }
+  const line = (what: string, pick: (r: (typeof ours)[number]) => number): void => {
+    const a = median(ours.map(pick));
+    const b = median(theirs.map(pick));
+    console.log(`  ${what.padEnd(46)} ${fmt(a).padStart(6)} ms  baseline ${fmt(b).padStart(6)} ms  ratio ${fmt(a / b, 2)}x`);
+  };
+  console.log('');
+  console.log(`Against ${checkout} (the same files, runs turn about, median of ${rounds})`);
+  line('reading the test files, fresh process (CPU)', (r) => r.read.cpuMs);
+  line('reading the test files, fresh process (wall)', (r) => r.read.wallMs);
+  line('acl-operator test, as its report measures', (r) => r.cli.reportSeconds * 1000);
+  line('acl-operator test, the CLI process (wall)', (r) => r.cli.wallMs);
 }
 
 async function main(): Promise<void> {
@@ -153,6 +189,8 @@ async function main(): Promise<void> {
     console.log(
       `  end to end, the CLI process (wall):          ${fmt(wallMs).padStart(8)} ms; the same CLI on 1 case ${fmt(startupMs)} ms, so ${fmt(CASES)} cases add ${fmt(wallMs - startupMs)} ms`,
     );
+
+    if (BASELINE !== undefined) compareWith(BASELINE, big, work);
 
     if (OPA === undefined) {
       console.log('\nWith OPA: skipped (set OPA_BIN)');

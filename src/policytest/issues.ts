@@ -136,6 +136,15 @@ function describeIssue(issue: Issue, root: unknown): { path: Path; at: 'key' | '
           : `${prefix}${shortPath(path)} must not be empty`;
       return [{ path, at: 'value', message }];
     }
+    case 'invalid_key':
+      // Only entities: has names as keys; YAML reads a key written null, ~ or not at all as "", as in a manifest.
+      return [
+        {
+          path,
+          at: 'key',
+          message: `${prefix}${shortPath(path.slice(0, -1))}: a name is missing or null: write the name, in quotes if it is the text "null" or "~"`,
+        },
+      ];
     case 'invalid_union':
       return [
         {

@@ -1,10 +1,7 @@
-// A test file's text → its value, and the line and column of any part of it. js-yaml reads the value
-// (load.ts) and where each case starts; every other position, and the wording of a YAML error, comes
-// from the yaml package's Document (the manifests' reader), parsed only when an error must be placed or
-// the text has a tag or a tab (see readSource), so a passing run of a plain file never builds one.
-import { YAMLException } from 'js-yaml';
-import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { loadTestFile, type Loaded } from './load.ts';
+// A test file's text → its value, and the line and column of any part of it, from one parse by the yaml
+// package, the manifests' reader (standalone/objects.ts), with the manifests' options: YAML 1.2's core
+// schema, duplicate keys refused, at most 100 aliases. One Document gives the value and every position.
+import { isMap, isSeq, LineCounter, parseDocument, visit, type Alias, type Document, type Node } from 'yaml';
 
 export interface Position {
   /** 1-based */
@@ -31,24 +28,6 @@ export interface SourceFile {
   position(path: Path, at?: 'key' | 'value'): Position;
 }
 
-/** Offsets of line starts, for offset → line and column. */
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
-}
-
-function positionIn(starts: readonly number[], offset: number): Position {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if ((starts[mid] as number) <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return { line: lo + 1, column: offset - (starts[lo] as number) + 1 };
-}
-
 /** The offset of the node at `path` in a yaml Document (see SourceFile.position). */
 function offsetIn(doc: Document, path: Path, at: 'key' | 'value'): number {
   let node: Node | null = doc.contents;
@@ -56,9 +35,10 @@ function offsetIn(doc: Document, path: Path, at: 'key' | 'value'): number {
   for (const [i, part] of path.entries()) {
     const last = i === path.length - 1;
     if (isMap(node)) {
+      // A key as the value names it: a scalar's value as text, null (`null:`, `~:`, none) as "".
       const pair = node.items.find((p) => {
         const k = p.key as Node | null;
-        return k !== null && typeof k === 'object' && 'value' in k && String(k.value) === String(part);
+        return k !== null && typeof k === 'object' && 'value' in k && (k.value === null ? '' : String(k.value)) === String(part);
       });
       if (pair === undefined) return offset;
       const key = pair.key as Node | null;
@@ -76,19 +56,8 @@ function offsetIn(doc: Document, path: Path, at: 'key' | 'value'): number {
   return offset;
 }
 
-interface Parsed {
-  readonly doc: Document;
-  readonly lines: LineCounter;
-}
-
-function parsed(text: string): Parsed {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
-  return { doc, lines };
-}
-
 /** The yaml package's errors in a text, worded as the manifests' are, and its tags it cannot resolve. */
-function documentErrors(file: string, { doc, lines }: Parsed): FileError[] {
+function documentErrors(file: string, doc: Document, lines: LineCounter): FileError[] {
   const unresolved = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED');
   return [...doc.errors, ...unresolved].map((e) => {
     const { line, col } = lines.linePos(e.pos[0]);
@@ -98,43 +67,46 @@ function documentErrors(file: string, { doc, lines }: Parsed): FileError[] {
   });
 }
 
+/** What to do about too many aliases (the yaml package's count: 100 aliases of a node, fewer of one holding aliases). */
+const ALIAS_HINT = 'at most 100 aliases of a node, fewer if it holds aliases; entities: names a subject or resource once for every case';
+
+/**
+ * The alias a failed toJS is about: the yaml package says what (an alias before its anchor, too many
+ * aliases) but not where. The first alias of the name it gives, else the file's first alias.
+ */
+function aliasError(file: string, doc: Document, lines: LineCounter, err: ReferenceError): FileError {
+  const aliases: Alias[] = [];
+  visit(doc, {
+    Alias(_, node) {
+      aliases.push(node);
+    },
+  });
+  const named = aliases.find((a) => err.message.endsWith(`: ${a.source}`));
+  const { line, col } = lines.linePos((named ?? aliases[0])?.range?.[0] ?? 0);
+  const hint = named === undefined ? ` (${ALIAS_HINT})` : '';
+  return { file, line, column: col, message: `invalid YAML: ${err.message}${hint}` };
+}
+
 /** The file's value with positions, or the YAML errors that keep it from having one. */
 export function readSource(file: string, text: string): SourceFile | FileError[] {
-  let full: Parsed | undefined;
-  let loaded: Loaded;
+  const lines = new LineCounter();
+  // resolveKnownTags: false, unlike a manifest: YAML 1.1's !!timestamp, !!binary, !!set... would make a
+  // Date, bytes or a Set in a request that stands for a JSON body. Refused (documentErrors), never read.
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, resolveKnownTags: false });
+  const errors = documentErrors(file, doc, lines);
+  if (errors.length > 0) return errors;
+  let value: unknown;
   try {
-    loaded = loadTestFile(text);
+    value = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
-    if (!(err instanceof YAMLException)) throw err;
-    // The yaml package's words where it sees an error too, else (an unknown tag, say) js-yaml's.
-    full = parsed(text);
-    const errors = documentErrors(file, full);
-    if (errors.length > 0) return errors;
-    return [{ file, line: (err.mark?.line ?? 0) + 1, column: (err.mark?.column ?? 0) + 1, message: `invalid YAML: ${err.reason}` }];
+    if (!(err instanceof ReferenceError)) throw err;
+    return [aliasError(file, doc, lines, err)];
   }
-  if (loaded.tagged || text.includes('\t')) {
-    // Where js-yaml reads more than the yaml package, and rare in a test file: a tag (`!!float 1` is
-    // 1 to js-yaml, the text "1" to the yaml package), a tab between tokens (`- \t&a x`, a line of a
-    // tab under `a:`). Such a text is checked by the yaml package too.
-    full = parsed(text);
-    const errors = documentErrors(file, full);
-    if (errors.length > 0) return errors;
-  }
-  const { value, caseOffsets } = loaded;
-  let starts: number[] | undefined;
   return {
     file,
     value,
     position(path, at = 'value') {
-      // A case (a mapping item of the top-level cases) needs no Document.
-      const offset =
-        path.length === 2 && path[0] === 'cases' && at === 'value' && typeof path[1] === 'number' ? caseOffsets[path[1]] : undefined;
-      if (offset !== undefined && offset >= 0) {
-        starts ??= lineStarts(text);
-        return positionIn(starts, offset);
-      }
-      full ??= parsed(text);
-      const { line, col } = full.lines.linePos(offsetIn(full.doc, path, at));
+      const { line, col } = lines.linePos(offsetIn(doc, path, at));
       return { line, column: col };
     },
   };

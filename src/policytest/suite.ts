@@ -7,7 +7,8 @@ import type { Opa } from '../opa/index.ts';
 import { decideWithOpa } from './by-opa.ts';
 import type { TestReport } from './report.ts';
 import { decideNatively, withOpaDecisions } from './run.ts';
-import { readSource, type FileError } from './source.ts';
+import { readTestFile } from './pieces.ts';
+import type { FileError } from './source.ts';
 import { worldOf } from './world.ts';
 
 export interface TestText {
@@ -37,7 +38,7 @@ export async function runSuite(offline: Offline, texts: readonly TestText[], opt
   const cases: ResolvedCase[] = [];
   const errors: FileError[] = [];
   for (const { file, text } of texts) {
-    const source = readSource(file, text);
+    const source = readTestFile(file, text);
     if (Array.isArray(source)) {
       errors.push(...source);
       continue;

@@ -1,13 +1,16 @@
-// Test files are read with js-yaml, and must mean what the yaml package (the manifests' reader) reads
-// in them: the same values, every case at its line, and an error wherever the yaml package reports
-// one. Checked on hand-picked texts, the examples, generated YAML in many styles, and those texts
-// mutated at random (where most of what comes out is broken or unusual YAML).
+// Test files are read by the yaml package, as the manifests are (standalone/objects.ts), and mean what
+// it reads in them: the same values, every case at its line, and an error wherever it reports one.
+// Checked on hand-picked texts, against the manifests' reader itself, on the examples, generated YAML
+// in many styles, and those texts mutated at random (where most of what comes out is broken or unusual
+// YAML).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { API_VERSION } from '../../src/api/index.ts';
 import { readSource } from '../../src/policytest/source.ts';
 import type { Offline } from '../../src/pipeline/index.ts';
+import { readObjects } from '../../src/standalone/index.ts';
 import { offlineOf, ROOT, runText } from './support.ts';
 
 /** What the yaml package reads, with each case's line (when cases is a sequence, not an alias); undefined when it reports an error. */
@@ -39,7 +42,7 @@ function ourRead(text: string): { value: unknown; caseLines: number[] } | string
 function agreement(text: string): 'read' | 'refused' {
   const ours = ourRead(text);
   // The yaml package refuses a plain scalar under a key after a comment at column 0, followed by a key
-  // (`d:\n#c\n  0\ny: 1`, "Implicit keys need to be on a single line"): YAML and js-yaml read it.
+  // (`d:\n#c\n  0\ny: 1`, "Implicit keys need to be on a single line"), which YAML reads.
   const theirs = yamlRead(text) ?? yamlRead(text.replace(/^#.*$/gm, ''));
   if (Array.isArray(ours)) {
     expect(ours.length, `no error for a refused text:\n${text}`).toBeGreaterThan(0);
@@ -216,37 +219,60 @@ describe('reading a test file', () => {
     });
   });
 
-  it('refuses, at its line and column, what js-yaml alone would read or would read otherwise', () => {
+  it('reads a test file exactly as the manifests are read, where YAML readers differ', () => {
+    // Each text with the envelope of a manifest of ours after it, read by the manifests' own reader.
+    const envelope = `apiVersion: ${API_VERSION}\nkind: Directory\nmetadata: {name: t, namespace: acme}\n`;
+    const texts = [
+      // YAML 1.1's booleans are text in YAML 1.2; numbers as the yaml package makes them.
+      'cases: []\nwords: [yes, no, on, off, y, n, True, ~]\n',
+      'cases: []\nnumbers: [12345678901234567890, 1e400, -1e400, 0o17, 017, 0x1F, 1_000, .5]\n',
+      // A key written null, ~ or not at all is "", a list as a key is its text.
+      'cases: []\nnull: a\nentities: {~: {id: x}}\n',
+      'cases: []\n: x\n',
+      'cases: []\n? [a, b]\n: x\n',
+      // A YAML 1.1 document is read with YAML 1.1's schema.
+      '%YAML 1.1\n---\ncases: []\nx: [yes, 0o17]\n',
+      'cases: []\nx: &a {k: v}\ny: *a\n',
+    ];
+    for (const text of texts) {
+      const read = readSource('t.test.yaml', text);
+      const manifest = readObjects(`${text}${envelope}`, 'm.yaml');
+      expect(manifest.problems, text).toEqual([]);
+      const { apiVersion: _a, kind: _k, metadata: _m, ...content } = manifest.objects[0]?.raw ?? {};
+      expect(Array.isArray(read) ? read : read.value, text).toEqual(content);
+    }
+    // A key twice: refused by both, in the same words.
+    const twice = 'cases: []\nx: 1\nx: 2\n';
+    expect(ourRead(twice)).toEqual(['3:1: invalid YAML: Map keys must be unique']);
+    const problems = readObjects(`${twice}${envelope}`, 'm.yaml').problems.map((p) => p.message);
+    expect(problems).toEqual([expect.stringMatching(/^invalid YAML: Map keys must be unique at line 3, column 1/)]);
+  });
+
+  it("refuses, at its line and column, what the yaml package refuses, and tags outside YAML 1.2's core schema", () => {
     const bomb = [
       'l0: &a0 [x, x, x, x, x, x, x, x, x, x]',
       ...Array.from({ length: 8 }, (_, i) => `l${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`),
     ];
     const refused: readonly (readonly [string, string])[] = [
-      // Keys the yaml package reads as "" (js-yaml: "null") or as a text like "[ a, b ]".
-      ['cases: []\nnull: x\n', '2:1: invalid YAML: a key is missing or null: write the key, in quotes if it is the text "null" or "~"'],
-      ['cases: []\nentities: {~: x}\n', '2:12: invalid YAML: a key is missing or null'],
-      ['cases: []\n: x\n', '2:1: invalid YAML: a key is missing or null'],
-      ['cases: []\nt: &t\ne: {*t : 1}\n', '3:5: invalid YAML: a key is missing or null'],
-      ['cases: []\n? [a, b]\n: x\n', '2:3: invalid YAML: a key is a list or a mapping: a key is a text'],
-      // YAML 1.1 reads yes as true and 0o17 as a text.
-      ['%YAML 1.1\n---\ncases: []\nx: yes\n', '1:1: invalid YAML: a test file is YAML 1.2: remove the line %YAML 1.1'],
-      // What the yaml package refuses (in its words) and js-yaml reads.
+      // What the yaml package refuses, in its words.
       ['cases: []\ne: {t: &x[1]}\n', '2:10: invalid YAML: Tags and anchors must be separated from the next token by white space'],
       ['cases: []\na: &x b: c\n', '2:4: invalid YAML: Nested mappings are not allowed in compact mappings'],
       ['cases:\n- {name: c}\n- "d"e: 1\n', '3:6: invalid YAML: Unexpected scalar token'],
       [' ---\ncases: []\n', '1:2: invalid YAML: Implicit keys need to be on a single line'],
       ['cases: []\ne:\n\t', '3:1: invalid YAML: Tabs are not allowed as indentation'],
-      // Tags: js-yaml refuses YAML 1.1's, which the yaml package reads (a Date); the yaml package cannot
-      // resolve some js-yaml does (it reads the text "1", with a warning in its Document).
-      ['cases: []\nwhen: !!timestamp 2026-11-24\n', '2:7: invalid YAML: unknown scalar tag !<tag:yaml.org,2002:timestamp>'],
+      // Tags: YAML 1.1's (a manifest reads a Date, bytes, a Set: nothing a JSON request holds) and a core
+      // tag on a value it does not fit (a manifest reads the text "1", with a warning).
+      ['cases: []\nwhen: !!timestamp 2026-11-24\n', '2:7: invalid YAML: Unresolved tag: tag:yaml.org,2002:timestamp'],
+      ['cases: []\nx: !!set {a, b}\n', '2:4: invalid YAML: Unresolved tag: tag:yaml.org,2002:set'],
       ['cases: []\nx: !!float 1\n', "2:4: invalid YAML: Unresolved tag: tag:yaml.org,2002:float (a tag of YAML 1.2's core schema"],
       ['cases: []\nx: !!map\n', '2:4: invalid YAML: Unresolved tag: tag:yaml.org,2002:map'],
-      // Aliases: at most 100, and aliases of aliases within bounds.
+      // Aliases: the yaml package's bound, as for manifests, at the first alias; an alias before its anchor.
       [
         `cases: []\none: &one x\nmany: [${Array(101).fill('*one').join(', ')}]\n`,
-        '3:608: invalid YAML: a test file has at most 100 aliases (*name)',
+        '3:8: invalid YAML: Excessive alias count indicates a resource exhaustion attack (at most 100 aliases of a node',
       ],
-      [`cases: []\n${bomb.join('\n')}\n`, '7:45: invalid YAML: aliases repeat more than 1,000,000 nodes'],
+      [`cases: []\n${bomb.join('\n')}\n`, '3:10: invalid YAML: Excessive alias count indicates a resource exhaustion attack'],
+      ['cases: [*nope]\n', '1:9: invalid YAML: Unresolved alias (the anchor must be set before the alias): nope'],
     ];
     for (const [text, error] of refused) {
       const ours = ourRead(text);
