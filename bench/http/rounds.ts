@@ -127,9 +127,14 @@ export function summarise(samples: readonly Sample[]): Summary {
   };
 }
 
+/** f(a's sample) / f(b's sample) in each round, in round order. */
+export function roundRatios(a: readonly Sample[], b: readonly Sample[], f: (s: Sample) => number): number[] {
+  return a.map((s, i) => f(s) / f(b[i] as Sample));
+}
+
 /** Median over rounds of f(a's sample) / f(b's sample) in the same round. */
 export function ratio(a: readonly Sample[], b: readonly Sample[], f: (s: Sample) => number): number {
-  return median(a.map((s, i) => f(s) / f(b[i] as Sample)));
+  return median(roundRatios(a, b, f));
 }
 
 /** Anything but the expected status, or any error, as one line per offending run. */
