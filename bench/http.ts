@@ -94,6 +94,7 @@ const saturated = await measureRounds(
   SETTLE_S,
   (v, durationS) => loadgen.call('saturate', { ...spec(v), durationS }),
   showRun('saturation'),
+  baseline !== undefined,
 );
 const sat = new Map<string, Summary>([...saturated].map(([k, s]) => [k, summarise(s)]));
 const of = <T>(m: Map<string, T>, key: string): T => m.get(key) as T;
@@ -112,6 +113,7 @@ const pacedSamples = await measureRounds(
   SETTLE_S,
   (v, durationS) => loadgen.call('paced', { ...spec(v), durationS, rate }),
   showRun('fixed load'),
+  baseline !== undefined,
 );
 const paced = new Map<string, Summary>([...pacedSamples].map(([k, s]) => [k, summarise(s)]));
 

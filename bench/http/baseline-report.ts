@@ -7,15 +7,24 @@ import { median, roundRatios, type Sample, type Variant } from './rounds.ts';
 
 const spread = (xs: readonly number[]): string => `${fmt(median(xs), 2)} (${fmt(Math.min(...xs), 2)}-${fmt(Math.max(...xs), 2)})`;
 
-/** Within noise: the rounds' ratios of req/s at saturation straddle 1.00. */
-function verdict(rps: readonly number[]): string {
-  if (Math.min(...rps) <= 1 && Math.max(...rps) >= 1) return 'within noise';
-  return median(rps) > 1 ? 'faster in every round' : 'slower in every round';
+interface Compared {
+  readonly name: string;
+  /** This tree / baseline, one per round. */
+  readonly ratios: readonly number[];
+  readonly higherIsBetter: boolean;
+}
+
+/** Within noise: the rounds straddle 1.00 (some favour one tree, some the other) for every measure. */
+function verdict(measures: readonly Compared[]): string {
+  const outside = measures.filter((m) => m.ratios.length > 0 && (Math.min(...m.ratios) > 1 || Math.max(...m.ratios) < 1));
+  if (outside.length === 0) return 'within noise';
+  const side = (m: Compared): string => (median(m.ratios) > 1 === m.higherIsBetter ? 'better' : 'worse');
+  return `${outside.map((m) => `${m.name} ${side(m)}`).join(', ')} in every round`;
 }
 
 /**
- * One table: req/s and CPU per request at saturation, CPU per request and p99 at the fixed load,
- * each as this tree / baseline, then how much the raw echo itself moved between rounds.
+ * One table: req/s and CPU per request at saturation, CPU per request and p99 (medians, not a ratio)
+ * at the fixed load, each as this tree / baseline, then how much the raw echo moved between rounds.
  */
 export function baselineLines(
   variants: readonly Variant[],
@@ -31,23 +40,29 @@ export function baselineLines(
     .filter((v) => comparedKeys.includes(v.key) && saturated.has(baselineKey(v.key)))
     .map((v) => {
       const twin = baselineKey(v.key);
-      const satRps = roundRatios(of(saturated, v.key), of(saturated, twin), rps);
+      const measures: Compared[] = [
+        { name: 'req/s', ratios: roundRatios(of(saturated, v.key), of(saturated, twin), rps), higherIsBetter: true },
+        { name: 'CPU/req', ratios: roundRatios(of(saturated, v.key), of(saturated, twin), cpu), higherIsBetter: false },
+        { name: 'CPU/req at fixed load', ratios: roundRatios(of(paced, v.key), of(paced, twin), cpu), higherIsBetter: false },
+      ];
       const pacedP99 = (key: string): string => fmt(median(of(paced, key).map(p99)), 2);
       return [
         v.label,
-        spread(satRps),
-        spread(roundRatios(of(saturated, v.key), of(saturated, twin), cpu)),
-        paced.has(twin) ? spread(roundRatios(of(paced, v.key), of(paced, twin), cpu)) : '-',
+        ...measures.map((m) => (m.ratios.length > 0 ? spread(m.ratios) : '-')),
         paced.has(twin) ? `${pacedP99(v.key)} / ${pacedP99(twin)} ms` : '-',
-        verdict(satRps),
+        verdict(measures),
       ];
     });
   const raw = of(saturated, 'raw').map(rps);
   const rawMedian = median(raw);
   return [
-    ...table(['path', 'req/s, saturation', 'CPU/req, saturation', `CPU/req, ${fmt(rate)} req/s`, `p99, ${fmt(rate)} req/s`, ''], rows),
+    ...table(
+      ['path', 'req/s, saturation', 'CPU/req, saturation', `CPU/req, ${fmt(rate)} req/s`, `p99, ${fmt(rate)} req/s`, 'verdict'],
+      rows,
+    ),
     '(this tree / baseline: the median of the per-round ratios, in parentheses the lowest and highest round; req/s above 1',
-    ' or CPU/req below 1 means this tree is faster. "within noise": some rounds favour one tree, some the other.',
+    ' or CPU/req below 1 means this tree is faster. "within noise": for each ratio, some rounds favour one tree and some',
+    ' the other; on a shared machine CPU/req moves far less than req/s, which is whatever share of the core the server got.',
     ` The raw echo, the same code in every round, ranged ${fmt(Math.min(...raw))}-${fmt(Math.max(...raw))} req/s,`,
     ` ${fmt((100 * (Math.min(...raw) - rawMedian)) / rawMedian, 1)}% to +${fmt((100 * (Math.max(...raw) - rawMedian)) / rawMedian, 1)}% around its median.)`,
   ];
