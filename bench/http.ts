@@ -7,7 +7,7 @@
 //   BENCH_QUICK=1 node bench/http.ts        2 rounds × 2 s (about a minute)
 //   OPA_BIN=/usr/local/bin/opa ...          adds OPA's REST API serving the same bundle
 //   BENCH_RATE=3000 ...                     fixed-load rate (default: half the slowest variant's saturation rate)
-//   BENCH_BASELINE=../other-checkout ...    also measures that checkout's service (decisions, 304) in the same
+//   BENCH_BASELINE=../other-checkout ...    also measures that checkout's service (decisions, AuthZEN, 304) in the same
 //                                           rounds and prints this tree / baseline for each path
 //   node bench/http/profile.ts decide       where a variant's server time goes (a CPU profile under load)
 import { resolve } from 'node:path';

@@ -62,7 +62,8 @@ export function baselineLines(
     ),
     '(this tree / baseline: the median of the per-round ratios, in parentheses the lowest and highest round; req/s above 1',
     ' or CPU/req below 1 means this tree is faster. "within noise": for each ratio, some rounds favour one tree and some',
-    ' the other; on a shared machine CPU/req moves far less than req/s, which is whatever share of the core the server got.',
+    ' the other. CPU/req at the fixed load moves least between rounds; req/s at saturation follows the share of the core',
+    ' that other processes left the server.',
     ` The raw echo, the same code in every round, ranged ${fmt(Math.min(...raw))}-${fmt(Math.max(...raw))} req/s,`,
     ` ${fmt((100 * (Math.min(...raw) - rawMedian)) / rawMedian, 1)}% to +${fmt((100 * (Math.max(...raw) - rawMedian)) / rawMedian, 1)}% around its median.)`,
   ];
