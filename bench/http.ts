@@ -7,7 +7,13 @@
 //   BENCH_QUICK=1 node bench/http.ts        2 rounds × 2 s (about a minute)
 //   OPA_BIN=/usr/local/bin/opa ...          adds OPA's REST API serving the same bundle
 //   BENCH_RATE=3000 ...                     fixed-load rate (default: half the slowest variant's saturation rate)
+//   BENCH_BASELINE=../other-checkout ...    also measures that checkout's service (decisions, AuthZEN, 304) in the same
+//                                           rounds and prints this tree / baseline for each path
 //   node bench/http/profile.ts decide       where a variant's server time goes (a CPU profile under load)
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describeCheckout, startBaseline, withBaseline, checkBaseline, type Baseline } from './http/baseline.ts';
+import { baselineLines } from './http/baseline-report.ts';
 import { measureLongPolls, type LongPollResult } from './http/longpolls.ts';
 import { fileLimits, fmt, kb, machine, table, targetLines, type Target } from './http/report.ts';
 import { measureRounds, ratio, summarise, unexpected, type Sample, type Summary, type Variant } from './http/rounds.ts';
@@ -24,6 +30,8 @@ const CONNECTIONS = 50;
 const LONG_POLLS = 10_000;
 const LONG_POLL_WAIT_S = 60;
 const OPA_BIN = process.env['OPA_BIN'] || undefined;
+const BASELINE = process.env['BENCH_BASELINE'] || undefined;
+const TREE = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
 const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -45,7 +53,24 @@ console.log(
 );
 for (const line of await checkDecisions(fleet)) console.log(line);
 
-const variants = variantsOf(fleet);
+// Started after ours, so our start times above are measured as without BENCH_BASELINE.
+let baseline: Baseline | undefined;
+if (BASELINE) {
+  const started = await startBaseline(BASELINE);
+  if (!started.ok) {
+    console.log(`BENCH_BASELINE=${BASELINE}: ${started.problem}`);
+    process.exit(2);
+  }
+  baseline = started.baseline;
+  const { small, large } = baseline;
+  console.log(`this tree: ${describeCheckout(TREE)}; baseline: ${baseline.root}, ${baseline.checkout}`);
+  console.log(
+    `started: the baseline's service with 10 rules in ${fmt(small.startMs ?? NaN)} ms, with 10,000 rules in ${fmt(large.startMs ?? NaN)} ms (side by side)`,
+  );
+  for (const line of await checkBaseline(fleet, baseline)) console.log(line);
+}
+
+const variants = baseline ? withBaseline(variantsOf(fleet), baseline) : variantsOf(fleet);
 const spec = (v: Variant) => ({ port: v.port, requests: v.requests, connections: CONNECTIONS, durationS: RUN_S });
 const showRun =
   (phase: string) =>
@@ -69,6 +94,7 @@ const saturated = await measureRounds(
   SETTLE_S,
   (v, durationS) => loadgen.call('saturate', { ...spec(v), durationS }),
   showRun('saturation'),
+  baseline !== undefined,
 );
 const sat = new Map<string, Summary>([...saturated].map(([k, s]) => [k, summarise(s)]));
 const of = <T>(m: Map<string, T>, key: string): T => m.get(key) as T;
@@ -87,6 +113,7 @@ const pacedSamples = await measureRounds(
   SETTLE_S,
   (v, durationS) => loadgen.call('paced', { ...spec(v), durationS, rate }),
   showRun('fixed load'),
+  baseline !== undefined,
 );
 const paced = new Map<string, Summary>([...pacedSamples].map(([k, s]) => [k, summarise(s)]));
 
@@ -94,6 +121,7 @@ const paced = new Map<string, Summary>([...pacedSamples].map(([k, s]) => [k, sum
 const rebuild10 = await fleet.small.call('change', null);
 const rebuild10k = await fleet.large.call('change', null);
 await fleet.stop();
+await baseline?.stop();
 await loadgen.stop();
 
 const limits = fileLimits();
@@ -235,4 +263,9 @@ console.log(
     `CPU per decision 10,000 / 10 rules at saturation ${fmt(ratio(of(saturated, 'decide10k'), of(saturated, 'decide'), cpuOf), 2)}; ` +
     `p99 at saturation: raw ${fmt(of(sat, 'raw').p99Ms, 2)} ms, decisions ${fmt(of(sat, 'decide').p99Ms, 2)} ms, 304 ${fmt(of(sat, 'poll304').p99Ms, 2)} ms.`,
 );
+if (baseline) {
+  console.log('');
+  console.log(`Against the baseline: ${baseline.root}, ${baseline.checkout} (this tree: ${TREE}, ${describeCheckout(TREE)})`);
+  for (const line of baselineLines(variants, saturated, pacedSamples, rate)) console.log(`  ${line}`);
+}
 process.exit(0);

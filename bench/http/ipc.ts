@@ -95,15 +95,20 @@ export function track(child: ChildProcess): void {
   child.once('exit', () => live.delete(child));
 }
 
-/** Starts `node <nodeFlags> <script> <args>` on one core and waits for its ready message. */
+/**
+ * Starts `node <nodeFlags> <script> <args>` on one core (in `cwd`, by default ours) and waits for its
+ * ready message. A child that sends anything else first speaks another protocol: it is refused.
+ */
 export function spawnPinned<M extends Commands, R>(
   core: number,
   script: string,
   args: readonly string[] = [],
   nodeFlags: readonly string[] = [],
+  cwd?: string,
 ): Promise<Pinned<M, R>> {
   const child = spawn('taskset', ['-c', String(core), process.execPath, ...nodeFlags, script, ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(cwd === undefined ? {} : { cwd }),
   });
   track(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -115,8 +120,15 @@ export function spawnPinned<M extends Commands, R>(
       reject(err);
       for (const p of pending.values()) p.reject(err);
     });
+    let ready = false;
     child.on('message', (raw: Message) => {
+      // A child from another checkout (BENCH_BASELINE) may speak an older or newer protocol.
+      if (typeof raw !== 'object' || raw === null || (!ready && !('ready' in raw))) {
+        if (!ready) reject(new Error(`${script} sent ${JSON.stringify(raw)?.slice(0, 200)} before its ready message`));
+        return;
+      }
       if ('ready' in raw) {
+        ready = true;
         resolve({
           pid: child.pid as number,
           ready: raw.ready as R,
@@ -137,7 +149,7 @@ export function spawnPinned<M extends Commands, R>(
       const p = pending.get(raw.id);
       pending.delete(raw.id);
       if (raw.ok) p?.resolve(raw.result);
-      else p?.reject(new Error(raw.error));
+      else p?.reject(new Error(typeof raw.error === 'string' ? raw.error : `${script} answered ${JSON.stringify(raw).slice(0, 200)}`));
     });
   });
 }

@@ -72,6 +72,8 @@ async function alone<T>(v: Variant, all: readonly Variant[], run: () => Promise<
  * measured run follows an unmeasured one of `settleS` on the same server: a server resumed after a
  * pause first runs the timers and heap work that fell due while it was stopped (with 10,000 rules,
  * a full collection of a 100 MB heap), which is not the cost of the requests measured next.
+ * `reverseOddRounds`: odd rounds run the rotated order backwards, so of two neighbours compared with
+ * each other (a path and its twin on BENCH_BASELINE's tree) neither always runs first.
  */
 export async function measureRounds(
   variants: readonly Variant[],
@@ -80,11 +82,13 @@ export async function measureRounds(
   settleS: number,
   run: (v: Variant, durationS: number) => Promise<LoadResult>,
   onSample?: (v: Variant, round: number, s: Sample) => void,
+  reverseOddRounds = false,
 ): Promise<Map<string, Sample[]>> {
   const samples = new Map<string, Sample[]>(variants.map((v) => [v.key, []]));
   for (let round = 0; round < rounds; round++) {
-    for (let i = 0; i < variants.length; i++) {
-      const v = variants[(i + round) % variants.length] as Variant;
+    const rotated = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
+    if (reverseOddRounds && round % 2 === 1) rotated.reverse();
+    for (const v of rotated) {
       const sample = await alone(v, variants, async (): Promise<Sample> => {
         await run(v, settleS);
         const cpu0 = await v.cpuUs();
@@ -127,9 +131,14 @@ export function summarise(samples: readonly Sample[]): Summary {
   };
 }
 
+/** f(a's sample) / f(b's sample) in each round, in round order. */
+export function roundRatios(a: readonly Sample[], b: readonly Sample[], f: (s: Sample) => number): number[] {
+  return a.map((s, i) => f(s) / f(b[i] as Sample));
+}
+
 /** Median over rounds of f(a's sample) / f(b's sample) in the same round. */
 export function ratio(a: readonly Sample[], b: readonly Sample[], f: (s: Sample) => number): number {
-  return median(a.map((s, i) => f(s) / f(b[i] as Sample)));
+  return median(roundRatios(a, b, f));
 }
 
 /** Anything but the expected status, or any error, as one line per offending run. */

@@ -22,7 +22,7 @@ const script = (name: string): string => fileURLToPath(new URL(name, import.meta
 export type Service = Pinned<ServiceCommands, ServiceReady>;
 
 /** --expose-gc: memory figures are taken after a full collection. */
-const SERVER_FLAGS = ['--expose-gc'];
+export const SERVER_FLAGS = ['--expose-gc'];
 
 export function startService(rules: number): Promise<Service> {
   return spawnPinned<ServiceCommands, ServiceReady>(SERVER_CORE, script('./servers/service.ts'), ['--rules', String(rules)], SERVER_FLAGS);
