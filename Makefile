@@ -107,8 +107,10 @@ bench: $(INSTALL_STAMP) ## Run every benchmark: bench/run.ts, then bench/http.ts
 	node bench/http.ts
 
 # Servers on core 0, load on core 1, about 5 minutes. OPA_BIN=<opa> adds OPA's REST API on the same
-# bundle; BENCH_QUICK=1 is a one-minute smoke check for CI (its figures are not for quoting).
-bench-http: $(INSTALL_STAMP) ## Run the HTTP benchmark (OPA_BIN adds OPA; BENCH_QUICK=1: one-minute smoke check)
+# bundle; BENCH_QUICK=1 is a one-minute smoke check for CI (its figures are not for quoting);
+# BENCH_BASELINE=<another checkout> measures that tree's decision and 304 paths in the same rounds and
+# prints this tree / baseline (about 12 minutes; docs/benchmarks.md).
+bench-http: $(INSTALL_STAMP) ## Run the HTTP benchmark (OPA_BIN adds OPA; BENCH_QUICK=1: smoke check; BENCH_BASELINE=<checkout>: ratios to it)
 	node bench/http.ts
 
 # The same service with --decision-log off, to a file and to /dev/null, on core 0; about 2 minutes.
