@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { cutCases, joinPieces, PIECE_BYTES, readPiece, readTestFile } from '../../src/policytest/pieces.ts';
 import { type FileError, readSource, type SourceFile } from '../../src/policytest/source.ts';
+import { rng } from '../support/corpus.ts';
 
 /** What a read gives: the value and every case's line and column, or the errors as `line:column: message`. */
 function outcome(read: SourceFile | FileError[]): unknown {
@@ -20,16 +21,6 @@ function inPieces(text: string, pieceBytes: number): { read: SourceFile | FileEr
   if (cut === undefined) return { read: readSource('t.test.yaml', text), cut: false };
   const joined = joinPieces('t.test.yaml', text, cut, cut.pieces.map(readPiece));
   return { read: joined ?? readSource('t.test.yaml', text), cut: joined !== undefined };
-}
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** One case in one of many styles, its lines indented by `at` (the item's `-`). */

@@ -12,6 +12,7 @@ import { readSource } from '../../src/policytest/source.ts';
 import type { Offline } from '../../src/pipeline/index.ts';
 import { readObjects } from '../../src/standalone/index.ts';
 import { offlineOf, ROOT, runText } from './support.ts';
+import { rng } from '../support/corpus.ts';
 
 /** What the yaml package reads, with each case's line (when cases is a sequence, not an alias); undefined when it reports an error. */
 function yamlRead(text: string): { value: unknown; caseLines: number[] | undefined } | undefined {
@@ -54,16 +55,6 @@ function agreement(text: string): 'read' | 'refused' {
   expect(ours.value, `read differently: ${JSON.stringify(text)}`).toEqual(theirs?.value);
   if (theirs?.caseLines !== undefined) expect(ours.caseLines, `cases at other lines:\n${text}`).toEqual(theirs.caseLines);
   return 'read';
-}
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = [
