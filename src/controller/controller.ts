@@ -42,6 +42,12 @@ export interface ControllerOptions {
    * only; controller/warnings.ts). The modes turn it on; off by default, so a test sees only what it tests.
    */
   readonly lint?: boolean;
+  /**
+   * Keys wait until release() (Kubernetes mode: until the first list and the first Lease attempt), so
+   * a start reconciles each object once, as what this replica turned out to be. Draining while still
+   * a follower made a new leader's pass reconcile all 10,200 objects of a large start a second time.
+   */
+  readonly held?: boolean;
 }
 
 export interface Controller {
@@ -55,6 +61,8 @@ export interface Controller {
   settled(): Promise<void>;
   /** Stops retries; a running drain finishes. */
   stop(): void;
+  /** Lets a held controller drain (see ControllerOptions.held); nothing for one that was not held. */
+  release(): void;
 }
 
 /** Without a registry (tests), no bundle has agents. */
@@ -68,6 +76,7 @@ interface QueueState extends DrainState {
   readonly retries: Set<NodeJS.Timeout>;
   running: Promise<void> | undefined;
   stopped: boolean;
+  held: boolean;
 }
 
 export function createController(options: ControllerOptions): Controller {
@@ -94,10 +103,12 @@ export function createController(options: ControllerOptions): Controller {
     retries: new Set(),
     running: undefined,
     stopped: false,
+    held: options.held ?? false,
   };
-  keys.onAdd(() => {
-    s.running ??= Promise.resolve().then(() => pump(s));
-  });
+  const wake = (): void => {
+    if (!s.held) s.running ??= Promise.resolve().then(() => pump(s));
+  };
+  keys.onAdd(wake);
   return {
     enqueue: keys.enqueue,
     async idle() {
@@ -108,6 +119,10 @@ export function createController(options: ControllerOptions): Controller {
       s.stopped = true;
       for (const t of s.retries) clearTimeout(t);
       s.retries.clear();
+    },
+    release() {
+      s.held = false;
+      if (s.queue.size > 0) wake();
     },
   };
 }

@@ -62,6 +62,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     writer: countingWriter(cluster.source.writer, base.changes.note),
     leading: () => isLeading(cluster),
     packer: createThreadPacker(packingThread),
+    held: true,
   });
   const sharing = createSharing(cluster, base, options);
   const serving = await startBaseHttp(
@@ -152,6 +153,8 @@ async function listenOnceBuilt(
   await cluster.source.start();
   base.log.info({ objects: cluster.source.keys().length }, 'Listed every watched kind');
   await cluster.elector.start();
+  // Every object is queued, and a leader's first pass collapsed into it: one reconcile each.
+  controller.release();
   // Ready once the first pass is built and published; a first start's thousands of status writes
   // go on in the background (measured: 100 s for 10,200 of them one by one).
   await controller.settled();
