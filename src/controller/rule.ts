@@ -2,7 +2,7 @@
 import { checkSpec, conditionProblem } from '../admission/index.ts';
 import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
-import { compileRule, ruleModel, translateRule, type RuleModel } from '../policy/index.ts';
+import { compileRule, ruleModel, translateCached, type RuleModel } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { ANNOTATION_REGENERATE, keyText, type ObjectKey, type SourceObject } from './types.ts';
@@ -52,7 +52,7 @@ function translate(obj: SourceObject, spec: RuleSpec, generation: number, regene
     return { error: problem.message, reason: problem.reason };
   }
   const model: RuleModel = deployed(res.model.state) ? { ...res.model, state: 'Enforced' } : res.model;
-  return { spec, specKey: canonicalJson(spec), regenerate, generation, model, rego: translateRule(model, 0).text };
+  return { spec, specKey: canonicalJson(spec), regenerate, generation, model, rego: translateCached(model, 0).text };
 }
 
 /**

@@ -20,7 +20,11 @@ export interface TranslateOptions {
 /** Each rule's translation, by rule (rule models are immutable) and `<regoVersion>|<merged>`. */
 const TRANSLATED = new WeakMap<RuleModel, Map<string, RuleRego>>();
 
-function translateCached(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
+/**
+ * One rule's clause, translated once per rule object and options: the Rule controller's status Rego
+ * and every bundle holding that rule share the one translation (a start translated each rule twice).
+ */
+export function translateCached(rule: RuleModel, v: RegoVersion, merged = false): RuleRego {
   let byOptions = TRANSLATED.get(rule);
   if (!byOptions) {
     byOptions = new Map();
