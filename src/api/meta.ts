@@ -74,12 +74,15 @@ const RecordedConditions = z
   .array(z.unknown())
   .transform((items) => items.filter((item): item is Condition => Condition.safeParse(item).success));
 
+/** Any object's fields; made once (building a zod schema per read was most of a Rule reconcile's status read). */
+const StatusFields = z.record(z.string(), z.unknown());
+
 /**
  * A status as an earlier write left it, read field by field with its kind's schema: a field that
  * does not parse (hand-edited, or written by an older version) is absent and never hides the others.
  */
 export function readStatus<S extends z.ZodObject>(schema: S, raw: unknown): Partial<z.output<S>> {
-  const fields = z.record(z.string(), z.unknown()).safeParse(raw);
+  const fields = StatusFields.safeParse(raw);
   if (!fields.success) return {};
   const read = Object.entries(schema.shape).flatMap(([name, field]: [string, z.ZodType]) => {
     // Conditions merge by type, so each stands alone: one odd entry keeps the others' transition times.
