@@ -7,7 +7,9 @@
 // Secret removed before it) and a second (statuses current). Figures per start: spawn to /readyz 200,
 // the process's CPU time then (/proc, less noisy than wall time on a shared machine), RSS and the
 // reconciles counted by then; ratios are this tree's medians over the baseline's. An empty namespace
-// starts first, per tree, as the floor. BENCH_ROUNDS (default 3); BENCH_KEEP=1 keeps the namespaces.
+// starts first, per tree, as the floor. BENCH_ROUNDS (default 3); BENCH_KEEP=1 keeps the namespaces;
+// BENCH_CPU_PROF=<dir>: this tree's starts of the last round run with --cpu-prof into <dir>/<kind>
+// (read them with bench/http/cpuprofile.ts's summary: bench/profile-summary.ts).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -30,6 +32,7 @@ const { core, custom } = adminClients();
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const KEEP = process.env['BENCH_KEEP'] === '1';
+const PROFILE_DIR = process.env['BENCH_CPU_PROF'] || undefined;
 const NAMESPACES = 100;
 const RULES_PER_NS = 100;
 const PREFIX = 'bench-start';
@@ -143,13 +146,14 @@ interface Start {
 }
 
 /** Spawns `serve` of `tree` on `namespaces`, waits for /readyz, reads its figures, stops it. */
-async function start(tree: string, namespaces: readonly string[]): Promise<Start> {
+async function start(tree: string, namespaces: readonly string[], profileDir?: string): Promise<Start> {
   const port = await freePort();
   const stateDir = mkdtempSync(join(tmpdir(), 'acl-bench-start-'));
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
     [
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
       join(tree, 'src', 'cli.ts'),
       'serve',
       '--kubeconfig',
@@ -246,8 +250,10 @@ try {
     for (const tree of order) {
       progress(`round ${round + 1}, ${tree}: removing every status and token Secret`);
       await clearStatuses();
-      record(tree, 'first', await start(trees[tree], TENANTS));
-      record(tree, 'second', await start(trees[tree], TENANTS));
+      const profile = (kind: string): string | undefined =>
+        PROFILE_DIR && tree === 'this' && round === ROUNDS - 1 ? join(PROFILE_DIR, kind) : undefined;
+      record(tree, 'first', await start(trees[tree], TENANTS, profile('first')));
+      record(tree, 'second', await start(trees[tree], TENANTS, profile('second')));
     }
   }
 } finally {
