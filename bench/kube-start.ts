@@ -4,7 +4,8 @@
 // Connector and a Bundle: 10,200 objects) in namespaces of their own, bench-start-*, so a
 // bench/kube.ts run on the same API server is left alone. Each round starts `node src/cli.ts serve`
 // of both trees in turn (the order alternating), twice each: a first start (every status and token
-// Secret removed before it) and a second (statuses current). Figures per start: spawn to /readyz 200,
+// Secret removed before it) and a second right after it (statuses as the first start left them: it is
+// stopped at ready and writes the rest while it stops, killed after 60 s). Figures: spawn to /readyz 200,
 // the process's CPU time then (/proc, less noisy than wall time on a shared machine), RSS and the
 // reconciles counted by then; ratios are this tree's medians over the baseline's. An empty namespace
 // starts first, per tree, as the floor. BENCH_ROUNDS (default 3); BENCH_KEEP=1 keeps the namespaces;
@@ -210,7 +211,8 @@ async function start(tree: string, namespaces: readonly string[], profileDir?: s
     };
   } finally {
     child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    // A first start stopped at ready writes its remaining statuses first; a profile is written only on a clean exit.
+    const killer = setTimeout(() => child.kill('SIGKILL'), profileDir ? 600_000 : 60_000);
     await exited;
     clearTimeout(killer);
     rmSync(stateDir, { recursive: true, force: true });
