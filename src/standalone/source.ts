@@ -15,7 +15,7 @@ import type { ManifestReader } from './reader.ts';
 import { scanFolder } from './scan.ts';
 import { createScheduler, type Scheduler } from './schedule.ts';
 import type { StateFolder } from './state.ts';
-import { emptyView, heldFromState, keyOf, type SourceView, toSource } from './view.ts';
+import { emptyView, type HeldIndex, heldFromState, indexHeld, keyOf, type SourceView, toSource } from './view.ts';
 
 export interface FolderSource extends ObjectReader {
   /** Reads the folder, waiting for files still being written to settle, and enqueues every key. */
@@ -105,15 +105,16 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
     slicer: options.slicer ?? createSlicer(),
     scheduleRescan: scheduler.scheduleRescan,
   });
+  let index: { readonly held: SourceView['held']; readonly byKind: HeldIndex } | undefined;
   return {
     get(kind, namespace, name) {
       const h = view.held.get(keyText({ kind, namespace, name }));
       return h ? toSource(state, h) : undefined;
     },
     list(kind, namespace) {
-      return [...view.held.values()]
-        .filter((h) => h.object.kind === kind && (namespace === undefined || h.object.metadata.namespace === namespace))
-        .map((h) => toSource(state, h));
+      // The view is replaced, never changed in place, by a scan: its index is made once per scan.
+      if (index?.held !== view.held) index = { held: view.held, byKind: indexHeld(view.held) };
+      return (index.byKind.get(namespace === undefined ? kind : `${kind}/${namespace}`) ?? []).map((h) => toSource(state, h));
     },
     start: () => startSource(view, scheduler),
     rescan: scheduler.rescan,

@@ -100,11 +100,39 @@ export function keyOf(h: Held): ObjectKey {
   return { kind: h.object.kind, namespace: h.object.metadata.namespace, name: h.object.metadata.name };
 }
 
-/** `h` as the controllers read it: with its generation, a uid, and the status the state folder keeps. */
+/** The SourceObject last made of a Held, with the status it carries: made again only when the status changed. */
+const SOURCES = new WeakMap<Held, { readonly status: unknown; readonly source: SourceObject }>();
+
+/**
+ * `h` as the controllers read it: with its generation, a uid, and the status the state folder keeps.
+ * The same object while neither changes, so listing a tenant of 10,000 objects copies none of them.
+ */
 export function toSource(state: StateFolder, h: Held): SourceObject {
   const { kind } = h.object;
   const { namespace, name } = h.object.metadata;
-  const known = kind === 'Secret' ? undefined : state.object(kind, namespace, name);
+  const status = kind === 'Secret' ? undefined : state.object(kind, namespace, name)?.status;
+  const made = SOURCES.get(h);
+  if (made && made.status === status) return made.source;
   const metadata = { ...h.object.metadata, generation: h.generation, uid: `standalone:${kind}/${namespace}/${name}` };
-  return { kind, metadata, raw: { ...h.object.raw, metadata, ...(known?.status ? { status: known.status } : {}) } };
+  const source: SourceObject = { kind, metadata, raw: { ...h.object.raw, metadata, ...(status ? { status } : {}) } };
+  SOURCES.set(h, { status, source });
+  return source;
+}
+
+/** The held objects by kind and by `kind/namespace`, in the order the view holds them. */
+export type HeldIndex = ReadonlyMap<string, readonly Held[]>;
+
+/** The index of `held`: one pass, so each list() after a scan costs what it returns. */
+export function indexHeld(held: ReadonlyMap<string, Held>): HeldIndex {
+  const index = new Map<string, Held[]>();
+  const add = (k: string, h: Held): void => {
+    const list = index.get(k);
+    if (list) list.push(h);
+    else index.set(k, [h]);
+  };
+  for (const h of held.values()) {
+    add(h.object.kind, h);
+    add(`${h.object.kind}/${h.object.metadata.namespace}`, h);
+  }
+  return index;
 }
