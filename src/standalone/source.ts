@@ -67,6 +67,8 @@ export interface FolderSourceOptions {
   readonly clock?: () => number;
   /** Gives the event loop back while a scan goes through thousands of objects. */
   readonly slicer?: Slicer;
+  /** Every scan passes over every object, even when no file changed (the cold path the equivalence tests compare with). */
+  readonly alwaysWhole?: boolean;
 }
 
 /** How long a file's content must hold still before it is used (a writer pausing 200 ms between pieces is caught). */
@@ -92,19 +94,22 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       return scanned.folders;
     },
   });
-  const view = emptyView({
-    dir: options.dir,
-    state,
-    log: options.log,
-    enqueue: options.enqueue,
-    reader: options.reader,
-    clock,
-    settleMs: options.settleMs ?? DEFAULT_SETTLE_MS,
-    confirmDeleteMs: options.confirmDeleteMs ?? 1000,
-    racyWindowMs: options.racyWindowMs ?? 2000,
-    slicer: options.slicer ?? createSlicer(),
-    scheduleRescan: scheduler.scheduleRescan,
-  });
+  const view = emptyView(
+    {
+      dir: options.dir,
+      state,
+      log: options.log,
+      enqueue: options.enqueue,
+      reader: options.reader,
+      clock,
+      settleMs: options.settleMs ?? DEFAULT_SETTLE_MS,
+      confirmDeleteMs: options.confirmDeleteMs ?? 1000,
+      racyWindowMs: options.racyWindowMs ?? 2000,
+      slicer: options.slicer ?? createSlicer(),
+      scheduleRescan: scheduler.scheduleRescan,
+    },
+    options.alwaysWhole,
+  );
   let index: { readonly held: SourceView['held']; readonly byKind: HeldIndex } | undefined;
   return {
     get(kind, namespace, name) {

@@ -56,6 +56,16 @@ export interface SourceView extends ScanSettings {
   readonly fileStates: Map<string, FileState>;
   /** What each object read was held as, so an unchanged document costs no new objects. */
   readonly heldOf: WeakMap<ParsedObject, Held>;
+  /**
+   * What each file (by source) put into the view at the last scan that held its objects: the very
+   * objects read, and the duplicates among them it reported. A scan in which every file gives the
+   * same keeps the view as it is (scan.ts), without a pass over the objects.
+   */
+  readonly contributions: Map<string, { readonly objects: readonly ParsedObject[]; readonly problems: readonly DocumentProblem[] }>;
+  /** The sources of the held objects, each with whether it holds API keys (Secrets), for the `held` they were taken of. */
+  sources: { readonly held: ReadonlyMap<string, Held>; readonly keys: ReadonlyMap<string, boolean> } | undefined;
+  /** Scans never keep the view without a pass over the objects (the equivalence tests' cold path). */
+  readonly alwaysWhole?: boolean;
   problems: DocumentProblem[];
   /** Files whose newest content waits to hold still. */
   settlingFiles: string[];
@@ -63,17 +73,28 @@ export interface SourceView extends ScanSettings {
 }
 
 /** A view holding nothing yet, with `settings`. */
-export function emptyView(settings: ScanSettings): SourceView {
+export function emptyView(settings: ScanSettings, alwaysWhole = false): SourceView {
   return {
     ...settings,
+    ...(alwaysWhole ? { alwaysWhole } : {}),
     held: new Map(),
     missingSince: new Map(),
     fileStates: new Map(),
     heldOf: new WeakMap(),
+    contributions: new Map(),
+    sources: undefined,
     problems: [],
     settlingFiles: [],
     firstScan: true,
   };
+}
+
+/** The sources of `held`, each with whether it holds API keys (Secrets): one pass over the objects. */
+export function sourcesOf(held: ReadonlyMap<string, Held>): ReadonlyMap<string, boolean> {
+  const keys = new Map<string, boolean>();
+  for (const h of held.values())
+    if (h.object.kind === 'Secret' || !keys.has(h.object.source)) keys.set(h.object.source, h.object.kind === 'Secret');
+  return keys;
 }
 
 /** The Held an object of the state folder stands for (as the manifests folder had it). */
