@@ -65,7 +65,7 @@ export function specDigestOf(raw: Readonly<Record<string, unknown>>): string {
 const BLOCK = 4096;
 
 /** How many leading characters `a` and `b` share (in blocks, each compared natively, then one by one). */
-export function commonPrefix(a: string, b: string): number {
+function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
@@ -74,7 +74,7 @@ export function commonPrefix(a: string, b: string): number {
 }
 
 /** How many trailing characters `a` and `b` share, at most `limit`. */
-export function commonSuffix(a: string, b: string, limit: number): number {
+function commonSuffix(a: string, b: string, limit: number): number {
   let i = 0;
   while (i + BLOCK <= limit && a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)) i += BLOCK;
   while (i < limit && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
