@@ -159,17 +159,16 @@ export function createDrainLinter(): DrainLinter {
         if (i % OBJECTS_PER_SLICE === OBJECTS_PER_SLICE - 1) await deps.slicer.pause();
         const text = keyText({ kind: obj.kind, namespace: tenant, name: obj.metadata.name });
         const findings = byKey.get(text) ?? [];
-        const ids = findings.map(identity);
-        const said = findingsText(findings);
+        const said = findings.length === 0 ? '' : findingsText(findings);
         const last = lastResults?.get(text);
+        const known = before?.get(text);
         // The very object (same status) with the same findings as the last pass, which asked no
         // rewrite of it: the same result, and nothing new to announce (`before` holds its findings).
-        const result =
-          last && last.obj === obj && last.said === said && last.settled && (before?.get(text)?.size ?? 0) === ids.length
-            ? last
-            : resultOf(deps, obj, findings, before?.get(text), said, now);
+        const reused =
+          last !== undefined && last.obj === obj && last.said === said && last.settled && (known !== undefined) === (said !== '');
+        const result = reused ? last : resultOf(deps, obj, findings, known, said, now);
         nextResults.set(text, result);
-        if (ids.length > 0) after.set(text, new Set(ids));
+        if (findings.length > 0) after.set(text, reused && known ? known : new Set(findings.map(identity)));
         warnings.set(text, result.next);
         if (result.rewrite && !reconciled.has(text)) rewrites.push({ key: result.key, status: result.rewrite });
       }
