@@ -80,9 +80,43 @@ function tenantObjects(deps: ReconcileDeps, tenant: string): { objects: SourceOb
   return { objects, linted };
 }
 
+/** What one pass worked out for one object. */
+interface ObjectResult {
+  readonly key: ObjectKey;
+  readonly obj: SourceObject;
+  /** findingsText of its findings. */
+  readonly said: string;
+  /** Its Warning condition (none without findings). */
+  readonly next: Condition | undefined;
+  /** The status to write when it is not reconciled in the drain: its recorded status with `next` (undefined: nothing to write). */
+  readonly rewrite: Status | undefined;
+  /** Nothing to rewrite and no time of this pass in `next`: a later pass over the same object and findings gives the same. */
+  readonly settled: boolean;
+}
+
 export function createDrainLinter(): DrainLinter {
   /** By tenant, by key text: the identities of the findings last seen, so that each appearance is reported once. */
   const seen = new Map<string, Map<string, ReadonlySet<string>>>();
+  /** By tenant, by key text: the last pass's result, reused for an object that did not change and whose findings did not. */
+  const results = new Map<string, Map<string, ObjectResult>>();
+
+  function resultOf(
+    deps: ReconcileDeps,
+    obj: SourceObject,
+    findings: readonly Finding[],
+    before: ReadonlySet<string> | undefined,
+    said: string,
+    now: Date,
+  ): ObjectResult {
+    const key: ObjectKey = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+    const recorded = obj.raw['status'];
+    const was = recordedWarning(recorded);
+    announce(deps, obj, findings, before, was);
+    const next = warningOf(findings, was, obj.metadata.generation ?? 0, now);
+    const rewrite = isObject(recorded) && !sameWarning(was, next) ? replaceWarning(recorded, next) : undefined;
+    const timed = next !== undefined && next.lastTransitionTime !== was?.lastTransitionTime;
+    return { key, obj, said, next, rewrite, settled: rewrite === undefined && !timed };
+  }
 
   /** A Warning Event and a log line for each finding of `obj` that neither this replica nor its recorded status has seen. */
   function announce(
@@ -119,21 +153,27 @@ export function createDrainLinter(): DrainLinter {
       }
       const before = seen.get(tenant);
       const after = new Map<string, ReadonlySet<string>>();
+      const lastResults = results.get(tenant);
+      const nextResults = new Map<string, ObjectResult>();
       for (const [i, obj] of objects.entries()) {
         if (i % OBJECTS_PER_SLICE === OBJECTS_PER_SLICE - 1) await deps.slicer.pause();
-        const key: ObjectKey = { kind: obj.kind, namespace: tenant, name: obj.metadata.name };
-        const text = keyText(key);
+        const text = keyText({ kind: obj.kind, namespace: tenant, name: obj.metadata.name });
         const findings = byKey.get(text) ?? [];
-        const was = recordedWarning(obj.raw['status']);
-        announce(deps, obj, findings, before?.get(text), was);
-        if (findings.length > 0) after.set(text, new Set(findings.map(identity)));
-        const next = warningOf(findings, was, obj.metadata.generation ?? 0, now);
-        warnings.set(text, next);
-        const recorded = obj.raw['status'];
-        if (!reconciled.has(text) && isObject(recorded) && !sameWarning(was, next))
-          rewrites.push({ key, status: replaceWarning(recorded, next) });
+        const said = findings.length === 0 ? '' : findingsText(findings);
+        const last = lastResults?.get(text);
+        const known = before?.get(text);
+        // The very object (same status) with the same findings as the last pass, which asked no
+        // rewrite of it: the same result, and nothing new to announce (`before` holds its findings).
+        const reused =
+          last !== undefined && last.obj === obj && last.said === said && last.settled && (known !== undefined) === (said !== '');
+        const result = reused ? last : resultOf(deps, obj, findings, known, said, now);
+        nextResults.set(text, result);
+        if (findings.length > 0) after.set(text, reused && known ? known : new Set(findings.map(identity)));
+        warnings.set(text, result.next);
+        if (result.rewrite && !reconciled.has(text)) rewrites.push({ key: result.key, status: result.rewrite });
       }
       seen.set(tenant, after);
+      results.set(tenant, nextResults);
       await deps.slicer.pause();
     }
     return {

@@ -9,15 +9,22 @@ import { type Held, keyOf, type SourceView } from './view.ts';
 
 /** Makes `r` the source's view: saves and enqueues every key whose object or generation changed. */
 export async function applyScan(v: SourceView, r: ScanResult): Promise<void> {
-  const recheck = await keepUnconfirmed(v, r);
+  // The scan kept the view as it is (scan.ts): nothing changed, nothing to compare.
+  const whole = r.next !== v.held;
+  const recheck = whole && (await keepUnconfirmed(v, r));
   const changed: ObjectKey[] = [];
-  for (const [key, h] of r.next) {
-    const before = v.held.get(key);
-    // The same Held (an unchanged document) is unchanged: no strings to compare.
-    if (before !== h && (before?.fingerprint !== h.fingerprint || before.generation !== h.generation)) changed.push(keyOf(h));
-  }
   const gone: Held[] = [];
-  for (const [k, h] of v.held) if (!r.next.has(k)) gone.push(h);
+  if (whole) {
+    const keys = new Map<string, boolean>();
+    for (const [key, h] of r.next) {
+      const before = v.held.get(key);
+      // The same Held (an unchanged document) is unchanged: no strings to compare.
+      if (before !== h && (before?.fingerprint !== h.fingerprint || before.generation !== h.generation)) changed.push(keyOf(h));
+      if (h.object.kind === 'Secret' || !keys.has(h.object.source)) keys.set(h.object.source, h.object.kind === 'Secret');
+    }
+    for (const [k, h] of v.held) if (!r.next.has(k)) gone.push(h);
+    v.sources = { held: r.next, keys };
+  }
   // The new view (objects and generations together) is in place before anything is written or
   // enqueued: a reconcile never mixes two scans.
   v.held = r.next;

@@ -31,8 +31,15 @@ export interface ManifestRead {
   readonly problems: readonly DocumentProblem[];
 }
 
-/** Each document's text → what reading it alone gave (document numbers from 1 within it). */
-export type ParseCache = ReadonlyMap<string, ChunkRead>;
+/**
+ * What the last parse of a file gave: its text and each document's text and read, so the next parse
+ * takes the documents in the unchanged head and tail of the file by place, without hashing their
+ * texts, and looks up by text only the documents where the file changed.
+ */
+export interface ParseCache {
+  readonly text: string;
+  readonly pieces: readonly { readonly text: string; readonly read: ChunkRead }[];
+}
 
 export interface ChunkRead {
   readonly objects: readonly ParsedObject[];
@@ -52,6 +59,48 @@ export function fingerprintOf(object: Pick<ReadObject, 'metadata' | 'raw'>): str
 
 export function specDigestOf(raw: Readonly<Record<string, unknown>>): string {
   return `sha256:${sha256Hex(canonicalJson(raw['spec'] ?? null))}`;
+}
+
+/** Characters compared at once when looking for where two texts start (or stop) differing. */
+const BLOCK = 4096;
+
+/** How many leading characters `a` and `b` share (in blocks, each compared natively, then one by one). */
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** How many trailing characters `a` and `b` share, at most `limit`. */
+function commonSuffix(a: string, b: string, limit: number): number {
+  let i = 0;
+  while (i + BLOCK <= limit && a.slice(a.length - i - BLOCK, a.length - i) === b.slice(b.length - i - BLOCK, b.length - i)) i += BLOCK;
+  while (i < limit && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
+  return i;
+}
+
+/**
+ * The earlier read of each chunk that is certainly the same text at the same place: in the unchanged
+ * head (the chunk and the marker after it lie in it) or the unchanged tail (the line break before it
+ * does). Undefined for a chunk in the changed middle.
+ */
+function samePlace(chunks: readonly string[], previous: ParseCache, text: string): (ChunkRead | undefined)[] {
+  const head = commonPrefix(previous.text, text);
+  const tail = commonSuffix(previous.text, text, Math.min(previous.text.length, text.length) - head);
+  const shift = previous.pieces.length - chunks.length;
+  const out: (ChunkRead | undefined)[] = [];
+  let start = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const end = start + (chunks[i] as string).length;
+    // `---` and the character after it decide a cut: 4 characters past the chunk's end.
+    if (end + 4 <= head) out.push(previous.pieces[i]?.read);
+    else if (start - 1 >= text.length - tail) out.push(previous.pieces[i + shift]?.read);
+    else out.push(undefined);
+    start = end;
+  }
+  return out;
 }
 
 /** A line that starts a YAML document (`---` at column 0, then a space, a tab or the line's end). */
@@ -81,7 +130,9 @@ export function parseManifest(
   maxDocuments: number,
   previous: ParseCache | undefined,
 ): {
-  objects: ParsedObject[];
+  readonly objects: ParsedObject[];
+  /** objects.length, without making them. */
+  objectCount?: number;
   problems: DocumentProblem[];
   unreadable: boolean;
   documents: number;
@@ -95,7 +146,7 @@ export function parseManifest(
       objects: [],
       unreadable: true,
       documents: chunks.length,
-      cache: new Map(),
+      cache: { text, pieces: [] },
       problems: [
         {
           source,
@@ -106,12 +157,22 @@ export function parseManifest(
       ],
     };
   }
-  const cache = new Map<string, ChunkRead>();
-  const reads = chunks?.map((chunk) => {
-    const read = cache.get(chunk) ?? previous?.get(chunk) ?? readChunk(chunk, source);
-    cache.set(chunk, read);
+  const placed = chunks && previous ? samePlace(chunks, previous, text) : undefined;
+  // The changed middle's documents by text: a document moved or repeated there is not parsed again.
+  let byText: Map<string, ChunkRead> | undefined;
+  const reads = chunks?.map((chunk, i) => {
+    const known = placed?.[i];
+    if (known) return known;
+    if (!byText) {
+      byText = new Map();
+      const kept = new Set(placed);
+      for (const p of previous?.pieces ?? []) if (!kept.has(p.read)) byText.set(p.text, p.read);
+    }
+    const read = byText.get(chunk) ?? readChunk(chunk, source);
+    byText.set(chunk, read);
     return read;
   });
+  const cache: ParseCache = { text, pieces: (chunks ?? []).map((t, i) => ({ text: t, read: reads?.[i] as ChunkRead })) };
   // YAML errors are reported from a parse of the whole file, so their lines and columns are the file's.
   if (!reads || reads.some((r) => r.unreadable)) {
     const whole = readChunk(text, source);
@@ -133,16 +194,27 @@ export function parseManifest(
     }
     return { ...whole, objects: [...whole.objects], problems: [...whole.problems], cache };
   }
-  const objects: ParsedObject[] = [];
   const problems: DocumentProblem[] = [];
   let offset = 0;
   for (const r of reads) {
-    for (const o of r.objects) objects.push(offset === 0 ? o : { ...o, object: { ...o.object, document: o.object.document + offset } });
     for (const p of r.problems) problems.push(offset === 0 ? p : { ...p, document: p.document + offset });
     offset += r.documents;
   }
+  // The objects numbered in the file, made only when asked: the reading thread sends documents one
+  // by one (numbered within themselves) and needs only their count.
+  let objects: ParsedObject[] | undefined;
   return {
-    objects,
+    get objects() {
+      if (objects) return objects;
+      objects = [];
+      let at = 0;
+      for (const r of reads) {
+        for (const o of r.objects) objects.push(at === 0 ? o : { ...o, object: { ...o.object, document: o.object.document + at } });
+        at += r.documents;
+      }
+      return objects;
+    },
+    objectCount: reads.reduce((n, r) => n + r.objects.length, 0),
     problems,
     unreadable: false,
     documents: offset,

@@ -44,10 +44,10 @@ export const OBJECTS_PER_PART = 200;
 
 /** What the thread keeps of a file between reads. */
 interface FileMemo {
-  /** Parsed documents by text, so an edit re-parses only what changed. */
+  /** The last parse, so an edit re-parses only what changed. */
   readonly cache: ParseCache;
-  /** The documents' texts as last sent, by place (undefined: last sent whole). */
-  readonly sent: ReadonlyMap<string, number> | undefined;
+  /** Whether its documents were sent one by one (the other side holds them by place), not whole. */
+  readonly sentPieces: boolean;
 }
 
 interface ReadingContext {
@@ -87,9 +87,11 @@ async function readManifestFile(request: Extract<ReadRequest, { kind: 'read' }>,
   if (changing) return { stamp, hash, changing: true, objects: 0, unreadable: false, documents: 0, problems: [] };
   const memo = ctx.files.get(file);
   const parsed = parseManifest(bytes.toString('utf8'), source, maxDocuments, memo?.cache);
-  const sent = request.fresh ? undefined : memo?.sent;
+  // The place of each document's read in the last answer: a read is reused only for the same text,
+  // so the reads themselves say which documents the other side already holds (no text is hashed).
+  const sent = !request.fresh && memo?.sentPieces ? new Map(memo.cache.pieces.map((p, i) => [p.read, i])) : undefined;
   if (!parsed.pieces) {
-    ctx.files.set(file, { cache: parsed.cache, sent: undefined });
+    ctx.files.set(file, { cache: parsed.cache, sentPieces: false });
     for (let i = 0; i < parsed.objects.length; i += OBJECTS_PER_PART)
       ctx.send({ kind: 'objects', objects: parsed.objects.slice(i, i + OBJECTS_PER_PART) });
     return {
@@ -103,11 +105,11 @@ async function readManifestFile(request: Extract<ReadRequest, { kind: 'read' }>,
       layout: 'whole',
     };
   }
-  ctx.files.set(file, { cache: parsed.cache, sent: new Map(parsed.pieces.map((p, i) => [p.text, i])) });
+  ctx.files.set(file, { cache: parsed.cache, sentPieces: true });
   let batch: Piece[] = [];
   let inBatch = 0;
   for (const p of parsed.pieces) {
-    const at = sent?.get(p.text);
+    const at = sent?.get(p.read);
     batch.push(at === undefined ? { objects: p.read.objects, documents: p.read.documents } : { reuse: at });
     inBatch += at === undefined ? Math.max(1, p.read.objects.length) : 0;
     if (inBatch >= OBJECTS_PER_PART || batch.length >= 20 * OBJECTS_PER_PART) {
@@ -121,7 +123,7 @@ async function readManifestFile(request: Extract<ReadRequest, { kind: 'read' }>,
     stamp,
     hash,
     changing: false,
-    objects: parsed.objects.length,
+    objects: parsed.objectCount ?? parsed.objects.length,
     unreadable: false,
     documents: parsed.documents,
     problems: parsed.problems,

@@ -6,7 +6,7 @@ import { keyText } from '../controller/index.ts';
 import type { DocumentProblem } from './objects.ts';
 import type { ManifestRead, ParsedObject } from './parse.ts';
 import { fileStateOf, readOrReuse, settled } from './settle.ts';
-import { type Held, type SourceView, stateHeld } from './view.ts';
+import { type Held, type SourceView, sourcesOf, stateHeld } from './view.ts';
 import { walkManifests } from './walk.ts';
 
 /** What a scan found, for applyScan. */
@@ -24,7 +24,12 @@ export interface ScanResult {
   readonly folders: readonly string[];
 }
 
-/** Reads every manifest file (reusing unchanged reads) and lets the reader forget files that are gone. */
+/**
+ * Reads every manifest file (reusing unchanged reads) and lets the reader forget files that are gone.
+ * When every file gives what it gave before (the same objects read, or kept as they were) and no
+ * deletion waits to be confirmed, the next view is the current one: no pass over the objects (the
+ * first scan of a settling edit, and every periodic rescan).
+ */
 export async function scanFolder(v: SourceView): Promise<ScanResult> {
   const walked = await walkManifests(v.dir);
   const result: ScanResult = {
@@ -37,27 +42,46 @@ export async function scanFolder(v: SourceView): Promise<ScanResult> {
   };
   const scanStartedMs = v.clock();
   const seen = new Set<string>();
-  const heldSources = new Set<string>();
-  const keySources = new Set<string>();
-  for (const h of v.held.values()) {
-    heldSources.add(h.object.source);
-    if (h.object.kind === 'Secret') keySources.add(h.object.source);
-  }
+  if (v.sources?.held !== v.held) v.sources = { held: v.held, keys: sourcesOf(v.held) };
+  const heldSources = v.sources.keys;
+  const files: { source: string; objects: ParsedObject[] | undefined; found: DocumentProblem[] }[] = [];
+  let same = !v.firstScan && !v.alwaysWhole && v.missingSince.size === 0;
   for (const file of walked.files) {
     const source = relative(v.dir, file) || file;
     seen.add(file);
-    const objects = await usableObjects(v, result, {
+    const found: DocumentProblem[] = [];
+    const heldKeys = heldSources.get(source) === true;
+    const objects = await usableObjects(v, result, found, {
       file,
       source,
       scanStartedMs,
       heldSource: heldSources.has(source),
-      heldKeys: keySources.has(source),
+      heldKeys,
     });
-    if (objects) await holdObjects(v, result, source, objects);
+    files.push({ source, objects, found });
+    if (!same) continue;
+    if (objects === undefined) same = !(result.emptied.has(source) && heldKeys);
+    else same = objects.length === 0 ? !heldSources.has(source) : v.contributions.get(source)?.objects === objects;
   }
+  const walkedSources = new Set(files.map((f) => f.source));
   const goneFiles = [...v.fileStates.keys()].filter((file) => !seen.has(file));
   for (const file of goneFiles) v.fileStates.delete(file);
   if (goneFiles.length > 0) await v.reader.forget(goneFiles);
+  // Every held object's file was walked: otherwise its deletion is to be confirmed.
+  if (same) for (const source of heldSources.keys()) if (!walkedSources.has(source)) same = false;
+  if (same) {
+    for (const f of files) result.found.push(...f.found, ...(f.objects?.length ? (v.contributions.get(f.source)?.problems ?? []) : []));
+    return { ...result, next: v.held };
+  }
+  for (const f of files) {
+    result.found.push(...f.found);
+    if (!f.objects) continue;
+    const duplicates: DocumentProblem[] = [];
+    await holdObjects(v, result, duplicates, f.source, f.objects);
+    result.found.push(...duplicates);
+    v.contributions.set(f.source, { objects: f.objects, problems: duplicates });
+  }
+  for (const source of v.contributions.keys()) if (!walkedSources.has(source)) v.contributions.delete(source);
   return result;
 }
 
@@ -74,7 +98,7 @@ interface ScannedFile {
 }
 
 /** A file's objects when its content is used now; undefined when the file keeps what it had (noted in `r`). */
-async function usableObjects(v: SourceView, r: ScanResult, f: ScannedFile): Promise<ParsedObject[] | undefined> {
+async function usableObjects(v: SourceView, r: ScanResult, found: DocumentProblem[], f: ScannedFile): Promise<ParsedObject[] | undefined> {
   const { source } = f;
   const fs = fileStateOf(v, f.file);
   let got: { read: ManifestRead; objects: ParsedObject[] };
@@ -82,7 +106,7 @@ async function usableObjects(v: SourceView, r: ScanResult, f: ScannedFile): Prom
     got = await readOrReuse(v, f.file, source, fs, f.scanStartedMs);
   } catch (err) {
     r.keep.add(source);
-    r.found.push({ source, document: 0, name: undefined, message: `cannot read: ${err instanceof Error ? err.message : String(err)}` });
+    found.push({ source, document: 0, name: undefined, message: `cannot read: ${err instanceof Error ? err.message : String(err)}` });
     return undefined;
   }
   const { read, objects } = got;
@@ -101,7 +125,7 @@ async function usableObjects(v: SourceView, r: ScanResult, f: ScannedFile): Prom
   if (read.unreadable) {
     // Nothing is lost to a typo or a limit: the file's objects stay as they were until it is fixed.
     r.keep.add(source);
-    r.found.push(...read.problems);
+    found.push(...read.problems);
     return undefined;
   }
   if (objects.length === 0 && f.heldSource) {
@@ -111,7 +135,7 @@ async function usableObjects(v: SourceView, r: ScanResult, f: ScannedFile): Prom
     r.keep.add(source);
     r.emptied.add(source);
     const keys = f.heldKeys ? '; the API keys it held are revoked' : '';
-    r.found.push(...read.problems, {
+    found.push(...read.problems, {
       source,
       document: 0,
       name: undefined,
@@ -124,12 +148,18 @@ async function usableObjects(v: SourceView, r: ScanResult, f: ScannedFile): Prom
     fs.applied = read.hash;
   }
   fs.pending = undefined;
-  r.found.push(...read.problems);
+  found.push(...read.problems);
   return objects;
 }
 
 /** Puts a file's objects into the next view: a key defined twice keeps its first copy. */
-async function holdObjects(v: SourceView, r: ScanResult, source: string, objects: readonly ParsedObject[]): Promise<void> {
+async function holdObjects(
+  v: SourceView,
+  r: ScanResult,
+  duplicates: DocumentProblem[],
+  source: string,
+  objects: readonly ParsedObject[],
+): Promise<void> {
   for (let i = 0; i < objects.length; i++) {
     if ((i & 255) === 255) {
       const paused = v.slicer.pause();
@@ -146,7 +176,7 @@ async function holdObjects(v: SourceView, r: ScanResult, source: string, objects
     const key = keyText({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
     const first = r.next.get(key);
     if (first) {
-      r.found.push({
+      duplicates.push({
         source,
         document: object.document,
         name: object.metadata.name,

@@ -15,7 +15,7 @@ import type { ManifestReader } from './reader.ts';
 import { scanFolder } from './scan.ts';
 import { createScheduler, type Scheduler } from './schedule.ts';
 import type { StateFolder } from './state.ts';
-import { emptyView, heldFromState, keyOf, type SourceView, toSource } from './view.ts';
+import { emptyView, type HeldIndex, heldFromState, indexHeld, keyOf, type SourceView, toSource } from './view.ts';
 
 export interface FolderSource extends ObjectReader {
   /** Reads the folder, waiting for files still being written to settle, and enqueues every key. */
@@ -67,6 +67,8 @@ export interface FolderSourceOptions {
   readonly clock?: () => number;
   /** Gives the event loop back while a scan goes through thousands of objects. */
   readonly slicer?: Slicer;
+  /** Every scan passes over every object, even when no file changed (the cold path the equivalence tests compare with). */
+  readonly alwaysWhole?: boolean;
 }
 
 /** How long a file's content must hold still before it is used (a writer pausing 200 ms between pieces is caught). */
@@ -92,28 +94,32 @@ export function createFolderSource(options: FolderSourceOptions): FolderSource {
       return scanned.folders;
     },
   });
-  const view = emptyView({
-    dir: options.dir,
-    state,
-    log: options.log,
-    enqueue: options.enqueue,
-    reader: options.reader,
-    clock,
-    settleMs: options.settleMs ?? DEFAULT_SETTLE_MS,
-    confirmDeleteMs: options.confirmDeleteMs ?? 1000,
-    racyWindowMs: options.racyWindowMs ?? 2000,
-    slicer: options.slicer ?? createSlicer(),
-    scheduleRescan: scheduler.scheduleRescan,
-  });
+  const view = emptyView(
+    {
+      dir: options.dir,
+      state,
+      log: options.log,
+      enqueue: options.enqueue,
+      reader: options.reader,
+      clock,
+      settleMs: options.settleMs ?? DEFAULT_SETTLE_MS,
+      confirmDeleteMs: options.confirmDeleteMs ?? 1000,
+      racyWindowMs: options.racyWindowMs ?? 2000,
+      slicer: options.slicer ?? createSlicer(),
+      scheduleRescan: scheduler.scheduleRescan,
+    },
+    options.alwaysWhole,
+  );
+  let index: { readonly held: SourceView['held']; readonly byKind: HeldIndex } | undefined;
   return {
     get(kind, namespace, name) {
       const h = view.held.get(keyText({ kind, namespace, name }));
       return h ? toSource(state, h) : undefined;
     },
     list(kind, namespace) {
-      return [...view.held.values()]
-        .filter((h) => h.object.kind === kind && (namespace === undefined || h.object.metadata.namespace === namespace))
-        .map((h) => toSource(state, h));
+      // The view is replaced, never changed in place, by a scan: its index is made once per scan.
+      if (index?.held !== view.held) index = { held: view.held, byKind: indexHeld(view.held) };
+      return (index.byKind.get(namespace === undefined ? kind : `${kind}/${namespace}`) ?? []).map((h) => toSource(state, h));
     },
     start: () => startSource(view, scheduler),
     rescan: scheduler.rescan,

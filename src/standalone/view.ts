@@ -56,6 +56,16 @@ export interface SourceView extends ScanSettings {
   readonly fileStates: Map<string, FileState>;
   /** What each object read was held as, so an unchanged document costs no new objects. */
   readonly heldOf: WeakMap<ParsedObject, Held>;
+  /**
+   * What each file (by source) put into the view at the last scan that held its objects: the very
+   * objects read, and the duplicates among them it reported. A scan in which every file gives the
+   * same keeps the view as it is (scan.ts), without a pass over the objects.
+   */
+  readonly contributions: Map<string, { readonly objects: readonly ParsedObject[]; readonly problems: readonly DocumentProblem[] }>;
+  /** The sources of the held objects, each with whether it holds API keys (Secrets), for the `held` they were taken of. */
+  sources: { readonly held: ReadonlyMap<string, Held>; readonly keys: ReadonlyMap<string, boolean> } | undefined;
+  /** Scans never keep the view without a pass over the objects (the equivalence tests' cold path). */
+  readonly alwaysWhole?: boolean;
   problems: DocumentProblem[];
   /** Files whose newest content waits to hold still. */
   settlingFiles: string[];
@@ -63,17 +73,28 @@ export interface SourceView extends ScanSettings {
 }
 
 /** A view holding nothing yet, with `settings`. */
-export function emptyView(settings: ScanSettings): SourceView {
+export function emptyView(settings: ScanSettings, alwaysWhole = false): SourceView {
   return {
     ...settings,
+    ...(alwaysWhole ? { alwaysWhole } : {}),
     held: new Map(),
     missingSince: new Map(),
     fileStates: new Map(),
     heldOf: new WeakMap(),
+    contributions: new Map(),
+    sources: undefined,
     problems: [],
     settlingFiles: [],
     firstScan: true,
   };
+}
+
+/** The sources of `held`, each with whether it holds API keys (Secrets): one pass over the objects. */
+export function sourcesOf(held: ReadonlyMap<string, Held>): ReadonlyMap<string, boolean> {
+  const keys = new Map<string, boolean>();
+  for (const h of held.values())
+    if (h.object.kind === 'Secret' || !keys.has(h.object.source)) keys.set(h.object.source, h.object.kind === 'Secret');
+  return keys;
 }
 
 /** The Held an object of the state folder stands for (as the manifests folder had it). */
@@ -100,11 +121,39 @@ export function keyOf(h: Held): ObjectKey {
   return { kind: h.object.kind, namespace: h.object.metadata.namespace, name: h.object.metadata.name };
 }
 
-/** `h` as the controllers read it: with its generation, a uid, and the status the state folder keeps. */
+/** The SourceObject last made of a Held, with the status it carries: made again only when the status changed. */
+const SOURCES = new WeakMap<Held, { readonly status: unknown; readonly source: SourceObject }>();
+
+/**
+ * `h` as the controllers read it: with its generation, a uid, and the status the state folder keeps.
+ * The same object while neither changes, so listing a tenant of 10,000 objects copies none of them.
+ */
 export function toSource(state: StateFolder, h: Held): SourceObject {
   const { kind } = h.object;
   const { namespace, name } = h.object.metadata;
-  const known = kind === 'Secret' ? undefined : state.object(kind, namespace, name);
+  const status = kind === 'Secret' ? undefined : state.object(kind, namespace, name)?.status;
+  const made = SOURCES.get(h);
+  if (made && made.status === status) return made.source;
   const metadata = { ...h.object.metadata, generation: h.generation, uid: `standalone:${kind}/${namespace}/${name}` };
-  return { kind, metadata, raw: { ...h.object.raw, metadata, ...(known?.status ? { status: known.status } : {}) } };
+  const source: SourceObject = { kind, metadata, raw: { ...h.object.raw, metadata, ...(status ? { status } : {}) } };
+  SOURCES.set(h, { status, source });
+  return source;
+}
+
+/** The held objects by kind and by `kind/namespace`, in the order the view holds them. */
+export type HeldIndex = ReadonlyMap<string, readonly Held[]>;
+
+/** The index of `held`: one pass, so each list() after a scan costs what it returns. */
+export function indexHeld(held: ReadonlyMap<string, Held>): HeldIndex {
+  const index = new Map<string, Held[]>();
+  const add = (k: string, h: Held): void => {
+    const list = index.get(k);
+    if (list) list.push(h);
+    else index.set(k, [h]);
+  };
+  for (const h of held.values()) {
+    add(h.object.kind, h);
+    add(`${h.object.kind}/${h.object.metadata.namespace}`, h);
+  }
+  return index;
 }
