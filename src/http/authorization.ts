@@ -47,14 +47,14 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
 
   /** The decision (or the 400/413) for a body that has been read. */
   function answer(res: ServerResponse, tenant: string, id: string | undefined, started: number, body: BodyResult): void {
-    const headers = withRequestId(id);
     if (!body.ok) {
+      const headers = withRequestId(id);
       sendError(res, body.code, body.message, body.code === 'too_large' ? { ...headers, Connection: 'close' } : headers);
       return;
     }
     const mapped = decisionInputOf(body.value);
     if (!mapped.ok) {
-      sendError(res, 'bad_request', mapped.message, headers);
+      sendError(res, 'bad_request', mapped.message, withRequestId(id));
       return;
     }
     const snapshot = deps.store.snapshot();

@@ -1,7 +1,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { requestId, setRequestIdEcho } from './reply.ts';
+import { requestId, setRequestIdEcho, withRequestId } from './reply.ts';
 
 /** A request whose X-Request-ID is `value` as Node would hand it over (or as a bug might). */
 function requestWith(value: string | undefined): IncomingMessage {
@@ -35,5 +35,14 @@ describe('the X-Request-ID echo', () => {
     const res = new ServerResponse(req);
     setRequestIdEcho(req, res);
     expect(res.getHeader('x-request-id')).toBe('cert probe 42');
+  });
+
+  it('adds no object to a request that sent no id: the headers are one shared, frozen empty set', () => {
+    // Decisions without an X-Request-ID are the common case; each used to make an empty object for nothing.
+    const none = withRequestId(undefined);
+    expect(none).toEqual({});
+    expect(withRequestId(undefined)).toBe(none);
+    expect(Object.isFrozen(none)).toBe(true);
+    expect(withRequestId('r-1')).toEqual({ 'X-Request-ID': 'r-1' });
   });
 });

@@ -31,8 +31,11 @@ export function setRequestIdEcho(req: IncomingMessage, res: ServerResponse): voi
   if (id !== undefined) res.setHeader('X-Request-ID', id);
 }
 
+/** No headers: shared, so a request without an id makes no object for them (nothing writes to it; it is frozen). */
+const NO_HEADERS: Record<string, string> = Object.freeze({});
+
 /** `headers` plus the X-Request-ID echo when there is an id (AuthZEN: the PDP MUST echo it). */
-export function withRequestId(id: string | undefined, headers: Record<string, string> = {}): Record<string, string> {
+export function withRequestId(id: string | undefined, headers: Record<string, string> = NO_HEADERS): Record<string, string> {
   return id === undefined ? headers : { ...headers, 'X-Request-ID': id };
 }
 

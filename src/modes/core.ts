@@ -65,6 +65,8 @@ export interface Base {
   readonly config: Config;
   readonly log: Logger;
   readonly now: () => Date;
+  /** The same clock in epoch milliseconds, without a Date made per call (decision timestamps). */
+  readonly nowMs: () => number;
   readonly metrics: Metrics;
   readonly store: Store;
   /** What the source, the fleet and the Lease enqueue into; the controller drains it. */
@@ -80,6 +82,8 @@ export interface Base {
 export function createBase(config: Config, options: CommonOptions, notReady: string): Base {
   const log = options.log ?? createLogger(config.logLevel);
   const now = options.now ?? (() => new Date());
+  const given = options.now;
+  const nowMs = given === undefined ? Date.now : () => given().getTime();
   const metrics = createMetrics();
   const store = createStore();
   const queue = createWorkQueue();
@@ -88,13 +92,13 @@ export function createBase(config: Config, options: CommonOptions, notReady: str
     store,
     metrics,
     log: log.child({ module: 'fleet' }),
-    now: () => now().getTime(),
+    now: nowMs,
     enqueue: queue.enqueue,
     ...(options.agentStatusIntervalMs !== undefined ? { statusIntervalMs: options.agentStatusIntervalMs } : {}),
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
   const changes = createChanges({ store, agents: fleet.agents });
-  return { config, log, now, metrics, store, queue, readiness: createReadiness(notReady), changes, fleet };
+  return { config, log, now, nowMs, metrics, store, queue, readiness: createReadiness(notReady), changes, fleet };
 }
 
 /** The controller options both modes give alike (each adds its source, its writer and its packer). */
@@ -122,6 +126,7 @@ export function startBaseHttp(base: Base, defaultPublicUrl?: string, admission?:
     metrics: base.metrics,
     log: base.log,
     now: base.now,
+    nowMs: base.nowMs,
     fleet: base.fleet,
     notReady: base.readiness.notReady,
     ...(defaultPublicUrl === undefined ? {} : { defaultPublicUrl }),

@@ -86,6 +86,24 @@ describe('draining a listener', () => {
     expect(refused).toBe('ECONNREFUSED');
   });
 
+  it('tracks every response of a connection with one shared close listener, not a closure per request', async () => {
+    // Tracking runs on every decision; a closure and a once-wrapper per response were garbage made per request.
+    const seen: unknown[] = [];
+    const server = createServer((_req, res) => {
+      seen.push(...res.listeners('close'));
+      res.end('ok');
+    });
+    const { port } = await listening(server);
+    const client = rawClient(port);
+    for (let i = 1; i <= 3; i++) {
+      client.socket.write(GET);
+      await client.waitForAnswers(i);
+    }
+    expect(seen).toHaveLength(3);
+    expect(new Set(seen).size).toBe(1);
+    client.socket.destroy();
+  });
+
   it('cuts a request that never finishes at forceAfterMs', async () => {
     const server = createServer(() => undefined); // never answers
     const { port, drainer } = await listening(server);

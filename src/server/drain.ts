@@ -6,7 +6,7 @@
 // current request), and a connection is ended only after it has been idle for `idleMs`: a client that
 // waited that long is not sending at that instant, and one that was sends on a socket already closed
 // with a FIN, which HTTP clients notice and replace before using.
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as HttpsServer } from 'node:https';
 import { Server as NetServer, type Socket } from 'node:net';
 
@@ -45,15 +45,21 @@ export function trackConnections(server: Server | HttpsServer, now: () => number
       closed?.();
     });
   });
+  // One function for every response, not a closure (and a once-wrapper) per request: this runs on
+  // every decision. A response closes once, so `on` is enough; its request still names the socket.
+  function responseClosed(this: ServerResponse): void {
+    const tracked = sockets.get(this.req.socket);
+    if (tracked) {
+      tracked.inFlight -= 1;
+      tracked.idleSince = now();
+    }
+  }
   // Before the application's listener, so the header is set before anything is written.
-  server.prependListener('request', (req, res) => {
+  server.prependListener('request', function requestStarted(req: IncomingMessage, res: ServerResponse) {
     const tracked = sockets.get(req.socket);
     if (tracked) {
       tracked.inFlight += 1;
-      res.once('close', () => {
-        tracked.inFlight -= 1;
-        tracked.idleSince = now();
-      });
+      res.on('close', responseClosed);
     }
     if (draining) res.setHeader('Connection', 'close');
   });

@@ -29,6 +29,8 @@ export interface ServingOptions {
   readonly metrics: Metrics;
   readonly log: Logger;
   readonly now: () => Date;
+  /** The same clock in epoch milliseconds (read on every decision, so it makes no Date). */
+  readonly nowMs: () => number;
   /** undefined when ready, else why not (the /readyz answer). */
   notReady(): string | undefined;
   /** The public base URL when --public-url is not given (default: the API listener's own URL). */
@@ -41,7 +43,7 @@ export interface ServingOptions {
 
 export async function startServing(o: ServingOptions): Promise<Serving> {
   const { config, store, metrics, log } = o;
-  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n), now: () => o.now().getTime() });
+  const longPolls = createLongPolls({ onSize: (n) => metrics.longPolls.set(n), now: o.nowMs });
   store.onBundleChange((changed, snapshot) => {
     for (const b of changed) longPolls.changed(bundleKey(b.tenant, b.name));
     metrics.bundleRevision.reset();
@@ -66,7 +68,7 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
           longPolls,
           metrics,
           log: log.child({ module: 'http' }),
-          now: () => o.now().getTime(),
+          now: o.nowMs,
           maxBodyBytes: config.maxBodyBytes,
           maxWaitSeconds: config.maxLongPollSeconds,
           publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
