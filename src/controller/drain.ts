@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { BundleStatus, type Condition, readStatus } from '../api/index.ts';
 import type { Store } from '../store/index.ts';
 import { drive } from '../work/index.ts';
-import { sameStatus } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
+import { sameAsRecorded } from './recorded.ts';
 import type { DrainLinter, LintPass } from './warnings.ts';
 import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
 
@@ -181,10 +181,14 @@ function changedStatuses(s: DrainState, outcomes: Outcomes, linted: LintPass | u
     if (!outcome.status || !s.deps.leading()) continue;
     const obj = s.objects.get(key.kind, key.namespace, key.name);
     const status = linted ? linted.withWarning(key, outcome.status) : outcome.status;
-    if (!obj || sameStatus(obj.raw['status'], status)) continue;
+    if (!obj || sameAsRecorded(obj, status)) continue;
     writes.push({ key, status });
   }
-  if (linted && s.deps.leading()) writes.push(...linted.rewrites);
+  if (linted && s.deps.leading()) {
+    writes.push(...linted.rewrites);
+    // Their recorded status is kept abridged: the next drain reconciles them and writes it whole.
+    for (const k of linted.again) s.queue.add(keyText(k));
+  }
   return writes;
 }
 

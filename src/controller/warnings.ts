@@ -25,6 +25,11 @@ export interface LintPass {
   withWarning(key: ObjectKey, status: Status): Status;
   /** Objects not reconciled in this drain whose findings changed: their recorded status with the new Warning condition. */
   readonly rewrites: readonly { readonly key: ObjectKey; readonly status: Status }[];
+  /**
+   * Objects not reconciled in this drain whose findings changed but whose recorded status the source
+   * keeps abridged (statusDigest), so it cannot be rewritten from what is held: reconcile them again.
+   */
+  readonly again: readonly ObjectKey[];
 }
 
 export interface DrainLinter {
@@ -107,6 +112,7 @@ export function createDrainLinter(): DrainLinter {
     const tenants = [...new Set([...touched].filter((k) => k.kind !== 'Secret').map((k) => k.namespace))].sort();
     const warnings = new Map<string, Condition | undefined>();
     const rewrites: { key: ObjectKey; status: Status }[] = [];
+    const again: ObjectKey[] = [];
     const now = deps.now();
     for (const tenant of tenants) {
       const { objects, linted } = tenantObjects(deps, tenant);
@@ -130,8 +136,10 @@ export function createDrainLinter(): DrainLinter {
         const next = warningOf(findings, was, obj.metadata.generation ?? 0, now);
         warnings.set(text, next);
         const recorded = obj.raw['status'];
-        if (!reconciled.has(text) && isObject(recorded) && !sameWarning(was, next))
-          rewrites.push({ key, status: replaceWarning(recorded, next) });
+        if (!reconciled.has(text) && isObject(recorded) && !sameWarning(was, next)) {
+          if (obj.statusDigest === undefined) rewrites.push({ key, status: replaceWarning(recorded, next) });
+          else again.push(key);
+        }
       }
       seen.set(tenant, after);
       await deps.slicer.pause();
@@ -142,6 +150,7 @@ export function createDrainLinter(): DrainLinter {
         return warnings.has(text) ? replaceWarning(status, warnings.get(text)) : status;
       },
       rewrites,
+      again,
     };
   }
   return { pass };
