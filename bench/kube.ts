@@ -21,7 +21,7 @@
 //    --namespaces naming exactly those 100 (never cluster-wide: other namespaces belong to other
 //    people's tests), Lease in bench-kube-ops: spawn to /readyz 200, spawn to all 100 bundles in
 //    /metrics (acl_bundle_revision), CPU time to ready, RSS (/proc VmRSS) at ready and after 10 s
-//    idle. Started twice: first (every status, token Secret and Event still to write) and again
+//    idle (once acl_queue_depth is 0), and per object: (figure with the objects - figure empty) / objects. Started twice: first (every status, token Secret and Event still to write) and again
 //    (statuses current). Baseline: the same command with --namespaces bench-kube-empty.
 //
 // The bench-kube-* namespaces are deleted at the end unless BENCH_KEEP=1 (a later run reuses kept
@@ -468,6 +468,11 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
       }
       await sleep(50);
     }
+    // Idle means the queue is empty: on a loaded machine a start's status writes and their echoes
+    // can outlast the ready point by minutes, and memory measured then is not memory at rest.
+    const q0 = performance.now();
+    while (metric((await get('/metrics'))?.text ?? '', 'acl_queue_depth') > 0 && performance.now() - q0 < 10 * 60_000) await sleep(500);
+    if (performance.now() - q0 > 1000) progress(`  ${label}: queue empty ${s(performance.now() - q0)} after bundles`);
     progress(`  ${label}: idle for ${IDLE_S} s`);
     await sleep(IDLE_S * 1000);
     const rssIdle = vmRss(pid);
