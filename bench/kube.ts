@@ -21,8 +21,10 @@
 //    --namespaces naming exactly those 100 (never cluster-wide: other namespaces belong to other
 //    people's tests), Lease in bench-kube-ops: spawn to /readyz 200, spawn to all 100 bundles in
 //    /metrics (acl_bundle_revision), CPU time to ready, RSS (/proc VmRSS) at ready and after 10 s
-//    idle (once acl_queue_depth is 0), and per object: (figure with the objects - figure empty) / objects. Started twice: first (every status, token Secret and Event still to write) and again
+//    idle (once acl_queue_depth is 0), and per object: (figure with the objects - figure empty) /
+//    objects. Started twice: first (every status, token Secret and Event still to write) and again
 //    (statuses current). Baseline: the same command with --namespaces bench-kube-empty.
+//    BENCH_BASELINE, BENCH_ONLY, BENCH_PREFIX and BENCH_NODE_FLAGS: see their constants below.
 //
 // The bench-kube-* namespaces are deleted at the end unless BENCH_KEEP=1 (a later run reuses kept
 // ones, so its first start is then not a first start: the status writes column says so).
