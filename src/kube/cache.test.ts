@@ -125,7 +125,9 @@ describe("the cluster source's cache", () => {
         releaseInformerCopy(obj);
       });
     await informer.start();
-    expect(informer.get('team', NS)).toEqual({
+    expect(informer.get('team', NS)).toStrictEqual({
+      spec: undefined,
+      status: undefined,
       apiVersion: API,
       kind: 'Rule',
       metadata: { name: 'team', namespace: NS, resourceVersion: '10', labels: { team: 'docs' } },
