@@ -27,7 +27,8 @@ export interface LintPass {
   readonly rewrites: readonly { readonly key: ObjectKey; readonly status: Status }[];
   /**
    * Objects not reconciled in this drain whose findings changed but whose recorded status the source
-   * keeps abridged (statusDigest), so it cannot be rewritten from what is held: reconcile them again.
+   * keeps abridged (statusDigest), so it cannot be rewritten from what is held: the drain reconciles
+   * them again for it (withWarning knows their Warning condition).
    */
   readonly again: readonly ObjectKey[];
 }
