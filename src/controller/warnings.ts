@@ -2,9 +2,18 @@
 // the tenants the drain touched (src/lint) and puts each object's findings in its status as a
 // Warning condition; an object without findings carries none. A finding that appears is reported
 // once: a Warning Event (reason: its code) and a log line. Facts are cached per spec object by
-// src/lint, so a tenant of 10,000 rules costs its cross-object checks, in slices.
+// src/lint, so a tenant of 10,000 rules costs its cross-object checks, in slices; a drain that
+// changed nothing lint reads in a tenant (the echo of a status write) keeps its last findings.
 import { Condition, isObject } from '../api/index.ts';
-import { type Finding, findingsText, findingText, type LintKind, type LintObject, lintSteps } from '../lint/index.ts';
+import {
+  ANNOTATION_LINT_IGNORE,
+  type Finding,
+  findingsText,
+  findingText,
+  type LintKind,
+  type LintObject,
+  lintSteps,
+} from '../lint/index.ts';
 import { drive } from '../work/index.ts';
 import { kubeTime } from './conditions.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -86,9 +95,29 @@ function tenantObjects(deps: ReconcileDeps, tenant: string): { objects: SourceOb
   return { objects, linted };
 }
 
+/** What lint reads of an object, in a word: which object (uid), its spec (generation) and its lint-ignore annotation. */
+function lintInput(obj: SourceObject | undefined): string {
+  return obj ? `${obj.metadata.uid ?? ''}|${obj.metadata.generation ?? 0}|${obj.metadata.annotations?.[ANNOTATION_LINT_IGNORE] ?? ''}` : '';
+}
+
+/** A tenant's last pass: what lint read of each object, and the Warning condition it gave each. */
+interface TenantPass {
+  readonly inputs: ReadonlyMap<string, string>;
+  readonly warnings: ReadonlyMap<string, Condition | undefined>;
+}
+
 export function createDrainLinter(): DrainLinter {
   /** By tenant, by key text: the identities of the findings last seen, so that each appearance is reported once. */
   const seen = new Map<string, Map<string, ReadonlySet<string>>>();
+  /** By tenant: its last pass, so a drain that changed nothing lint reads (the echo of a status write) does not lint it again. */
+  const passes = new Map<string, TenantPass>();
+
+  /** The last pass of `tenant` when none of `keys` changed what lint reads since: its findings stand. */
+  function unchanged(deps: ReconcileDeps, tenant: string, keys: readonly ObjectKey[]): TenantPass | undefined {
+    const last = passes.get(tenant);
+    const same = (k: ObjectKey) => (last?.inputs.get(keyText(k)) ?? '') === lintInput(deps.objects.get(k.kind, k.namespace, k.name));
+    return last && keys.every(same) ? last : undefined;
+  }
 
   /** A Warning Event and a log line for each finding of `obj` that neither this replica nor its recorded status has seen. */
   function announce(
@@ -110,12 +139,23 @@ export function createDrainLinter(): DrainLinter {
   }
 
   async function pass(touched: Iterable<ObjectKey>, reconciled: ReadonlySet<string>, deps: ReconcileDeps): Promise<LintPass> {
-    const tenants = [...new Set([...touched].filter((k) => k.kind !== 'Secret').map((k) => k.namespace))].sort();
+    const keys = [...touched].filter((k) => k.kind !== 'Secret');
+    const tenants = [...new Set(keys.map((k) => k.namespace))].sort();
     const warnings = new Map<string, Condition | undefined>();
     const rewrites: { key: ObjectKey; status: Status }[] = [];
     const again: ObjectKey[] = [];
     const now = deps.now();
     for (const tenant of tenants) {
+      const last = unchanged(
+        deps,
+        tenant,
+        keys.filter((k) => k.namespace === tenant),
+      );
+      if (last) {
+        for (const [text, warning] of last.warnings) warnings.set(text, warning);
+        continue;
+      }
+      const inputs = new Map<string, string>();
       const { objects, linted } = tenantObjects(deps, tenant);
       const byKey = new Map<string, Finding[]>();
       for (const f of await drive(lintSteps(linted), deps.slicer)) {
@@ -130,6 +170,7 @@ export function createDrainLinter(): DrainLinter {
         if (i % OBJECTS_PER_SLICE === OBJECTS_PER_SLICE - 1) await deps.slicer.pause();
         const key: ObjectKey = { kind: obj.kind, namespace: tenant, name: obj.metadata.name };
         const text = keyText(key);
+        inputs.set(text, lintInput(obj));
         const findings = byKey.get(text) ?? [];
         const was = recordedWarning(obj.raw['status']);
         announce(deps, obj, findings, before?.get(text), was);
@@ -143,6 +184,7 @@ export function createDrainLinter(): DrainLinter {
         }
       }
       seen.set(tenant, after);
+      passes.set(tenant, { inputs, warnings: new Map([...inputs.keys()].map((text) => [text, warnings.get(text)])) });
       await deps.slicer.pause();
     }
     return {

@@ -252,3 +252,39 @@ describe('a controller over abridged Rule statuses', () => {
     expect(source.writes.length).toBe(after);
   });
 });
+
+describe("a controller's lint pass over a tenant", () => {
+  it('runs again only when something lint reads changed, not for the echo of a status write', async () => {
+    const { source, start } = clusterLike([
+      served('Connector', 'gateways', {}),
+      served('Bundle', 'docs', { connector: 'gateways', entityTypes: ['document'] }),
+      served('Rule', 'reports', { ...RULE_SPEC, resourceType: 'report' }),
+    ]);
+    let passes = 0;
+    const list = source.reader.list;
+    // Only a lint pass lists a tenant's Directories.
+    source.reader.list = (kind, namespace) => {
+      if (kind === 'Directory') passes++;
+      return list(kind, namespace);
+    };
+    const run = start();
+    await run.drain();
+    expect(passes).toBe(1);
+    const warning = () =>
+      (source.status('Rule', 'reports')?.['conditions'] as { type: string; reason: string }[] | undefined)?.find(
+        (c) => c.type === 'Warning',
+      )?.reason;
+    expect(warning()).toBe('RuleNotBundled');
+    // The echo of every status write, and a resync: nothing lint reads changed.
+    await run.drain();
+    expect(passes).toBe(1);
+    const writes = source.writes.length;
+    // A new generation of the Rule is linted, and its finding goes.
+    const fixed = served('Rule', 'reports', RULE_SPEC, { status: source.writes.findLast((w) => w.key.name === 'reports')?.status }, 2);
+    source.objects.set('Rule/acme/reports', toSource('Rule', fixed, log) as SourceObject);
+    await run.drain([{ kind: 'Rule', namespace: NS, name: 'reports' }]);
+    expect(passes).toBe(2);
+    expect(warning()).toBeUndefined();
+    expect(source.writes.slice(writes).map((w) => keyText(w.key))).toContain('Rule/acme/reports');
+  });
+});
