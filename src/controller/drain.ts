@@ -87,6 +87,7 @@ export async function drainOnce(s: DrainState): Promise<void> {
     w.resolve();
   }
   const linted = s.lint && s.deps.leading() ? await lintTouched(s, s.lint, outcomes) : undefined;
+  if (s.lint && !linted) s.lint.forget();
   const writes = changedStatuses(s, outcomes, linted);
   if (linted) writes.push(...(await rewritesOfAbridged(s, linted)));
   // Status writes are independent of each other: a few at a time (a first start writes thousands).

@@ -48,6 +48,8 @@ export interface DrainLinter {
    * `reconciled`: key texts whose status this drain writes anyway (withWarning adds to those).
    */
   pass(touched: Iterable<ObjectKey>, reconciled: ReadonlySet<string>, deps: ReconcileDeps): Promise<LintPass>;
+  /** A drain ran without lint (as a follower): what the last passes read may have changed unseen. */
+  forget(): void;
 }
 
 /** A finding as it identifies itself in a condition message: stable while the object's own facts are. */
@@ -155,6 +157,8 @@ export function createDrainLinter(): DrainLinter {
         for (const [text, warning] of last.warnings) warnings.set(text, warning);
         continue;
       }
+      // Set again once this pass is through: a pass that fails leaves none behind to trust.
+      passes.delete(tenant);
       const inputs = new Map<string, string>();
       const { objects, linted } = tenantObjects(deps, tenant);
       const byKey = new Map<string, Finding[]>();
@@ -196,5 +200,5 @@ export function createDrainLinter(): DrainLinter {
       again,
     };
   }
-  return { pass };
+  return { pass, forget: () => passes.clear() };
 }

@@ -287,4 +287,27 @@ describe("a controller's lint pass over a tenant", () => {
     expect(warning()).toBeUndefined();
     expect(source.writes.slice(writes).map((w) => keyText(w.key))).toContain('Rule/acme/reports');
   });
+
+  it('lints again after following: an object deleted meanwhile changes the findings of the others', async () => {
+    const { source, start } = clusterLike([
+      served('Connector', 'gateways', {}),
+      served('Bundle', 'docs', { connector: 'gateways', entityTypes: ['document'] }),
+      served('Bundle', 'all', { connector: 'gateways' }),
+      served('Rule', 'reports', { ...RULE_SPEC, resourceType: 'report' }),
+    ]);
+    const run = start();
+    await run.drain();
+    const warning = () =>
+      (source.status('Rule', 'reports')?.['conditions'] as { type: string; reason: string }[] | undefined)?.find(
+        (c) => c.type === 'Warning',
+      )?.reason;
+    expect(warning()).toBeUndefined();
+    // Bundle all goes while this replica follows; then it leads again and reconciles every key.
+    run.leading = false;
+    source.objects.delete('Bundle/acme/all');
+    await run.drain([{ kind: 'Bundle', namespace: NS, name: 'all' }]);
+    run.leading = true;
+    await run.drain();
+    expect(warning()).toBe('RuleNotBundled');
+  });
 });
