@@ -98,6 +98,7 @@ await Promise.all(
 );
 progress(`${NS}: 10,000 rules, a connector and a bundle`);
 const run = Date.now() % 1_000_000;
+const children = new Set<ReturnType<typeof spawn>>();
 let editNo = 0;
 try {
   for (const tree of trees) {
@@ -134,6 +135,9 @@ try {
       ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    const exited = new Promise((r) => child.once('exit', r));
     const metrics = async (): Promise<string> => (await fetch(`http://127.0.0.1:${ops}/metrics`)).text();
     const ready = async (): Promise<boolean> => (await fetch(`http://127.0.0.1:${ops}/readyz`).catch(() => undefined))?.status === 200;
     await waitFor('the operator to be ready', ready, 900_000);
@@ -142,7 +146,16 @@ try {
     await idle();
     const token = await waitFor('the connector token', () => readToken(NS, 'opa'), 60_000);
     const url = `http://127.0.0.1:${port}/${NS}/connectors/policyagent/opa/bundles/all`;
-    let etag = (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).headers.get('etag') ?? '';
+    // Served once this replica leads (or the leader recorded the revision it built).
+    let etag = await waitFor(
+      'the bundle to be served',
+      async () => {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+        await res.arrayBuffer();
+        return res.status === 200 ? (res.headers.get('etag') ?? undefined) : undefined;
+      },
+      120_000,
+    );
     const times: number[] = [];
     const m0 = await metrics();
     const cpu0 = await processCpuUs(child.pid as number);
@@ -164,8 +177,8 @@ try {
       const t0 = performance.now();
       const res = await poll;
       times.push(performance.now() - t0);
+      if (res.status !== 200) throw new Error(`the long poll answered ${res.status}: ${await res.text()}`);
       await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`the long poll answered ${res.status}`);
       etag = res.headers.get('etag') ?? '';
       await sleep(300);
       await idle();
@@ -175,7 +188,7 @@ try {
     const m1 = await metrics();
     const perEdit = (name: string): string => ((metric(m1, name) - metric(m0, name)) / EDITS).toFixed(2);
     child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await exited;
     rmSync(state, { recursive: true, force: true });
     const sorted = [...times].sort((a, b) => a - b);
     const q = (p: number): string => (sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] as number).toFixed(0);
@@ -191,5 +204,7 @@ try {
     rmSync(prof, { recursive: true, force: true });
   }
 } finally {
+  // An operator left by a failed run would hold the Lease for the next one.
+  for (const child of children) child.kill('SIGKILL');
   if (process.env['BENCH_KEEP'] !== '1') for (const name of [NS, OPS]) await core.deleteNamespace({ name }).catch(() => undefined);
 }
