@@ -26,7 +26,7 @@ const { adminClients, GROUP, readToken, ROOT, VERSION, waitFor } = await import(
 const { core, custom } = adminClients();
 const PREFIX = process.env['BENCH_PREFIX'] || 'bench-kube-edit';
 const NS = `${PREFIX}-steady`;
-const OPS = `${PREFIX}-ops`;
+const OPS = `${PREFIX}-edit-ops`;
 const EDITS = Number(process.env['EDITS'] ?? 20);
 const trees = process.argv.length > 2 ? process.argv.slice(2) : [ROOT];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -125,7 +125,7 @@ try {
         '--operator-namespace',
         OPS,
         '--identity',
-        'bench-kube-edit',
+        `bench-kube-edit-${process.pid}-${trees.indexOf(tree)}`,
         '--namespaces',
         NS,
         '--state-dir',
