@@ -143,6 +143,8 @@ try {
     await waitFor('the operator to be ready', ready, 900_000);
     const idle = (): Promise<true> =>
       waitFor('the queue to be empty', async () => metric(await metrics(), 'acl_queue_depth') === 0 || undefined, 900_000);
+    // The leader, not a follower waiting for a Lease an earlier run left (it serves only what a leader recorded).
+    await waitFor('the operator to lead', async () => metric(await metrics(), 'acl_leader') === 1 || undefined, 120_000);
     await idle();
     const token = await waitFor('the connector token', () => readToken(NS, 'opa'), 60_000);
     const url = `http://127.0.0.1:${port}/${NS}/connectors/policyagent/opa/bundles/all`;
