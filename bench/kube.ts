@@ -21,8 +21,10 @@
 //    --namespaces naming exactly those 100 (never cluster-wide: other namespaces belong to other
 //    people's tests), Lease in bench-kube-ops: spawn to /readyz 200, spawn to all 100 bundles in
 //    /metrics (acl_bundle_revision), CPU time to ready, RSS (/proc VmRSS) at ready and after 10 s
-//    idle. Started twice: first (every status, token Secret and Event still to write) and again
+//    idle (once acl_queue_depth is 0), and per object: (figure with the objects - figure empty) /
+//    objects. Started twice: first (every status, token Secret and Event still to write) and again
 //    (statuses current). Baseline: the same command with --namespaces bench-kube-empty.
+//    BENCH_BASELINE, BENCH_ONLY, BENCH_PREFIX and BENCH_NODE_FLAGS: see their constants below.
 //
 // The bench-kube-* namespaces are deleted at the end unless BENCH_KEEP=1 (a later run reuses kept
 // ones, so its first start is then not a first start: the status writes column says so).
@@ -59,10 +61,19 @@ const NAMESPACES = QUICK ? 10 : 100;
 const RULES_PER_NS = 100;
 const CREATE_CONCURRENCY = 50;
 const IDLE_S = 10;
-const PROP_NS = 'bench-kube-prop';
-const OPS_NS = 'bench-kube-ops';
-const EMPTY_NS = 'bench-kube-empty';
-const TENANTS = Array.from({ length: NAMESPACES }, (_, i) => `bench-kube-${String(i).padStart(3, '0')}`);
+// Another prefix lets two people share one API server without touching each other's namespaces.
+const PREFIX = process.env['BENCH_PREFIX'] || 'bench-kube';
+// BENCH_ONLY=startup skips the propagation series (the startup and memory table alone, about 2 minutes).
+const ONLY_STARTUP = process.env['BENCH_ONLY'] === 'startup';
+// BENCH_BASELINE=<checkout>: the second start also runs that tree's src/cli.ts (e.g. a `git worktree`
+// of the commit before a change), on the same objects, right after this tree's: a before/after in one run.
+const BASELINE_TREE = process.env['BENCH_BASELINE'] || undefined;
+// BENCH_NODE_FLAGS: node flags for the operator's process (e.g. the Deployment's NODE_OPTIONS).
+const NODE_FLAGS = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+const PROP_NS = `${PREFIX}-prop`;
+const OPS_NS = `${PREFIX}-ops`;
+const EMPTY_NS = `${PREFIX}-empty`;
+const TENANTS = Array.from({ length: NAMESPACES }, (_, i) => `${PREFIX}-${String(i).padStart(3, '0')}`);
 
 const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -71,6 +82,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const ms = (n: number): string => `${fmt(n, n < 10 ? 1 : 0)} ms`;
 const s = (msN: number): string => `${fmt(msN / 1000, 1)} s`;
 const mb = (bytes: number): string => `${fmt(bytes / 2 ** 20)} MB`;
+const kb = (bytes: number): string => `${fmt(bytes / 1024, 1)} KB`;
 const x = (n: number): string => `${fmt(n, n < 10 ? 1 : 0)}x`;
 /** Nearest rank. */
 const pct = (xs: readonly number[], q: number): number => {
@@ -359,7 +371,7 @@ const metric = (text: string, name: string): number =>
   [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((a, m) => a + Number(m[1]), 0);
 
 /** Spawns `serve` on `namespaces`, measures it up to IDLE_S after ready, stops it (SIGTERM). */
-async function startup(label: string, namespaces: readonly string[], bundles: number, profile: boolean): Promise<Start> {
+async function startup(label: string, namespaces: readonly string[], bundles: number, profile: boolean, root = ROOT): Promise<Start> {
   const port = await freePort();
   const stateDir = mkdtempSync(join(tmpdir(), 'acl-bench-kube-'));
   const profDir = PROFILE_DIR && profile ? join(PROFILE_DIR, label.replace(/\W+/g, '-')) : undefined;
@@ -368,8 +380,9 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
   const child = spawn(
     process.execPath,
     [
+      ...NODE_FLAGS,
       ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
-      join(ROOT, 'src', 'cli.ts'),
+      join(root, 'src', 'cli.ts'),
       'serve',
       '--kubeconfig',
       KUBECONFIG,
@@ -457,6 +470,11 @@ async function startup(label: string, namespaces: readonly string[], bundles: nu
       }
       await sleep(50);
     }
+    // Idle means the queue is empty: on a loaded machine a start's status writes and their echoes
+    // can outlast the ready point by minutes, and memory measured then is not memory at rest.
+    const q0 = performance.now();
+    while (metric((await get('/metrics'))?.text ?? '', 'acl_queue_depth') > 0 && performance.now() - q0 < 10 * 60_000) await sleep(500);
+    if (performance.now() - q0 > 1000) progress(`  ${label}: queue empty ${s(performance.now() - q0)} after bundles`);
     progress(`  ${label}: idle for ${IDLE_S} s`);
     await sleep(IDLE_S * 1000);
     const rssIdle = vmRss(pid);
@@ -485,32 +503,8 @@ function profileSummary(label: string): string[] {
     : [];
 }
 
-// --- run -----------------------------------------------------------------------------------------
-
-const server = kc.getCurrentCluster()?.server ?? '?';
-const version = await kc.makeApiClient(VersionApi).getCode().catch(unusable);
-const crds = await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition().catch(unusable);
-const missing = ['rules', 'connectors', 'bundles']
-  .map((p) => `${p}.${GROUP}`)
-  .filter((n) => !crds.items.some((c) => c.metadata?.name === n));
-if (missing.length > 0) unusable(`${server} lacks the CRDs ${missing.join(', ')}: install them with kubectl apply -f crds/`);
-
-console.log(
-  `acl-operator Kubernetes benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`,
-);
-console.log(`machine: ${machine()}`);
-console.log(`API server: ${server}, Kubernetes ${version.gitVersion}`);
-const allNamespaces = [PROP_NS, OPS_NS, EMPTY_NS, ...TENANTS];
-// An earlier run's namespaces still being deleted would load the API server during this one.
-const terminating = async (): Promise<number> =>
-  (await core.listNamespace({ labelSelector: 'acl-operator-bench=true' })).items.filter((n) => n.status?.phase === 'Terminating').length;
-if ((await terminating()) > 0) {
-  const w0 = performance.now();
-  progress(`waiting for ${await terminating()} namespaces of an earlier run to be deleted`);
-  await waitFor('the namespaces of an earlier run to be deleted', async () => (await terminating()) === 0, 15 * 60_000);
-  progress(`  they were gone after ${s(performance.now() - w0)}`);
-}
-try {
+/** The propagation series and its table. */
+async function reportPropagation(): Promise<void> {
   const prop = await propagation();
   console.log('');
   console.log(
@@ -569,6 +563,35 @@ try {
     )}); 409 conflicts retried: ${prop.conflicts}`,
   );
   console.log('  (p50 / watch compares times from the replace being issued, p50 / replace times from its return)');
+}
+
+// --- run -----------------------------------------------------------------------------------------
+
+const server = kc.getCurrentCluster()?.server ?? '?';
+const version = await kc.makeApiClient(VersionApi).getCode().catch(unusable);
+const crds = await kc.makeApiClient(ApiextensionsV1Api).listCustomResourceDefinition().catch(unusable);
+const missing = ['rules', 'connectors', 'bundles']
+  .map((p) => `${p}.${GROUP}`)
+  .filter((n) => !crds.items.some((c) => c.metadata?.name === n));
+if (missing.length > 0) unusable(`${server} lacks the CRDs ${missing.join(', ')}: install them with kubectl apply -f crds/`);
+
+console.log(
+  `acl-operator Kubernetes benchmark, ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK=1: a smoke check, not figures to quote)' : ''}`,
+);
+console.log(`machine: ${machine()}`);
+console.log(`API server: ${server}, Kubernetes ${version.gitVersion}`);
+const allNamespaces = [PROP_NS, OPS_NS, EMPTY_NS, ...TENANTS];
+// An earlier run's namespaces still being deleted would load the API server during this one.
+const terminating = async (): Promise<number> =>
+  (await core.listNamespace({ labelSelector: 'acl-operator-bench=true' })).items.filter((n) => n.status?.phase === 'Terminating').length;
+if ((await terminating()) > 0) {
+  const w0 = performance.now();
+  progress(`waiting for ${await terminating()} namespaces of an earlier run to be deleted`);
+  await waitFor('the namespaces of an earlier run to be deleted', async () => (await terminating()) === 0, 15 * 60_000);
+  progress(`  they were gone after ${s(performance.now() - w0)}`);
+}
+try {
+  if (!ONLY_STARTUP) await reportPropagation();
 
   progress(`startup: creating ${NAMESPACES} namespaces with ${RULES_PER_NS} rules, a connector and a bundle each`);
   const objects = TENANTS.flatMap((ns, i) => tenantObjects(ns, 1000 + i));
@@ -579,18 +602,30 @@ try {
   const created = await createAll(objects, 'objects');
   const createMs = performance.now() - c0;
 
+  const N = fmt(NAMESPACES * RULES_PER_NS);
   const base = await startup('baseline (1 empty namespace)', [EMPTY_NS], 0, false);
-  const first = await startup(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`, TENANTS, NAMESPACES, true);
-  const again = await startup(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`, TENANTS, NAMESPACES, true);
+  const first = await startup(`${N} rules, first start`, TENANTS, NAMESPACES, true);
+  const again = await startup(`${N} rules, second start`, TENANTS, NAMESPACES, true);
+  // The other tree right after, on the same objects (statuses current, as for the second start).
+  const before = BASELINE_TREE
+    ? {
+        base: await startup('BENCH_BASELINE tree, 1 empty namespace', [EMPTY_NS], 0, false, BASELINE_TREE),
+        again: await startup(`BENCH_BASELINE tree, ${N} rules, second start`, TENANTS, NAMESPACES, false, BASELINE_TREE),
+      }
+    : undefined;
 
   console.log('');
   console.log(
-    `Startup and memory: ${fmt(NAMESPACES)} namespaces x (${RULES_PER_NS} rules, 1 connector, 1 bundle), --namespaces naming them, a child process`,
+    `Startup and memory: ${fmt(NAMESPACES)} namespaces x (${RULES_PER_NS} rules, 1 connector, 1 bundle), --namespaces naming them, a child process${NODE_FLAGS.length > 0 ? ` (node ${NODE_FLAGS.join(' ')})` : ''}`,
   );
   console.log(
     `  objects: ${fmt(created)} created in ${s(createMs)} with ${NAMESPACES + 2} namespaces (${fmt(created / (createMs / 1000))} objects/s, ${CREATE_CONCURRENCY} in flight)${created < objects.length ? `; ${fmt(objects.length - created)} existed already (BENCH_KEEP)` : ''}`,
   );
-  const startRow = (what: string, r: Start): string[] => [
+  const held = objects.length;
+  // Per object: (figure with the objects - the same tree's figure empty) / objects held.
+  const perObject = (r: Start, empty: Start): string =>
+    r === empty ? '' : `${kb((r.rssIdle - empty.rssIdle) / held)} / ${kb((r.heapIdle - empty.heapIdle) / held)}`;
+  const startRow = (what: string, r: Start, empty: Start): string[] => [
     what,
     s(r.readyMs),
     r.bundlesMs === undefined ? '-' : s(r.bundlesMs),
@@ -598,9 +633,10 @@ try {
     mb(r.rssReady),
     mb(r.rssIdle),
     mb(r.heapIdle),
+    perObject(r, empty),
     fmt(r.statusWrites),
     s(r.stopMs),
-    r === base ? '' : `${x(r.readyMs / base.readyMs)} / ${x(r.rssIdle / base.rssIdle)}`,
+    r === empty ? '' : `${x(r.readyMs / empty.readyMs)} / ${x(r.rssIdle / empty.rssIdle)}`,
   ];
   const startTable = table(
     [
@@ -611,26 +647,34 @@ try {
       'RSS ready',
       `RSS +${IDLE_S} s`,
       'heap used',
+      `per object (RSS / heap), ${fmt(held)} objects`,
       'status writes',
       'SIGTERM to exit',
       'x baseline (ready / RSS)',
     ],
     [
-      startRow('baseline: 1 empty namespace', base),
-      startRow(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`, first),
-      startRow(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`, again),
+      startRow('baseline: 1 empty namespace', base, base),
+      startRow(`${N} rules, first start`, first, base),
+      startRow(`${N} rules, second start`, again, base),
+      ...(before
+        ? [
+            startRow('BENCH_BASELINE tree: 1 empty namespace', before.base, before.base),
+            startRow(`BENCH_BASELINE tree: ${N} rules, second start`, before.again, before.base),
+          ]
+        : []),
     ],
   );
   for (const l of startTable) console.log(`  ${l}`);
-  for (const l of [
-    ...profileSummary(`${fmt(NAMESPACES * RULES_PER_NS)} rules, first start`),
-    ...profileSummary(`${fmt(NAMESPACES * RULES_PER_NS)} rules, second start`),
-  ])
-    console.log(l);
+  if (before) {
+    console.log(
+      `  this tree / BENCH_BASELINE (${BASELINE_TREE}): empty RSS ${x(base.rssIdle / before.base.rssIdle)}, second start RSS ${x(again.rssIdle / before.again.rssIdle)}, heap ${x(again.heapIdle / before.again.heapIdle)}, RSS per object ${x((again.rssIdle - base.rssIdle) / (before.again.rssIdle - before.base.rssIdle))}, ready ${x(again.readyMs / before.again.readyMs)}`,
+    );
+  }
+  for (const l of [...profileSummary(`${N} rules, first start`), ...profileSummary(`${N} rules, second start`)]) console.log(l);
 } finally {
-  if (KEEP) progress(`BENCH_KEEP=1: kept namespaces ${PROP_NS}, ${OPS_NS}, ${EMPTY_NS}, bench-kube-000..`);
+  if (KEEP) progress(`BENCH_KEEP=1: kept namespaces ${PROP_NS}, ${OPS_NS}, ${EMPTY_NS}, ${PREFIX}-000..`);
   else {
-    progress('deleting the bench-kube-* namespaces');
+    progress(`deleting the ${PREFIX}-* namespaces`);
     await dropNamespaces(allNamespaces);
   }
 }

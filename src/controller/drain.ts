@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { BundleStatus, type Condition, readStatus } from '../api/index.ts';
 import type { Store } from '../store/index.ts';
 import { drive } from '../work/index.ts';
-import { sameStatus } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
+import { sameAsRecorded } from './recorded.ts';
 import type { DrainLinter, LintPass } from './warnings.ts';
 import { KIND_ORDER, keyText, parseKey, type ClusterWriter, type Kind, type ObjectKey, type ObjectReader } from './types.ts';
 
@@ -87,7 +87,9 @@ export async function drainOnce(s: DrainState): Promise<void> {
     w.resolve();
   }
   const linted = s.lint && s.deps.leading() ? await lintTouched(s, s.lint, outcomes) : undefined;
+  if (s.lint && !linted) s.lint.forget();
   const writes = changedStatuses(s, outcomes, linted);
+  if (linted) writes.push(...(await rewritesOfAbridged(s, linted)));
   // Status writes are independent of each other: a few at a time (a first start writes thousands).
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -181,10 +183,36 @@ function changedStatuses(s: DrainState, outcomes: Outcomes, linted: LintPass | u
     if (!outcome.status || !s.deps.leading()) continue;
     const obj = s.objects.get(key.kind, key.namespace, key.name);
     const status = linted ? linted.withWarning(key, outcome.status) : outcome.status;
-    if (!obj || sameStatus(obj.raw['status'], status)) continue;
+    if (!obj || sameAsRecorded(obj, status)) continue;
     writes.push({ key, status });
   }
   if (linted && s.deps.leading()) writes.push(...linted.rewrites);
+  return writes;
+}
+
+/**
+ * Objects whose findings changed with another object's change, but whose recorded status the source
+ * keeps abridged: reconciled again here (their object has not changed since its last reconcile, or
+ * its key would be queued, so this changes nothing in force) for the whole status with the new
+ * Warning condition, written with this drain's, with no other drain and no other lint pass. A key
+ * queued meanwhile waits for the next drain, which writes it.
+ */
+async function rewritesOfAbridged(s: DrainState, linted: LintPass): Promise<StatusWrite[]> {
+  const writes: StatusWrite[] = [];
+  for (const key of linted.again) {
+    if (!s.deps.leading() || s.queue.has(keyText(key))) continue;
+    let outcome: Outcome;
+    try {
+      outcome = await s.reconcile(key);
+    } catch (err) {
+      s.retry(keyText(key), err);
+      continue;
+    }
+    const obj = s.objects.get(key.kind, key.namespace, key.name);
+    if (outcome.rebuildIn !== undefined) s.queue.add(keyText(key));
+    else if (outcome.status && obj && !sameAsRecorded(obj, linted.withWarning(key, outcome.status)))
+      writes.push({ key, status: linted.withWarning(key, outcome.status) });
+  }
   return writes;
 }
 

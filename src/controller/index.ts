@@ -12,6 +12,8 @@ export { countingWriter } from './counting.ts';
 export { createController, type Controller, type ControllerOptions } from './controller.ts';
 export type { ControllerMetrics } from './drain.ts';
 export { createWorkQueue, type WorkQueue } from './queue.ts';
+export { abridgeStatus } from './recorded.ts';
+export { recordedRego } from './rule.ts';
 export { secretToken } from './secret.ts';
 
 export {

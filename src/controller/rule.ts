@@ -56,6 +56,15 @@ function translate(obj: SourceObject, spec: RuleSpec, generation: number, regene
 }
 
 /**
+ * The Rego a translation of `spec` records in status.translation.rego, for a reader of a status the
+ * source keeps abridged (abridgeStatus); undefined: the spec does not translate.
+ */
+export function recordedRego(obj: SourceObject, spec: RuleSpec): string | undefined {
+  const made = translate(obj, spec, 0, undefined);
+  return 'error' in made ? undefined : made.rego;
+}
+
+/**
  * After a restart, the last good version of a rule whose spec is now invalid comes from its status:
  * the translation records the spec it was made from.
  */

@@ -30,6 +30,11 @@ export interface SourceObject {
   readonly kind: Kind;
   readonly metadata: ObjectMeta;
   readonly raw: Readonly<Record<string, unknown>>;
+  /**
+   * Set when the source keeps `raw.status` abridged (abridgeStatus: a Rule's translation without
+   * the Rego it derives again): the digest of what it left out. Compare with sameAsRecorded.
+   */
+  readonly statusDigest?: string;
 }
 
 export interface ObjectReader {

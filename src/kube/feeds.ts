@@ -6,7 +6,7 @@ import { makeInformer, type Informer, type KubernetesListObject, type Kubernetes
 import type { Logger } from 'pino';
 import { GROUP, VERSION } from '../api/index.ts';
 import { LABEL_API_KEY, LABEL_CONNECTOR, type Kind, type ObjectKey } from '../controller/index.ts';
-import { applyObjectChange, applyTokenChange, type ChangeType, type KubeCache } from './cache.ts';
+import { applyObjectChange, applyTokenChange, releaseInformerCopy, type ChangeType, type KubeCache } from './cache.ts';
 import { collectionPath, describeError, PLURALS, statusOf, type CustomKind, type KubeClients } from './client.ts';
 
 export interface FeedOptions {
@@ -106,6 +106,7 @@ function hintFor(feed: Feed, err: unknown): { hint?: string } {
 function onChange(state: Feeds, feed: Feed, type: ChangeType, obj: KubernetesObject): void {
   const { cache, options } = state;
   const key = feed.role === 'token' ? applyTokenChange(cache, type, obj) : applyObjectChange(cache, feed.kind, type, obj, options.log);
+  releaseInformerCopy(obj);
   if (key) options.enqueue(key);
 }
 

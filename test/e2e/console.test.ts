@@ -69,6 +69,19 @@ describeE2E('Kubernetes: the console (real API server)', { timeout: 90_000, perF
     expect((await customApi(ns).get('Connector', 'gateways'))['spec']).toMatchObject({ tokenRotation: 1 });
   });
 
+  it("shows a Rule's Rego as its status records it, though the operator holds the Rule without it", async () => {
+    const recorded = await waitFor('the Rule translated', async () => {
+      const status = (await customApi(ns).status('Rule', 'team')) as { translation?: { rego?: string } };
+      return status.translation?.rego;
+    });
+    expect(op.source.get('Rule', ns, 'team')?.raw['status']).not.toHaveProperty('translation.rego');
+    const page = await admin.get(`/console/t/${ns}/rules/team`);
+    const shown = /<pre aria-label="Rego of rule team" tabindex="0"><code>([^<]*)<\/code>/.exec(page.text)?.[1];
+    const text = (html: string): string =>
+      html.replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+    expect(text(shown ?? '')).toBe(recorded);
+  });
+
   it('Regenerate patches the annotation, and status.translation.regenerate takes its value', async () => {
     expect((await admin.post(`/console/t/${ns}/rules/team/regenerate`, {})).status).toBe(303);
     const rule = await customApi(ns).get('Rule', 'team');

@@ -3,7 +3,7 @@
 // acl.policyagent.dev/regenerate annotation where the rule lives (the controller translates again
 // when that value is new to it; src/controller/rule.ts).
 import type { RuleStatus } from '../../api/index.ts';
-import { ANNOTATION_REGENERATE, fieldName, regenerateChanges } from '../../controller/index.ts';
+import { ANNOTATION_REGENERATE, fieldName, recordedRego, regenerateChanges } from '../../controller/index.ts';
 import { type Html, html } from '../html.ts';
 import { badge, notice } from '../layout.ts';
 import { consoleUrl } from '../paths.ts';
@@ -59,9 +59,21 @@ function regenerateForm(req: PageRequest, view: RuleView): Html {
     </form>`;
 }
 
+/**
+ * The Rego the translation recorded. The Kubernetes cache keeps a Rule's status without it (the
+ * controller derives it again from the spec), so it is made again here from the spec it records, or
+ * the rule's own spec when that is the one translated.
+ */
+function regoOf(view: RuleView, t: Translation | undefined): string | undefined {
+  if (!t || t.rego !== undefined || view.rule.object.statusDigest === undefined || t.status === 'Error') return t?.rego;
+  const spec = t.spec ?? (t.generation === view.generation ? view.rule.spec : undefined);
+  return spec && recordedRego(view.rule.object, spec);
+}
+
 /** The Translation tab. */
 export function translationTab(req: PageRequest, view: RuleView): Html {
   const t = view.rule.status.translation;
+  const rego = regoOf(view, t);
   const state = translationState(t, view.generation);
   const pending = regeneratePending(view);
   return html`<section id="rule-translation" data-live aria-labelledby="translation-heading">
@@ -69,9 +81,9 @@ export function translationTab(req: PageRequest, view: RuleView): Html {
     <p>${state.why}</p>
     ${pending !== undefined && notice('info', html`Regenerate was asked (<code>${pending}</code>): the controller has not translated the rule again yet.`)}
     ${
-      t?.rego === undefined
+      rego === undefined
         ? html`<p class="muted">No Rego recorded.</p>`
-        : html`<pre aria-label="Rego of rule ${view.name}" tabindex="0"><code>${t.rego}</code></pre>`
+        : html`<pre aria-label="Rego of rule ${view.name}" tabindex="0"><code>${rego}</code></pre>`
     }
     ${regenerateForm(req, view)}
   </section>`;
