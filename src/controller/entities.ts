@@ -1,0 +1,119 @@
+// A Directory's entities read again after an edit: an entity equal to one read last time keeps that
+// one's object (it was validated then, and the store and the Rego kept per bucket recognise it by
+// identity), so only the entities that changed are validated. Anything unusual (a new object, an
+// invalid or repeated entity, too many) is read whole by the schema, which words every problem.
+import { checkSpec } from '../admission/index.ts';
+import { Directory, DirectoryEntitySchema, isObject, MAX_ENTITIES } from '../api/index.ts';
+import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/index.ts';
+
+/** The entities of a Directory object, or the problem with its spec as status words it. */
+export type ReadEntities =
+  | { readonly entities: readonly DirectoryEntity[]; readonly problem?: undefined }
+  | { readonly entities?: undefined; readonly problem: string };
+
+/** A valid Directory's entities as decisions read them (lone surrogates become U+FFFD, as in a request). */
+function entitiesOf(directory: Directory): DirectoryEntity[] {
+  return directory.spec.entities.map((e) => ({ type: e.type, id: e.id, properties: normalizeInput(e.properties) as JsonMap }));
+}
+
+/** A plain JSON object (no class instance a YAML tag can make). */
+function isPlain(v: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** The same JSON: the same keys in the same order, numbers by Object.is (so -0 is not 0). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return Object.is(a, b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (!isPlain(a) || !isPlain(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    if (k !== kb[i] || !sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/** Whether `raw` (an entity as the object lists it) is `known` (an entity read and validated before). */
+function isKnown(raw: unknown, known: DirectoryEntity): boolean {
+  if (!isObject(raw) || !isPlain(raw)) return false;
+  for (const k of Object.keys(raw)) if (k !== 'type' && k !== 'id' && k !== 'properties') return false;
+  if (raw['type'] !== known.type || raw['id'] !== known.id) return false;
+  const props = raw['properties'];
+  return props === undefined ? Object.keys(known.properties).length === 0 : sameJson(props, known.properties);
+}
+
+function keyOf(type: string, id: string): string {
+  return `${type}\u0000${id}`;
+}
+
+/**
+ * The entities of `raw` when it differs from what was read last only in some entities, each of
+ * those valid: undefined when it must be read whole (first read, anything invalid or repeated).
+ */
+function readChanged(raw: Readonly<Record<string, unknown>>, before: readonly DirectoryEntity[]): DirectoryEntity[] | undefined {
+  const spec = raw['spec'];
+  if (!isObject(spec) || !Array.isArray(spec['entities'])) return undefined;
+  const list: readonly unknown[] = spec['entities'];
+  if (list.length > MAX_ENTITIES) return undefined;
+  // Everything but the entities, by the schema: metadata, description, status, unknown fields.
+  if (!checkSpec(Directory, { ...raw, spec: { ...spec, entities: [] } }).ok) return undefined;
+  let byKey: Map<string, DirectoryEntity> | undefined;
+  const seen = new Set<string>();
+  const out: DirectoryEntity[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i];
+    let entity = before[i];
+    if (entity === undefined || !isKnown(e, entity)) {
+      // Entities moved (one inserted or removed before them): look them up by type and id.
+      byKey ??= new Map(before.map((b) => [keyOf(b.type, b.id), b]));
+      const t = isObject(e) ? e['type'] : undefined;
+      const id = isObject(e) ? e['id'] : undefined;
+      const found = typeof t === 'string' && typeof id === 'string' ? byKey.get(keyOf(t, id)) : undefined;
+      if (found !== undefined && isKnown(e, found)) entity = found;
+      else {
+        const one = DirectoryEntitySchema.safeParse(e);
+        if (!one.success) return undefined;
+        const properties = normalizeInput(one.data.properties) as JsonMap;
+        // Equal once read (a lone surrogate written again): still the entity read before.
+        entity =
+          found !== undefined && sameJson(properties, found.properties) ? found : { type: one.data.type, id: one.data.id, properties };
+      }
+    }
+    const key = keyOf(entity.type, entity.id);
+    if (seen.has(key)) return undefined;
+    seen.add(key);
+    out.push(entity);
+  }
+  return out;
+}
+
+/**
+ * A Directory object's entities, reading again only those that differ from `before` (what the
+ * previous version of the object was read as). The result is `before` itself when nothing changed,
+ * and keeps `before`'s entity objects for the entities that did not.
+ */
+export function readEntities(raw: Readonly<Record<string, unknown>>, before: readonly DirectoryEntity[] | undefined): ReadEntities {
+  let entities = before && before.length > 0 ? readChanged(raw, before) : undefined;
+  if (!entities) {
+    const parsed = checkSpec(Directory, raw);
+    if (!parsed.ok) return { problem: parsed.problem.message };
+    entities = entitiesOf(parsed.object);
+    if (before && before.length > 0) {
+      const byKey = new Map(before.map((b) => [keyOf(b.type, b.id), b]));
+      entities = entities.map((e) => {
+        const was = byKey.get(keyOf(e.type, e.id));
+        return was !== undefined && sameJson(e.properties, was.properties) ? was : e;
+      });
+    }
+  }
+  const same = before !== undefined && before.length === entities.length && entities.every((e, i) => e === before[i]);
+  return { entities: same ? before : entities };
+}
