@@ -11,9 +11,31 @@ export type ReadEntities =
   | { readonly entities: readonly DirectoryEntity[]; readonly problem?: undefined }
   | { readonly entities?: undefined; readonly problem: string };
 
-/** A valid Directory's entities as decisions read them (lone surrogates become U+FFFD, as in a request). */
-function entitiesOf(directory: Directory): DirectoryEntity[] {
-  return directory.spec.entities.map((e) => ({ type: e.type, id: e.id, properties: normalizeInput(e.properties) as JsonMap }));
+/**
+ * An entity as decisions read it, `raw` (as the object lists it) once the schema has read it as
+ * `valid`: the object listed itself when it is exactly an entity already (type, id and clean
+ * properties; lone surrogates become U+FFFD, as in a request), so the source's object is the one
+ * copy the store, the directory and the views share.
+ */
+function entityOf(
+  raw: unknown,
+  valid: { readonly type: string; readonly id: string; readonly properties: Record<string, unknown> },
+): DirectoryEntity {
+  const properties = normalizeInput(valid.properties) as JsonMap;
+  if (
+    isObject(raw) &&
+    properties === raw['properties'] &&
+    raw['type'] === valid.type &&
+    raw['id'] === valid.id &&
+    Object.keys(raw).length === 3
+  )
+    return raw as unknown as DirectoryEntity;
+  return { type: valid.type, id: valid.id, properties };
+}
+
+/** A valid Directory's entities as decisions read them (`list`: the entities as the object lists them). */
+function entitiesOf(directory: Directory, list: unknown): DirectoryEntity[] {
+  return directory.spec.entities.map((e, i) => entityOf(Array.isArray(list) ? list[i] : undefined, e));
 }
 
 /** A plain JSON object (no class instance a YAML tag can make). */
@@ -105,7 +127,8 @@ export function readEntities(raw: Readonly<Record<string, unknown>>, before: rea
   if (!entities) {
     const parsed = checkSpec(Directory, raw);
     if (!parsed.ok) return { problem: parsed.problem.message };
-    entities = entitiesOf(parsed.object);
+    const spec = raw['spec'];
+    entities = entitiesOf(parsed.object, isObject(spec) ? spec['entities'] : undefined);
     if (before && before.length > 0) {
       const byKey = new Map(before.map((b) => [keyOf(b.type, b.id), b]));
       entities = entities.map((e) => {
