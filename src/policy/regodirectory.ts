@@ -32,7 +32,8 @@ export function* directorySection(
     if (texts.length > 0)
       typeParts.push(
         `${typeParts.length > 0 ? ',\n' : ''}\t${regoString(type)}: {\n`,
-        ...texts.map((t, i) => (i > 0 ? `,\n${t}` : t)),
+        // Separators are parts of their own: a bucket's text in a concatenation would be copied when flattened.
+        ...texts.flatMap((t, i) => (i > 0 ? [',\n', t] : [t])),
         '\n\t}',
       );
     yield;
