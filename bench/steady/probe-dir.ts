@@ -4,6 +4,7 @@
 //   BENCH_BASELINE=<checkout>  also runs this probe on another checkout's code (same process order:
 //                              baseline, then this tree) and prints each figure's ratio to it
 //   HEAP_SNAPSHOT=<file>       writes a heap snapshot after the load (bench/steady/heap-types.ts sums it by type)
+//   PROFILE=1                  a CPU profile of the event loop over the edits, summarised
 //   DIRS=<n>                   Directories of 5,000 entities (100)
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeHeapSnapshot } from 'node:v8';
+import { summariseProfile } from '../http/cpuprofile.ts';
+import { startProfile, stopProfile } from '../http/servers/profiler.ts';
 import { directoryFile, directoryTenant, PER_DIRECTORY } from './tenants.ts';
 
 const DIRS = Number(process.env['DIRS'] ?? 100);
@@ -82,6 +85,8 @@ async function probe(root: string): Promise<Figures> {
     longest = Math.max(longest, n - last);
     last = n;
   }, 1);
+  const profiling = process.env['PROFILE'] === '1';
+  if (profiling) await startProfile();
   const servedMs: number[] = [];
   const cpuMs: number[] = [];
   const loopMs: number[] = [];
@@ -102,6 +107,12 @@ async function probe(root: string): Promise<Figures> {
     await new Promise((r) => setTimeout(r, 300));
   }
   clearInterval(iv);
+  if (profiling) {
+    const file = join(dir, 'edits.cpuprofile');
+    await stopProfile(file);
+    for (const l of summariseProfile(JSON.parse(readFileSync(file, 'utf8')) as Parameters<typeof summariseProfile>[0], 30))
+      console.error(l);
+  }
   await svc.stop();
   await rm(dir, { recursive: true, force: true });
   return {
