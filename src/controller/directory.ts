@@ -6,6 +6,7 @@ import type { DirectoryEntity } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { readEntities } from './entities.ts';
+import { rememberDirectoryFacts } from '../lint/index.ts';
 import { keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 /** Conflicts named in a status message; the rest are counted. */
@@ -66,6 +67,8 @@ function parse(parsedBy: ParsedBy, id: string, raw: Readonly<Record<string, unkn
   // entities as before (an edit of the description, a new resourceVersion) give the same array, so
   // the store sees no change.
   const read = readEntities(raw, known?.entities);
+  // Lint reads the same entities: it need not parse the spec whole again.
+  if (read.entities && read.asWritten) rememberDirectoryFacts(raw, read.entities);
   const made: Parsed = { raw, entities: read.entities, problem: read.problem };
   parsedBy.set(id, made);
   return made;

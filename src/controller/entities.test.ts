@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../../test/support/corpus.ts';
 import type { DirectoryEntity } from '../policy/index.ts';
+import { factsOf, rememberDirectoryFacts } from '../lint/facts.ts';
 import { readEntities } from './entities.ts';
 
 type RawEntity = Record<string, unknown>;
@@ -121,6 +122,12 @@ describe('a Directory read again after edits', () => {
           )
             expect(e).toBe(was);
         }
+      }
+      if (again.entities && again.asWritten) {
+        // The facts lint is given for these entities are those it reads from the spec itself.
+        const given = fresh(raw);
+        rememberDirectoryFacts(given, again.entities);
+        expect(factsOf('Directory', given)).toEqual(factsOf('Directory', fresh(raw)));
       }
       invalid = again.entities === undefined;
       if (again.entities) {

@@ -8,7 +8,8 @@ import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/in
 
 /** The entities of a Directory object, or the problem with its spec as status words it. */
 export type ReadEntities =
-  | { readonly entities: readonly DirectoryEntity[]; readonly problem?: undefined }
+  /** `asWritten`: every entity's property names are the object's own (none was normalized). */
+  | { readonly entities: readonly DirectoryEntity[]; readonly asWritten: boolean; readonly problem?: undefined }
   | { readonly entities?: undefined; readonly problem: string };
 
 /**
@@ -20,8 +21,10 @@ export type ReadEntities =
 function entityOf(
   raw: unknown,
   valid: { readonly type: string; readonly id: string; readonly properties: Record<string, unknown> },
+  reading: Reading,
 ): DirectoryEntity {
   const properties = normalizeInput(valid.properties) as JsonMap;
+  if (properties !== valid.properties) reading.normalized = true;
   if (
     isObject(raw) &&
     properties === raw['properties'] &&
@@ -34,8 +37,13 @@ function entityOf(
 }
 
 /** A valid Directory's entities as decisions read them (`list`: the entities as the object lists them). */
-function entitiesOf(directory: Directory, list: unknown): DirectoryEntity[] {
-  return directory.spec.entities.map((e, i) => entityOf(Array.isArray(list) ? list[i] : undefined, e));
+function entitiesOf(directory: Directory, list: unknown, reading: Reading): DirectoryEntity[] {
+  return directory.spec.entities.map((e, i) => entityOf(Array.isArray(list) ? list[i] : undefined, e, reading));
+}
+
+/** What one read did: whether any entity's properties were normalized (copied, lone surrogates replaced). */
+interface Reading {
+  normalized: boolean;
 }
 
 /** A plain JSON object (no class instance a YAML tag can make). */
@@ -80,7 +88,11 @@ function keyOf(type: string, id: string): string {
  * The entities of `raw` when it differs from what was read last only in some entities, each of
  * those valid: undefined when it must be read whole (first read, anything invalid or repeated).
  */
-function readChanged(raw: Readonly<Record<string, unknown>>, before: readonly DirectoryEntity[]): DirectoryEntity[] | undefined {
+function readChanged(
+  raw: Readonly<Record<string, unknown>>,
+  before: readonly DirectoryEntity[],
+  reading: Reading,
+): DirectoryEntity[] | undefined {
   const spec = raw['spec'];
   if (!isObject(spec) || !Array.isArray(spec['entities'])) return undefined;
   const list: readonly unknown[] = spec['entities'];
@@ -103,10 +115,9 @@ function readChanged(raw: Readonly<Record<string, unknown>>, before: readonly Di
       else {
         const one = DirectoryEntitySchema.safeParse(e);
         if (!one.success) return undefined;
-        const properties = normalizeInput(one.data.properties) as JsonMap;
+        const read = entityOf(e, one.data, reading);
         // Equal once read (a lone surrogate written again): still the entity read before.
-        entity =
-          found !== undefined && sameJson(properties, found.properties) ? found : { type: one.data.type, id: one.data.id, properties };
+        entity = found !== undefined && sameJson(read.properties, found.properties) ? found : read;
       }
     }
     const key = keyOf(entity.type, entity.id);
@@ -123,12 +134,14 @@ function readChanged(raw: Readonly<Record<string, unknown>>, before: readonly Di
  * and keeps `before`'s entity objects for the entities that did not.
  */
 export function readEntities(raw: Readonly<Record<string, unknown>>, before: readonly DirectoryEntity[] | undefined): ReadEntities {
-  let entities = before && before.length > 0 ? readChanged(raw, before) : undefined;
+  const reading: Reading = { normalized: false };
+  let entities = before && before.length > 0 ? readChanged(raw, before, reading) : undefined;
   if (!entities) {
+    reading.normalized = false;
     const parsed = checkSpec(Directory, raw);
     if (!parsed.ok) return { problem: parsed.problem.message };
     const spec = raw['spec'];
-    entities = entitiesOf(parsed.object, isObject(spec) ? spec['entities'] : undefined);
+    entities = entitiesOf(parsed.object, isObject(spec) ? spec['entities'] : undefined, reading);
     if (before && before.length > 0) {
       const byKey = new Map(before.map((b) => [keyOf(b.type, b.id), b]));
       entities = entities.map((e) => {
@@ -138,5 +151,6 @@ export function readEntities(raw: Readonly<Record<string, unknown>>, before: rea
     }
   }
   const same = before !== undefined && before.length === entities.length && entities.every((e, i) => e === before[i]);
-  return { entities: same ? before : entities };
+  // An entity kept from before has the same property names as written (sameJson compares them).
+  return { entities: same ? before : entities, asWritten: !reading.normalized };
 }

@@ -29,11 +29,15 @@ function keepingProperties(
   before: readonly DirectoryEntity[],
   given: readonly DirectoryEntity[] | undefined,
 ): readonly DirectoryEntity[] | undefined {
-  const old = new Map(before.map((e) => [entityKey(e.type, e.id), e]));
   let entities = given;
   if (given && before.length > 0) {
+    // The controller gives an entity that did not change as the same object: only the others are looked up.
+    const same = new Set(before);
+    let old: Map<string, DirectoryEntity> | undefined;
     let kept = 0;
     const mapped = given.map((e) => {
+      if (same.has(e)) return e;
+      old ??= new Map(before.map((b) => [entityKey(b.type, b.id), b]));
       const was = old.get(entityKey(e.type, e.id));
       if (!was || was.properties === e.properties || JSON.stringify(was.properties) !== JSON.stringify(e.properties)) return e;
       kept++;
@@ -51,11 +55,20 @@ export function setDirectoryEntities(state: StoreState, t: string, n: string, gi
   const entities = keepingProperties(before, given);
   // What the controller gave is what it reads back (it compares lists by identity).
   setOrDelete(d.given, n, given && given.length > 0 ? given : undefined);
-  for (const e of before) d.touched.set(entityKey(e.type, e.id), e);
-  for (const e of entities ?? []) d.touched.set(entityKey(e.type, e.id), e);
-  for (const e of before) removeListing(d, e.type, e.id, n);
+  // An entity object in both lists is listed as it was, with the same properties: nothing to do for it.
+  const after = new Set(entities);
+  const was = new Set(before);
+  for (const e of before) {
+    if (after.has(e)) continue;
+    d.touched.set(entityKey(e.type, e.id), e);
+    removeListing(d, e.type, e.id, n);
+  }
   setOrDelete(d.directories, n, entities && entities.length > 0 ? entities : undefined);
-  for (const e of entities ?? []) addListing(d, e.type, e.id, n);
+  for (const e of entities ?? []) {
+    if (was.has(e)) continue;
+    d.touched.set(entityKey(e.type, e.id), e);
+    addListing(d, e.type, e.id, n);
+  }
   d.directory = undefined;
   d.directoryVersion++;
   state.dirty.add(t);
