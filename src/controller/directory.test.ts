@@ -390,3 +390,25 @@ describe('a follower', () => {
     expect(h.status('Directory', 'b')).toMatchObject({ phase: 'Ready', entityCount: 1 });
   });
 });
+
+describe('a Directory edit of one entity among many', () => {
+  it('keeps every other entity as it was read before (only the changed one is read again)', async () => {
+    const many: Entity[] = Array.from({ length: 500 }, (_, i) => ({
+      type: 'user',
+      id: `u${i}`,
+      properties: { role: i % 3 === 0 ? 'admin' : 'member' },
+    }));
+    const h = await harness([...tenantObjects(NS), directoryObj('people', many)]);
+    const before = h.store.draft.directoryEntities(NS, 'people') ?? [];
+    const edited = many.map((e, i) =>
+      i === 250 ? { ...e, properties: { role: 'admin' } } : { ...e, properties: { ...(e.properties as object) } },
+    );
+    await h.put('Directory', NS, 'people', directoryObj('people', edited, { generation: 2 }));
+    const after = h.store.draft.directoryEntities(NS, 'people') ?? [];
+    expect(after).toHaveLength(500);
+    expect(after.filter((e, i) => e !== before[i]).map((e) => e.id)).toEqual(['u250']);
+    expect(directoryOf(h.store)?.get('user', 'u250')).toEqual({ role: 'admin' });
+    expect(decideNow(h.store, readRecord('u250'))).toBe(true);
+    expect(h.status('Directory', 'people')).toMatchObject({ phase: 'Ready', observedGeneration: 2, entityCount: 500 });
+  });
+});

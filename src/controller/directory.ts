@@ -1,11 +1,12 @@
 // Directory → the tenant's entity directory in the store, and status: phase, entityCount, conditions.
 // Every replica puts the same entities in effect (followers decide and build bundles too); only the
 // leader writes status and events.
-import { checkSpec } from '../admission/index.ts';
-import { Directory, DirectoryStatus, readStatus } from '../api/index.ts';
-import { normalizeInput, type DirectoryEntity, type JsonMap } from '../policy/index.ts';
+import { DirectoryStatus, readStatus } from '../api/index.ts';
+import type { DirectoryEntity } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
+import { readEntities } from './entities.ts';
+import { rememberDirectoryFacts } from '../lint/index.ts';
 import { keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 /** Conflicts named in a status message; the rest are counted. */
@@ -37,24 +38,12 @@ function putEntities(
   return { rebuildIn: namespace, enqueue: [...keys.values()] };
 }
 
-/** A valid Directory's entities as decisions read them. */
-export function entitiesOf(directory: Directory): DirectoryEntity[] {
-  return directory.spec.entities.map((e) => ({
-    type: e.type,
-    id: e.id,
-    // Lone surrogates become U+FFFD, as in a request: OPA reads only well-formed text.
-    properties: normalizeInput(e.properties) as JsonMap,
-  }));
-}
-
 /** What a Directory object was read as: kept while the object is the same, so a resync parses nothing. */
 interface Parsed {
   readonly raw: object;
   /** The entities, or the problem with the spec. */
   readonly entities: readonly DirectoryEntity[] | undefined;
   readonly problem: string | undefined;
-  /** JSON of the entities: an edit that changes none of them changes nothing. */
-  readonly key: string;
 }
 
 /** What each Directory object was read as, by key text. */
@@ -74,15 +63,13 @@ type Placed = Pick<Outcome, 'rebuildIn' | 'enqueue'>;
 function parse(parsedBy: ParsedBy, id: string, raw: Readonly<Record<string, unknown>>): Parsed {
   const known = parsedBy.get(id);
   if (known?.raw === raw) return known;
-  const parsed = checkSpec(Directory, raw);
-  const entities = parsed.ok ? entitiesOf(parsed.object) : undefined;
-  // Plain JSON text, not canonical: keys written in another order read as a change, which rebuilds
-  // the same bytes (the bundle compares them) at a fraction of the cost for thousands of entities.
-  const key = entities ? JSON.stringify(entities) : '';
-  // The same entities as before (an edit of the description, a new resourceVersion): the same array,
-  // so the store sees no change.
-  const same = known !== undefined && known.key === key && entities !== undefined ? known.entities : entities;
-  const made: Parsed = { raw, entities: same, problem: parsed.ok ? undefined : parsed.problem.message, key };
+  // Only the entities that differ from what the object was read as last are validated; the same
+  // entities as before (an edit of the description, a new resourceVersion) give the same array, so
+  // the store sees no change.
+  const read = readEntities(raw, known?.entities);
+  // Lint reads the same entities: it need not parse the spec whole again.
+  if (read.entities && read.asWritten) rememberDirectoryFacts(raw, read.entities);
+  const made: Parsed = { raw, entities: read.entities, problem: read.problem };
   parsedBy.set(id, made);
   return made;
 }

@@ -147,15 +147,30 @@ function bundleFacts(rawSpec: Record<string, unknown>): BundleFacts | null {
 
 function directoryFacts(rawSpec: Record<string, unknown>): DirectoryFacts | null {
   const parsed = Directory.shape.spec.safeParse(rawSpec);
-  if (!parsed.success) return null;
+  return parsed.success ? entityFacts(parsed.data.entities) : null;
+}
+
+function entityFacts(entities: readonly { readonly type: string; readonly properties: object }[]): DirectoryFacts {
   const types = new Map<string, Set<string>>();
-  for (const e of parsed.data.entities) {
+  for (const e of entities) {
     const props = types.get(e.type) ?? new Set<string>();
     types.set(e.type, props);
     for (const k of Object.keys(e.properties)) props.add(k);
   }
   const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
   return { kind: 'Directory', types: new Map([...types.keys()].sort(byName).map((t) => [t, [...(types.get(t) ?? [])].sort(byName)])) };
+}
+
+/**
+ * The facts of a valid Directory whose entities the controller has read (`entities`: each with the
+ * property names as written), so that its spec is not parsed whole again after an edit.
+ */
+export function rememberDirectoryFacts(
+  raw: Readonly<Record<string, unknown>>,
+  entities: readonly { readonly type: string; readonly properties: object }[],
+): void {
+  const spec = raw['spec'];
+  if (isObject(spec)) bySpec.set(spec, { kind: 'Directory', facts: entityFacts(entities) });
 }
 
 function compute(kind: LintKind, spec: Record<string, unknown>): Facts | null {

@@ -71,6 +71,15 @@ interface DirectoryParts {
 
 const DIRECTORY_PARTS = new WeakMap<EntityDirectory, DirectoryParts>();
 
+/**
+ * The maps an entity type's entities sit in (by a hash of the id), or undefined when the directory
+ * has no such type or was not made here. A map is never changed once its directory is made, and an
+ * update copies only the maps of the entities it changes: what is kept per map stays true.
+ */
+export function directoryBuckets(directory: EntityDirectory, type: string): readonly ReadonlyMap<string, JsonMap>[] | undefined {
+  return DIRECTORY_PARTS.get(directory)?.byType.get(type)?.buckets;
+}
+
 function makeDirectory(parts: DirectoryParts): EntityDirectory {
   const { byType } = parts;
   const types = sorted(byType.keys());

@@ -1,8 +1,8 @@
 // The directory section of a policy: the data a bundle's rules read of the tenant's entity directory,
 // and principal and resource merged from the input and that data. Printed in parts and in steps,
-// and kept per directory object and the properties read.
+// kept per directory object and the properties read, and each bucket's lines per bucket.
 import type { Json, RuleModel } from './model.ts';
-import { codePointSorted, neededProperties, readKeys, type EntityDirectory } from './directory.ts';
+import { codePointSorted, directoryBuckets, neededProperties, readKeys, type EntityDirectory } from './directory.ts';
 import { block, regoJson, regoString, type RegoVersion } from './regotext.ts';
 import type { JsonMap } from './values.ts';
 
@@ -25,26 +25,17 @@ export function* directorySection(
   if (known) return known;
   // The section as parts: a 500,000-entity directory is 15 MB of text, never one string on this thread.
   const typeParts: string[] = [];
-  let n = 0;
   for (const type of codePointSorted(needed.keys())) {
     const keys = needed.get(type) as Set<string> | 'all';
     const keysKey = keys === 'all' ? 'all' : [...keys].sort().join('\u0000');
-    const lines: string[] = [];
-    for (const id of directory.ids(type)) {
-      if (++n % 512 === 0) yield;
-      const props = directory.get(type, id) as JsonMap;
-      // An entity's line is kept with its properties object, which a Directory edit elsewhere leaves as it was.
-      const cached = ENTITY_LINES.get(props);
-      let line = cached && cached.id === id && cached.keys === keysKey ? cached.line : undefined;
-      if (line === undefined) {
-        const names = readKeys(props, keys);
-        line = names.length === 0 ? null : `\t\t${regoString(id)}: ${regoJson(new Map(names.map((k) => [k, props[k] as Json])))}`;
-        ENTITY_LINES.set(props, { id, keys: keysKey, line });
-      }
-      if (line !== null) lines.push(line);
-    }
-    if (lines.length > 0)
-      typeParts.push(`${typeParts.length > 0 ? ',\n' : ''}\t${regoString(type)}: {\n`, ...(yield* groupSteps(lines, ',\n')), '\n\t}');
+    const texts = yield* typeTexts(directory, type, keys, keysKey);
+    if (texts.length > 0)
+      typeParts.push(
+        `${typeParts.length > 0 ? ',\n' : ''}\t${regoString(type)}: {\n`,
+        // Separators are parts of their own: a bucket's text in a concatenation would be copied when flattened.
+        ...texts.flatMap((t, i) => (i > 0 ? [',\n', t] : [t])),
+        '\n\t}',
+      );
     yield;
   }
   if (typeParts.length === 0) return [];
@@ -78,20 +69,40 @@ export function* directorySection(
 }
 
 /**
- * lines.join(separator) as parts of 4,096 lines each (the separator between parts included), with a
- * yield between them: 500,000 lines take 30 ms to join at once.
+ * The lines of one type's entities, one text per bucket of the directory that has any (buckets in
+ * order, ids in code point order within each): a bucket's text is kept with the bucket's map, which
+ * a Directory edit of other entities leaves as it was, so an edit prints one bucket's lines.
  */
-function* groupSteps(lines: readonly string[], separator: string): Generator<void, string[]> {
-  const groups: string[] = [];
-  for (let i = 0; i < lines.length; i += 4096) {
-    groups.push(`${i > 0 ? separator : ''}${lines.slice(i, i + 4096).join(separator)}`);
-    yield;
+function* typeTexts(
+  directory: EntityDirectory,
+  type: string,
+  keys: ReadonlySet<string> | 'all',
+  keysKey: string,
+): Generator<void, string[]> {
+  const buckets = directoryBuckets(directory, type) ?? [];
+  const texts: string[] = [];
+  for (const bucket of buckets) {
+    const cached = BUCKET_TEXTS.get(bucket);
+    let text = cached?.keys === keysKey ? cached.text : undefined;
+    if (text === undefined) {
+      const lines: string[] = [];
+      let n = 0;
+      for (const id of codePointSorted(bucket.keys())) {
+        const props = bucket.get(id) as JsonMap;
+        const names = readKeys(props, keys);
+        if (names.length > 0) lines.push(`\t\t${regoString(id)}: ${regoJson(new Map(names.map((k) => [k, props[k] as Json])))}`);
+        if (++n % 512 === 0) yield;
+      }
+      text = lines.length === 0 ? null : lines.join(',\n');
+      BUCKET_TEXTS.set(bucket, { keys: keysKey, text });
+      yield;
+    }
+    if (text !== null) texts.push(text);
   }
-  return groups;
+  return texts;
 }
 
-/** Each entity's line in the directory section, by its properties object (null: nothing read). */
-const ENTITY_LINES = new WeakMap<JsonMap, { readonly id: string; readonly keys: string; readonly line: string | null }>();
-
+/** Each bucket's lines in the directory section, by the bucket's map and the properties read (null: none). */
+const BUCKET_TEXTS = new WeakMap<ReadonlyMap<string, JsonMap>, { readonly keys: string; readonly text: string | null }>();
 /** Directory sections already printed, by directory and the properties read (directories are immutable). */
 const SECTIONS = new WeakMap<EntityDirectory, Map<string, (readonly string[])[]>>();

@@ -29,11 +29,15 @@ function keepingProperties(
   before: readonly DirectoryEntity[],
   given: readonly DirectoryEntity[] | undefined,
 ): readonly DirectoryEntity[] | undefined {
-  const old = new Map(before.map((e) => [entityKey(e.type, e.id), e]));
   let entities = given;
   if (given && before.length > 0) {
+    // The controller gives an entity that did not change as the same object: only the others are looked up.
+    const same = new Set(before);
+    let old: Map<string, DirectoryEntity> | undefined;
     let kept = 0;
     const mapped = given.map((e) => {
+      if (same.has(e)) return e;
+      old ??= new Map(before.map((b) => [entityKey(b.type, b.id), b]));
       const was = old.get(entityKey(e.type, e.id));
       if (!was || was.properties === e.properties || JSON.stringify(was.properties) !== JSON.stringify(e.properties)) return e;
       kept++;
@@ -51,32 +55,61 @@ export function setDirectoryEntities(state: StoreState, t: string, n: string, gi
   const entities = keepingProperties(before, given);
   // What the controller gave is what it reads back (it compares lists by identity).
   setOrDelete(d.given, n, given && given.length > 0 ? given : undefined);
-  for (const e of before) d.touched.set(entityKey(e.type, e.id), e);
-  for (const e of entities ?? []) d.touched.set(entityKey(e.type, e.id), e);
+  // An entity object in both lists is listed as it was, with the same properties: nothing to do for it.
+  const after = new Set(entities);
+  const was = new Set(before);
   for (const e of before) {
-    const key = entityKey(e.type, e.id);
-    const names = (d.listings.get(key) ?? []).filter((x) => x !== n);
-    if (names.length === 0) d.listings.delete(key);
-    else d.listings.set(key, names);
+    if (after.has(e)) continue;
+    d.touched.set(entityKey(e.type, e.id), e);
+    removeListing(d, e.type, e.id, n);
   }
   setOrDelete(d.directories, n, entities && entities.length > 0 ? entities : undefined);
   for (const e of entities ?? []) {
-    const key = entityKey(e.type, e.id);
-    const names = d.listings.get(key);
-    if (!names) d.listings.set(key, [n]);
-    else if (!names.includes(n)) {
-      names.push(n);
-      names.sort();
-    }
+    if (was.has(e)) continue;
+    d.touched.set(entityKey(e.type, e.id), e);
+    addListing(d, e.type, e.id, n);
   }
   d.directory = undefined;
   d.directoryVersion++;
   state.dirty.add(t);
 }
 
+/** Directory `n` no longer lists the entity. */
+function removeListing(d: TenantDraft, type: string, id: string, n: string): void {
+  const ids = d.listings.get(type);
+  const names = ids?.get(id);
+  if (!ids || names === undefined) return;
+  if (typeof names === 'string') {
+    if (names === n) ids.delete(id);
+  } else {
+    const left = names.filter((x) => x !== n);
+    ids.set(id, left.length === 1 ? (left[0] as string) : left);
+  }
+  if (ids.size === 0) d.listings.delete(type);
+}
+
+/** Directory `n` lists the entity (too). */
+function addListing(d: TenantDraft, type: string, id: string, n: string): void {
+  let ids = d.listings.get(type);
+  if (!ids) {
+    ids = new Map();
+    d.listings.set(type, ids);
+  }
+  const names = ids.get(id);
+  if (names === undefined) ids.set(id, n);
+  else if (typeof names === 'string') {
+    if (names !== n) ids.set(id, [names, n].sort());
+  } else if (!names.includes(n)) ids.set(id, [...names, n].sort());
+}
+
+function listingsOf(d: TenantDraft | undefined, type: string, id: string): string | readonly string[] | undefined {
+  return d?.listings.get(type)?.get(id);
+}
+
 /** Names of the Directories that list an entity, sorted. */
 export function listedBy(state: StoreState, t: string, type: string, id: string): readonly string[] {
-  return state.tenants.get(t)?.listings.get(entityKey(type, id)) ?? [];
+  const names = listingsOf(state.tenants.get(t), type, id);
+  return names === undefined ? [] : typeof names === 'string' ? [names] : names;
 }
 
 /** Every Directory's entities, in Directory name order. */
@@ -118,7 +151,8 @@ function updatedDirectory(d: TenantDraft): boolean {
   if (!base || d.touched.size > Math.max(10_000, base.size / 10)) return false;
   const changes: EntityChange[] = [];
   for (const [key, e] of d.touched) {
-    const owner = d.listings.get(key)?.[0];
+    const names = listingsOf(d, e.type, e.id);
+    const owner = typeof names === 'string' ? names : names?.[0];
     const props = owner === undefined ? undefined : entityIn(d, owner, key)?.properties;
     if (props !== base.get(e.type, e.id)) changes.push({ type: e.type, id: e.id, properties: props });
   }

@@ -36,8 +36,11 @@ export interface TenantDraft {
   lastDirectory: EntityDirectory | undefined;
   /** Entities listed before or after a Directory edit since lastDirectory was made, by key. */
   readonly touched: Map<string, DirectoryEntity>;
-  /** Entity (`type NUL id`) → names of the Directories that list it, sorted. Kept as they change. */
-  readonly listings: Map<string, string[]>;
+  /**
+   * Entity type → id → the names of the Directories that list it, sorted; one name alone is kept as
+   * the string (nearly every entity has one Directory: no array and no key string per entity).
+   */
+  readonly listings: Map<string, Map<string, string | readonly string[]>>;
   /** Connector name → hashes of its earlier tokens (rotated or revoked), newest first. */
   readonly retired: Map<string, string[]>;
 }
