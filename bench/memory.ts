@@ -61,21 +61,23 @@ function report(title: string, unit: string, objects: number, base: Run, loaded:
   console.log(
     `${title}: ${fmt(objects)} ${unit === 'entity' ? 'entities' : `${unit}s`} vs 0 (after full collections; per ${unit} = difference / ${fmt(objects)})`,
   );
+  const workers = (r: Run): number => r.workers.reduce((a, w) => a + w.heapUsed, 0);
   const row = (what: string, r: Run): string[] => [
     what,
     mb(r.rss),
     mb(r.heapUsed),
     mb(r.heapTotal),
+    mb(workers(r)),
     mb(r.external),
     `${(r.readyMs / 1000).toFixed(1)} s`,
   ];
-  const d = (k: 'rss' | 'heapUsed' | 'heapTotal' | 'external'): string => per((loaded[k] - base[k]) / objects);
+  const d = (f: (r: Run) => number): string => per((f(loaded) - f(base)) / objects);
   for (const l of table(
-    ['', 'RSS', 'heap used', 'heap total', 'external', 'to ready'],
+    ['', 'RSS', 'heap used', 'heap total', 'worker heaps used', 'external', 'to ready'],
     [
       row(`baseline: ${base.label}`, base),
       row(loaded.label, loaded),
-      [`per ${unit}`, d('rss'), d('heapUsed'), d('heapTotal'), d('external'), ''],
+      [`per ${unit}`, d((r) => r.rss), d((r) => r.heapUsed), d((r) => r.heapTotal), d(workers), d((r) => r.external), ''],
     ],
   ))
     console.log(`  ${l}`);
@@ -83,7 +85,7 @@ function report(title: string, unit: string, objects: number, base: Run, loaded:
   if (!base.heap || !loaded.heap) return;
   const grown = growth(base.heap, loaded.heap);
   const total = grown.reduce((a, g) => a + g.bytes, 0);
-  console.log(`  heap snapshot, self size by kind, growth per ${unit} (total ${per(total / objects)}; top ${TOP}):`);
+  console.log(`  heap snapshots (every thread), self size by kind, growth per ${unit} (total ${per(total / objects)}; top ${TOP}):`);
   for (const l of table(
     ['kind', `bytes per ${unit}`, `count per ${unit}`, 'share'],
     grown.slice(0, TOP).map((g) => [g.kind, per(g.bytes / objects), fmt(g.count / objects, 1), `${fmt((100 * g.bytes) / total)} %`]),

@@ -1,9 +1,17 @@
 // Loaded into the measured service with `--import` (and `--expose-gc`) by bench/memory.ts: answers
 // the benchmark over the IPC channel, so the service needs no debug hook of its own. `measure` runs
-// full collections and reports the process's memory; `snapshot` writes a V8 heap snapshot. Only the
-// main thread answers (worker threads load this file too, and have no channel).
+// full collections and reports the process's memory and each thread's heap; `snapshot` writes a V8
+// heap snapshot of every thread. Worker threads load this file too: they answer the main thread over
+// a BroadcastChannel.
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
-import { isMainThread } from 'node:worker_threads';
+import { BroadcastChannel, isMainThread, threadId, threadName } from 'node:worker_threads';
+
+/** One thread's heap after full collections. */
+export interface ThreadHeap {
+  readonly thread: string;
+  readonly heapUsed: number;
+  readonly heapTotal: number;
+}
 
 /** What `measure` answers: bytes after full collections. */
 export interface Measured {
@@ -12,10 +20,15 @@ export interface Measured {
   readonly heapTotal: number;
   readonly external: number;
   readonly arrayBuffers: number;
-  readonly mallocedMemory: number;
+  /** Worker threads' heaps (the main thread's is heapUsed and heapTotal). */
+  readonly workers: readonly ThreadHeap[];
 }
 
 type Request = { readonly id: number; readonly cmd: 'measure' } | { readonly id: number; readonly cmd: 'snapshot'; readonly path: string };
+type ThreadReply = { readonly id: number; readonly heap?: ThreadHeap; readonly file?: string };
+
+/** How long the main thread collects its workers' answers. */
+const WORKERS_MS = 1500;
 
 function collect(): void {
   const gc = (globalThis as { gc?: (options?: { type: 'major'; execution: 'sync' }) => void }).gc;
@@ -25,12 +38,51 @@ function collect(): void {
   gc({ type: 'major', execution: 'sync' });
 }
 
-if (isMainThread && process.send) {
-  process.on('message', (raw: Request) => {
+function heap(): ThreadHeap {
+  const s = getHeapStatistics();
+  return { thread: threadName || `thread ${threadId}`, heapUsed: s.used_heap_size, heapTotal: s.total_heap_size };
+}
+
+const channel = new BroadcastChannel('acl-bench-memory-probe');
+channel.unref();
+
+if (!isMainThread) {
+  channel.onmessage = (event: unknown) => {
+    const raw = (event as { data: Request }).data;
+    if (!('cmd' in raw)) return;
+    collect();
+    const reply: ThreadReply =
+      raw.cmd === 'measure'
+        ? { id: raw.id, heap: heap() }
+        : { id: raw.id, file: writeHeapSnapshot(raw.path.replace(/\.heapsnapshot$/, `-${threadId}.heapsnapshot`)) };
+    channel.postMessage(reply);
+  };
+} else if (process.send) {
+  /** Asks every worker thread; gathers `expected` answers, or what answers within `waitMs`. */
+  const workers = (request: Request, waitMs: number, expected = Number.POSITIVE_INFINITY): Promise<ThreadReply[]> =>
+    new Promise((resolve) => {
+      const got: ThreadReply[] = [];
+      const timer = setTimeout(() => resolve(got), waitMs);
+      channel.onmessage = (event: unknown) => {
+        const reply = (event as { data: ThreadReply }).data;
+        if (reply.id !== request.id || 'cmd' in reply) return;
+        got.push(reply);
+        if (got.length < expected) return;
+        clearTimeout(timer);
+        resolve(got);
+      };
+      channel.postMessage(request);
+    });
+  process.on('message', async (raw: Request) => {
     if (typeof raw !== 'object' || raw === null || !('cmd' in raw)) return;
+    // How many threads there are is learnt from who answers a measure; a snapshot takes longer.
+    const others =
+      raw.cmd === 'measure'
+        ? await workers(raw, WORKERS_MS)
+        : await workers(raw, 300_000, (await workers({ id: -raw.id, cmd: 'measure' }, WORKERS_MS)).length);
+    collect();
     let reply: unknown;
     if (raw.cmd === 'measure') {
-      collect();
       const m = process.memoryUsage();
       reply = {
         rss: m.rss,
@@ -38,9 +90,9 @@ if (isMainThread && process.send) {
         heapTotal: m.heapTotal,
         external: m.external,
         arrayBuffers: m.arrayBuffers,
-        mallocedMemory: getHeapStatistics().malloced_memory,
+        workers: others.flatMap((o) => (o.heap ? [o.heap] : [])),
       } satisfies Measured;
-    } else reply = writeHeapSnapshot(raw.path);
+    } else reply = [writeHeapSnapshot(raw.path), ...others.flatMap((o) => (o.file ? [o.file] : []))];
     process.send?.({ id: raw.id, reply });
   });
   // The channel must not keep the service alive once it is asked to stop.

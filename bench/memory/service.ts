@@ -135,12 +135,22 @@ export async function measureService(o: RunOptions): Promise<Run> {
     }
     const statusWrites = metric((await get('/metrics'))?.text ?? '', 'acl_status_writes_total');
     const measured = await call<Measured>({ cmd: 'measure' });
-    progress(`  ${o.label}: RSS ${(measured.rss / 2 ** 20).toFixed(1)} MB, heap used ${(measured.heapUsed / 2 ** 20).toFixed(1)} MB`);
+    const threads = measured.workers.map((w) => `${w.thread} ${(w.heapUsed / 2 ** 20).toFixed(1)} MB`).join(', ');
+    progress(
+      `  ${o.label}: RSS ${(measured.rss / 2 ** 20).toFixed(1)} MB, heap used ${(measured.heapUsed / 2 ** 20).toFixed(1)} MB; worker heaps: ${threads}`,
+    );
     let heap: Map<string, Kind> | undefined;
     if (o.snapshot) {
-      const file = await call<string>({ cmd: 'snapshot', path: join(work, 'service.heapsnapshot') });
-      heap = heapByKind(file);
-      rmSync(file, { force: true });
+      // Every thread's heap, summed: the reading and packing threads hold objects too.
+      const files = await call<string[]>({ cmd: 'snapshot', path: join(work, 'service.heapsnapshot') });
+      heap = new Map();
+      for (const file of files) {
+        for (const [kind, k] of heapByKind(file)) {
+          const had = heap.get(kind);
+          heap.set(kind, { bytes: k.bytes + (had?.bytes ?? 0), count: k.count + (had?.count ?? 0) });
+        }
+        rmSync(file, { force: true });
+      }
     }
     return { label: o.label, readyMs, statusWrites, heap, ...measured };
   } finally {
