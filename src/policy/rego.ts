@@ -17,20 +17,28 @@ export interface TranslateOptions {
   readonly directory?: EntityDirectory;
 }
 
-/** Each rule's translation, by rule (rule models are immutable) and `<regoVersion>|<merged>`. */
-const TRANSLATED = new WeakMap<RuleModel, Map<string, RuleRego>>();
+/**
+ * Each rule's translations, by rule (rule models are immutable) and `<regoVersion>|<merged>`: a plain
+ * object rather than a Map, since a rule has one or two (the controller's and its bundles' are the same).
+ */
+const TRANSLATED = new WeakMap<RuleModel, Record<string, RuleRego>>();
 
-function translateCached(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
+/**
+ * The translation of one rule, made once per rule model and options and then shared: the
+ * controller's status and every bundle that embeds the rule hold the same text.
+ */
+export function ruleTranslation(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
   let byOptions = TRANSLATED.get(rule);
   if (!byOptions) {
-    byOptions = new Map();
+    byOptions = {};
     TRANSLATED.set(rule, byOptions);
   }
   const key = `${v}|${merged}`;
-  let t = byOptions.get(key);
+  let t = byOptions[key];
   if (!t) {
-    t = translateRule(rule, v, merged);
-    byOptions.set(key, t);
+    // Frozen: every holder shares this one object.
+    t = Object.freeze(translateRule(rule, v, merged));
+    byOptions[key] = t;
   }
   return t;
 }
@@ -59,7 +67,7 @@ export function* translatePartsSteps(rules: readonly RuleModel[], options: Trans
   const clauses: string[] = [];
   const groups: string[] = [];
   for (const r of sorted) {
-    const t = translateCached(r, v, directory.length > 0);
+    const t = ruleTranslation(r, v, directory.length > 0);
     for (const n of t.prelude) used.add(n);
     clauses.push(t.text);
     if (clauses.length === 256) {
