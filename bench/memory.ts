@@ -82,6 +82,12 @@ function report(title: string, unit: string, objects: number, base: Run, loaded:
   ))
     console.log(`  ${l}`);
   console.log(`  RSS ${fmt(loaded.rss / base.rss, 2)}x the baseline; heap used ${fmt(loaded.heapUsed / base.heapUsed, 2)}x`);
+  const spaces = (r: Run): string =>
+    r.spaces
+      .filter((sp) => sp.committed >= 2 ** 20)
+      .map((sp) => `${sp.name} ${fmt(sp.committed / 2 ** 20)}/${fmt(sp.used / 2 ** 20)}`)
+      .join(', ');
+  console.log(`  main thread's V8 spaces, MB committed/used: baseline ${spaces(base)}; loaded ${spaces(loaded)}`);
   if (!base.heap || !loaded.heap) return;
   const grown = growth(base.heap, loaded.heap);
   const total = grown.reduce((a, g) => a + g.bytes, 0);

@@ -3,7 +3,7 @@
 // full collections and reports the process's memory and each thread's heap; `snapshot` writes a V8
 // heap snapshot of every thread. Worker threads load this file too: they answer the main thread over
 // a BroadcastChannel.
-import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { BroadcastChannel, isMainThread, threadId, threadName } from 'node:worker_threads';
 
 /** One thread's heap after full collections. */
@@ -22,6 +22,8 @@ export interface Measured {
   readonly arrayBuffers: number;
   /** Worker threads' heaps (the main thread's is heapUsed and heapTotal). */
   readonly workers: readonly ThreadHeap[];
+  /** The main thread's heap by V8 space: committed and used bytes (new_space, old_space, code_space...). */
+  readonly spaces: readonly { readonly name: string; readonly committed: number; readonly used: number }[];
 }
 
 type Request = { readonly id: number; readonly cmd: 'measure' } | { readonly id: number; readonly cmd: 'snapshot'; readonly path: string };
@@ -91,6 +93,7 @@ if (!isMainThread) {
         external: m.external,
         arrayBuffers: m.arrayBuffers,
         workers: others.flatMap((o) => (o.heap ? [o.heap] : [])),
+        spaces: getHeapSpaceStatistics().map((sp) => ({ name: sp.space_name, committed: sp.space_size, used: sp.space_used_size })),
       } satisfies Measured;
     } else reply = [writeHeapSnapshot(raw.path), ...others.flatMap((o) => (o.file ? [o.file] : []))];
     process.send?.({ id: raw.id, reply });
