@@ -1,5 +1,6 @@
 // Rule → deployed CompiledRule in the store, and status: phase, conditions and translation.
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { checkSpec, conditionProblem } from '../admission/index.ts';
 import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
@@ -73,6 +74,15 @@ function recorded(seen: Seen): Translated | undefined {
   return 'error' in made ? undefined : made;
 }
 
+/**
+ * The spec the source holds when the schema's output is the same JSON (nothing defaulted or
+ * dropped), else the output: the translation, its status and lint then share the source's one copy
+ * rather than each rule keeping a second. Neither the controllers nor the sources change a spec.
+ */
+function sourceSpec(parsed: RuleSpec, raw: unknown): RuleSpec {
+  return isDeepStrictEqual(parsed, raw) ? (raw as RuleSpec) : parsed;
+}
+
 /** A reconcile function for Rules; it remembers each rule's last good translation. */
 export function createRuleReconciler(): (key: ObjectKey, deps: ReconcileDeps) => Outcome {
   const lastGood: LastGood = new Map();
@@ -94,7 +104,7 @@ function reconcile(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Out
   };
   const parsed = checkSpec(Rule, obj.raw);
   if (!parsed.ok) return reject(seen, deps, lastGood, { reason: parsed.problem.reason, error: parsed.problem.message });
-  const spec = parsed.object.spec;
+  const spec = sourceSpec(parsed.object.spec, obj.raw['spec']);
   const t = translation(seen, spec, deps, lastGood);
   if ('error' in t) return reject(seen, deps, lastGood, t);
   const rebuildIn = putInForce(key, t, deps);

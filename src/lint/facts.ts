@@ -67,7 +67,7 @@ export type Facts = RuleFacts | BundleFacts | ConnectorFacts | DirectoryFacts;
 /** What a compiled condition tells lint. */
 interface ConditionFacts {
   readonly key: string;
-  readonly paths: ReturnType<typeof pathsOf>;
+  readonly paths: readonly ReturnType<typeof pathsOf>[number][];
   readonly negated: readonly NegatedPath[];
 }
 
@@ -86,7 +86,13 @@ function conditionFacts(text: string): ConditionFacts | null {
   if (!compiled.ok) return null;
   const known = byCondition.get(compiled.cond);
   if (known !== undefined) return known;
-  const facts = { key: digest(JSON.stringify(compiled.cond)), paths: pathsOf(compiled.cond), negated: negatedOnly(compiled.cond) };
+  const paths = pathsOf(compiled.cond);
+  const negated = negatedOnly(compiled.cond);
+  const facts = {
+    key: digest(JSON.stringify(compiled.cond)),
+    paths: paths.length > 0 ? paths : NONE,
+    negated: negated.length > 0 ? negated : NONE,
+  };
   byCondition.set(compiled.cond, facts);
   return facts;
 }
@@ -98,6 +104,10 @@ function conditionFacts(text: string): ConditionFacts | null {
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64');
 }
+
+/** The empty list and set every rule's facts share when they have nothing to list (facts are read-only). */
+const NONE: readonly never[] = Object.freeze([]);
+const NO_READS: ReadonlySet<string> = new Set();
 
 /** The same as a rule without one: a condition `true` (whatever its spelling) is no condition. */
 const NO_CONDITION = digest(JSON.stringify({ kind: 'const', value: true }));
@@ -130,7 +140,8 @@ function ruleFacts(rawSpec: Record<string, unknown>): RuleFacts | null {
     const flattened = pathText({ root: p.root === 'action' ? 'actionProperties' : p.root, keys: p.keys.slice(1) });
     if (!propertiesPaths.has(text)) propertiesPaths.set(text, { text, root: p.root, flattened });
   }
-  const actions = [...spec.actions].sort();
+  // The spec's own list when it is sorted already (facts never change it).
+  const actions = spec.actions.every((a, i) => i === 0 || (spec.actions[i - 1] as string) <= a) ? spec.actions : [...spec.actions].sort();
   return {
     kind: 'Rule',
     stateWritten: Object.hasOwn(rawSpec, 'state'),
@@ -140,10 +151,10 @@ function ruleFacts(rawSpec: Record<string, unknown>): RuleFacts | null {
     resourceType: spec.resourceType,
     actions,
     signature: digest(JSON.stringify([spec.subjectType, actions, spec.resourceType, condition?.key ?? NO_CONDITION])),
-    principalReads,
-    resourceReads,
-    propertiesPaths: [...propertiesPaths.values()],
-    negatedPaths: condition?.negated ?? [],
+    principalReads: principalReads !== 'all' && principalReads.size === 0 ? NO_READS : principalReads,
+    resourceReads: resourceReads !== 'all' && resourceReads.size === 0 ? NO_READS : resourceReads,
+    propertiesPaths: propertiesPaths.size > 0 ? [...propertiesPaths.values()] : NONE,
+    negatedPaths: condition?.negated ?? NONE,
   };
 }
 

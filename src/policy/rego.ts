@@ -18,27 +18,27 @@ export interface TranslateOptions {
 }
 
 /**
- * Each rule's translations, by rule (rule models are immutable) and `<regoVersion>|<merged>`: a plain
- * object rather than a Map, since a rule has one or two (the controller's and its bundles' are the same).
+ * Each rule's translations: one weak map per `<regoVersion>|<merged>` (four at most), by rule (rule
+ * models are immutable), so a rule costs one entry per translation and no holder object.
  */
-const TRANSLATED = new WeakMap<RuleModel, Record<string, RuleRego>>();
+const TRANSLATED = new Map<string, WeakMap<RuleModel, RuleRego>>();
 
 /**
  * The translation of one rule, made once per rule model and options and then shared: the
  * controller's status and every bundle that embeds the rule hold the same text.
  */
 export function ruleTranslation(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
-  let byOptions = TRANSLATED.get(rule);
-  if (!byOptions) {
-    byOptions = {};
-    TRANSLATED.set(rule, byOptions);
-  }
   const key = `${v}|${merged}`;
-  let t = byOptions[key];
+  let byRule = TRANSLATED.get(key);
+  if (!byRule) {
+    byRule = new WeakMap();
+    TRANSLATED.set(key, byRule);
+  }
+  let t = byRule.get(rule);
   if (!t) {
     // Frozen: every holder shares this one object.
     t = Object.freeze(translateRule(rule, v, merged));
-    byOptions[key] = t;
+    byRule.set(rule, t);
   }
   return t;
 }
