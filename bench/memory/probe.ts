@@ -13,8 +13,13 @@ export interface ThreadHeap {
   readonly heapTotal: number;
 }
 
-/** What `measure` answers: bytes after full collections. */
+/**
+ * What `measure` answers: bytes after ordinary full collections (what the process holds at rest,
+ * V8's heap still as large as loading made it), then `low`: RSS and heap total after V8's
+ * low-memory collection in every thread (what the process needs).
+ */
 export interface Measured {
+  readonly low: { readonly rss: number; readonly heapTotal: number; readonly workersTotal: number };
   readonly rss: number;
   readonly heapUsed: number;
   readonly heapTotal: number;
@@ -26,18 +31,22 @@ export interface Measured {
   readonly spaces: readonly { readonly name: string; readonly committed: number; readonly used: number }[];
 }
 
-type Request = { readonly id: number; readonly cmd: 'measure' } | { readonly id: number; readonly cmd: 'snapshot'; readonly path: string };
+type Request =
+  | { readonly id: number; readonly cmd: 'measure' | 'shrink' }
+  | { readonly id: number; readonly cmd: 'snapshot'; readonly path: string };
 type ThreadReply = { readonly id: number; readonly heap?: ThreadHeap; readonly file?: string };
 
 /** How long the main thread collects its workers' answers. */
 const WORKERS_MS = 1500;
 
-function collect(): void {
-  const gc = (globalThis as { gc?: (options?: { type: 'major'; execution: 'sync' }) => void }).gc;
+function collect(low = false): void {
+  const gc = (globalThis as { gc?: (options?: { type: 'major'; execution: 'sync'; flavor?: 'last-resort' }) => void }).gc;
   if (!gc) throw new Error('bench/memory/probe.ts needs --expose-gc');
-  // Twice: the first collection's finalisers and weak callbacks free more for the second.
+  // Twice: the first collection's finalisers and weak callbacks free more for the second. The
+  // last-resort flavour is V8's low-memory collection: it also shrinks the young generation and
+  // gives pooled pages back, so RSS reads what the heap holds rather than how large it once grew.
   gc({ type: 'major', execution: 'sync' });
-  gc({ type: 'major', execution: 'sync' });
+  gc({ type: 'major', execution: 'sync', ...(low ? { flavor: 'last-resort' as const } : {}) });
 }
 
 function heap(): ThreadHeap {
@@ -52,9 +61,9 @@ if (!isMainThread) {
   channel.onmessage = (event: unknown) => {
     const raw = (event as { data: Request }).data;
     if (!('cmd' in raw)) return;
-    collect();
+    collect(raw.cmd === 'shrink');
     const reply: ThreadReply =
-      raw.cmd === 'measure'
+      raw.cmd !== 'snapshot'
         ? { id: raw.id, heap: heap() }
         : { id: raw.id, file: writeHeapSnapshot(raw.path.replace(/\.heapsnapshot$/, `-${threadId}.heapsnapshot`)) };
     channel.postMessage(reply);
@@ -86,6 +95,9 @@ if (!isMainThread) {
     let reply: unknown;
     if (raw.cmd === 'measure') {
       const m = process.memoryUsage();
+      const spaces = getHeapSpaceStatistics().map((sp) => ({ name: sp.space_name, committed: sp.space_size, used: sp.space_used_size }));
+      const shrunk = await workers({ id: -raw.id, cmd: 'shrink' }, 300_000, others.length);
+      collect(true);
       reply = {
         rss: m.rss,
         heapUsed: m.heapUsed,
@@ -93,9 +105,14 @@ if (!isMainThread) {
         external: m.external,
         arrayBuffers: m.arrayBuffers,
         workers: others.flatMap((o) => (o.heap ? [o.heap] : [])),
-        spaces: getHeapSpaceStatistics().map((sp) => ({ name: sp.space_name, committed: sp.space_size, used: sp.space_used_size })),
+        spaces,
+        low: {
+          rss: process.memoryUsage.rss(),
+          heapTotal: getHeapStatistics().total_heap_size,
+          workersTotal: shrunk.reduce((a, o) => a + (o.heap?.heapTotal ?? 0), 0),
+        },
       } satisfies Measured;
-    } else reply = [writeHeapSnapshot(raw.path), ...others.flatMap((o) => (o.file ? [o.file] : []))];
+    } else if (raw.cmd === 'snapshot') reply = [writeHeapSnapshot(raw.path), ...others.flatMap((o) => (o.file ? [o.file] : []))];
     process.send?.({ id: raw.id, reply });
   });
   // The channel must not keep the service alive once it is asked to stop.
