@@ -103,12 +103,20 @@ function report(title: string, unit: string, objects: number, base: Run, loaded:
       .join(', ');
   console.log(`  main thread's V8 spaces, MB committed/used: baseline ${spaces(base)}; loaded ${spaces(loaded)}`);
   if (!base.heap || !loaded.heap) return;
-  const grown = growth(base.heap, loaded.heap);
+  const grown = growth(base.heap.kinds, loaded.heap.kinds);
   const total = grown.reduce((a, g) => a + g.bytes, 0);
   console.log(`  heap snapshots (every thread), self size by kind, growth per ${unit} (total ${per(total / objects)}; top ${TOP}):`);
   for (const l of table(
     ['kind', `bytes per ${unit}`, `count per ${unit}`, 'share'],
     grown.slice(0, TOP).map((g) => [g.kind, per(g.bytes / objects), fmt(g.count / objects, 1), `${fmt((100 * g.bytes) / total)} %`]),
+  ))
+    console.log(`    ${l}`);
+  console.log(`  objects by shape (constructor {properties}), growth per ${unit} (top ${TOP}):`);
+  for (const l of table(
+    ['shape', `bytes per ${unit}`, `count per ${unit}`],
+    growth(base.heap.shapes, loaded.heap.shapes)
+      .slice(0, TOP)
+      .map((g) => [g.kind.length > 90 ? `${g.kind.slice(0, 87)}...` : g.kind, per(g.bytes / objects), fmt(g.count / objects, 1)]),
   ))
     console.log(`    ${l}`);
 }

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processCpuUs } from '../http/procfs.ts';
-import { heapByKind, type Kind } from './heap.ts';
+import { type HeapSummary, heapSummary, type Kind } from './heap.ts';
 import type { Measured } from './probe.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -24,8 +24,8 @@ export interface Run extends Measured {
   readonly label: string;
   readonly readyMs: number;
   readonly statusWrites: number;
-  /** Self size by kind from a heap snapshot, when one was asked for. */
-  readonly heap: ReadonlyMap<string, Kind> | undefined;
+  /** Self size by kind and by shape from heap snapshots of every thread, when asked for. */
+  readonly heap: HeapSummary | undefined;
 }
 
 export interface RunOptions {
@@ -139,18 +139,24 @@ export async function measureService(o: RunOptions): Promise<Run> {
     progress(
       `  ${o.label}: RSS ${(measured.rss / 2 ** 20).toFixed(1)} MB, heap used ${(measured.heapUsed / 2 ** 20).toFixed(1)} MB; worker heaps: ${threads}`,
     );
-    let heap: Map<string, Kind> | undefined;
+    let heap: HeapSummary | undefined;
     if (o.snapshot) {
       // Every thread's heap, summed: the reading and packing threads hold objects too.
       const files = await call<string[]>({ cmd: 'snapshot', path: join(work, 'service.heapsnapshot') });
-      heap = new Map();
-      for (const file of files) {
-        for (const [kind, k] of heapByKind(file)) {
-          const had = heap.get(kind);
-          heap.set(kind, { bytes: k.bytes + (had?.bytes ?? 0), count: k.count + (had?.count ?? 0) });
+      const sum: HeapSummary = { kinds: new Map(), shapes: new Map() };
+      const merge = (into: Map<string, Kind>, from: ReadonlyMap<string, Kind>): void => {
+        for (const [key, k] of from) {
+          const had = into.get(key);
+          into.set(key, { bytes: k.bytes + (had?.bytes ?? 0), count: k.count + (had?.count ?? 0) });
         }
+      };
+      for (const file of files) {
+        const one = heapSummary(file);
+        merge(sum.kinds, one.kinds);
+        merge(sum.shapes, one.shapes);
         rmSync(file, { force: true });
       }
+      heap = sum;
     }
     return { label: o.label, readyMs, statusWrites, heap, ...measured };
   } finally {
