@@ -36,8 +36,8 @@ type Request =
   | { readonly id: number; readonly cmd: 'snapshot'; readonly path: string };
 type ThreadReply = { readonly id: number; readonly heap?: ThreadHeap; readonly file?: string };
 
-/** How long the main thread collects its workers' answers. */
-const WORKERS_MS = 1500;
+/** How long the main thread collects its workers' answers (a thread collecting a large heap on a busy machine takes seconds). */
+const WORKERS_MS = 5000;
 
 function collect(low = false): void {
   const gc = (globalThis as { gc?: (options?: { type: 'major'; execution: 'sync'; flavor?: 'last-resort' }) => void }).gc;
