@@ -73,6 +73,10 @@ if (!isMainThread) {
   const workers = (request: Request, waitMs: number, expected = Number.POSITIVE_INFINITY): Promise<ThreadReply[]> =>
     new Promise((resolve) => {
       const got: ThreadReply[] = [];
+      if (expected === 0) {
+        resolve(got);
+        return;
+      }
       const timer = setTimeout(() => resolve(got), waitMs);
       channel.onmessage = (event: unknown) => {
         const reply = (event as { data: ThreadReply }).data;
