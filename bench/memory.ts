@@ -14,6 +14,7 @@
 //      wrote statuses is measured again on a second start). The namespaces are deleted at the end
 //      unless BENCH_KEEP=1.
 // BENCH_QUICK=1: 500 rules, 5,000 entities, 2 namespaces: a smoke check, not figures to quote.
+// BENCH_PARTS=rules,directory,kube (the default: all three) runs only the parts named.
 // Not a test: nothing fails. Figures on stdout, progress on stderr.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +35,7 @@ const RULES = QUICK ? 500 : 10_000;
 const DIRECTORIES = QUICK ? 1 : 20;
 const NAMESPACES = QUICK ? 2 : 100;
 const TOP = 15;
+const PARTS = new Set((process.env['BENCH_PARTS'] || 'rules,directory,kube').split(','));
 const OPS_NS = 'bench-mem-ops';
 const EMPTY_NS = 'bench-mem-empty';
 const LABEL = 'acl-operator-bench-memory';
@@ -127,7 +129,7 @@ console.log(
 console.log(`machine: ${machine()}`);
 
 // 1. Rules, standalone.
-{
+if (PARTS.has('rules')) {
   progress(`standalone: ${fmt(RULES)} rules vs 0`);
   const empty = folder('rules-0', manifestFiles(tenantRules(0)));
   const full = folder('rules-n', manifestFiles(tenantRules(RULES)));
@@ -142,7 +144,7 @@ console.log(`machine: ${machine()}`);
 }
 
 // 2. Directory entities, standalone.
-{
+if (PARTS.has('directory')) {
   const entities = DIRECTORIES * PER_DIRECTORY;
   progress(`directory: ${fmt(entities)} entities vs 0`);
   const files = (n: number): Record<string, string> => ({
@@ -171,7 +173,9 @@ console.log(`machine: ${machine()}`);
 }
 
 // 3. Kubernetes.
-if (!KUBECONFIG) {
+if (!PARTS.has('kube')) {
+  // not asked for
+} else if (!KUBECONFIG) {
   console.log('');
   console.log('Kubernetes: skipped (set E2E_KUBECONFIG or KUBECONFIG to a cluster with the CRDs of crds/ installed)');
 } else {
