@@ -173,12 +173,10 @@ if (PARTS.has('directory')) {
 }
 
 // 3. Kubernetes.
-if (!PARTS.has('kube')) {
-  // not asked for
-} else if (!KUBECONFIG) {
+if (PARTS.has('kube') && !KUBECONFIG) {
   console.log('');
   console.log('Kubernetes: skipped (set E2E_KUBECONFIG or KUBECONFIG to a cluster with the CRDs of crds/ installed)');
-} else {
+} else if (PARTS.has('kube')) {
   const kc = new KubeConfig();
   kc.loadFromFile(KUBECONFIG);
   const { core, custom } = clientsFor(kc);
