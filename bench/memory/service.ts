@@ -126,12 +126,21 @@ export async function measureService(o: RunOptions): Promise<Run> {
       await sleep(100);
     }
     progress(`  ${o.label}: ready after ${(readyMs / 1000).toFixed(1)} s, bundles served; waiting for quiet`);
-    for (let cpu = await processCpuUs(child.pid as number); ; ) {
+    // Quiet: CPU time flat, or (a Kubernetes source relisting its hundreds of watches never is) an
+    // empty queue and no status written for two windows in a row.
+    const busy = async (): Promise<string> => {
+      const text = (await get('/metrics'))?.text ?? '';
+      return `${metric(text, 'acl_queue_depth')}/${metric(text, 'acl_status_writes_total')}/${metric(text, 'acl_reconcile_total')}`;
+    };
+    for (let cpu = await processCpuUs(child.pid as number), done = await busy(), still = 0; ; ) {
       await sleep(QUIET_WINDOW_MS);
       check();
       const now = await processCpuUs(child.pid as number);
-      if (now - cpu < QUIET_CPU_MS * 1000) break;
+      const doing = await busy();
+      still = doing === done && doing.startsWith('0/') ? still + 1 : 0;
+      if (now - cpu < QUIET_CPU_MS * 1000 || still >= 2) break;
       cpu = now;
+      done = doing;
     }
     const statusWrites = metric((await get('/metrics'))?.text ?? '', 'acl_status_writes_total');
     const measured = await call<Measured>({ cmd: 'measure' });
