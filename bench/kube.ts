@@ -37,9 +37,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiextensionsV1Api, VersionApi, Watch } from '@kubernetes/client-node';
 import { statusOf } from '../src/kube/client.ts';
-import { CONDITIONS, rng } from './generate.ts';
+import { CONDITIONS } from './generate.ts';
 import { summariseProfile, type Profile } from './http/cpuprofile.ts';
 import { processCpuUs } from './http/procfs.ts';
+import {
+  CREATE_CONCURRENCY,
+  createAll as createAllWith,
+  dropNamespaces as dropAll,
+  ensureNamespace as ensureWith,
+  pool,
+  RULES_PER_NS,
+  tenantObjects,
+  type BenchObject,
+} from './kube/objects.ts';
 import { fmt, machine, table } from './http/report.ts';
 
 const KUBECONFIG = process.env['E2E_KUBECONFIG'] || process.env['KUBECONFIG'] || '';
@@ -58,8 +68,6 @@ const KEEP = process.env['BENCH_KEEP'] === '1';
 const PROFILE_DIR = process.env['BENCH_CPU_PROF'] || undefined;
 const CHANGES = QUICK ? 20 : 100;
 const NAMESPACES = QUICK ? 10 : 100;
-const RULES_PER_NS = 100;
-const CREATE_CONCURRENCY = 50;
 const IDLE_S = 10;
 // Another prefix lets two people share one API server without touching each other's namespaces.
 const PREFIX = process.env['BENCH_PREFIX'] || 'bench-kube';
@@ -107,104 +115,9 @@ process.on('exit', () => {
 });
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(130));
 
-// --- cluster objects ----------------------------------------------------------------------------
-
-type Plural = 'rules' | 'connectors' | 'bundles';
-const object = (kind: string, namespace: string, name: string, spec: Record<string, unknown>) => ({
-  apiVersion: `${GROUP}/${VERSION}`,
-  kind,
-  metadata: { name, namespace },
-  spec,
-});
-
-function ruleSpec(r: () => number, tag: string, i: number): Record<string, unknown> {
-  const actions = [...new Set([`action-${Math.floor(r() * 20)}`, `action-${Math.floor(r() * 20)}`])];
-  return {
-    state: 'Enforced',
-    description: `Generated rule ${i}`,
-    subjectType: `subject-${Math.floor(r() * 50)}`,
-    actions,
-    resourceType: `resource-${Math.floor(r() * 100)}`,
-    condition: `${CONDITIONS[i % CONDITIONS.length]} && principal.id != "nobody-${tag}-${i}"`,
-  };
-}
-
-/** A tenant: 100 Rules, Connector `opa`, Bundle `all`. */
-function tenantObjects(ns: string, seed: number): { plural: Plural; body: ReturnType<typeof object> }[] {
-  const r = rng(seed);
-  return [
-    ...Array.from({ length: RULES_PER_NS }, (_, i) => ({
-      plural: 'rules' as const,
-      body: object('Rule', ns, `rule-${String(i).padStart(3, '0')}`, ruleSpec(r, ns, i)),
-    })),
-    { plural: 'connectors', body: object('Connector', ns, 'opa', {}) },
-    { plural: 'bundles', body: object('Bundle', ns, 'all', { connector: 'opa' }) },
-  ];
-}
-
-/** Creates the namespace unless it exists (BENCH_KEEP); waits out a previous run's deletion. */
-async function ensureNamespace(name: string): Promise<void> {
-  for (let waited = false; ; waited = true) {
-    try {
-      await core.createNamespace({ body: { metadata: { name, labels: { 'acl-operator-bench': 'true' } } } });
-      return;
-    } catch (err) {
-      if (statusOf(err) !== 409) throw err;
-      const existing = await core.readNamespace({ name }).catch(() => undefined);
-      if (existing && existing.status?.phase !== 'Terminating') return;
-      if (!waited) progress(`  waiting for namespace ${name} of an earlier run to be deleted`);
-      await sleep(1000);
-    }
-  }
-}
-
-/** Runs `work` over `items`, `concurrency` at a time; `onDone` after each. */
-async function pool<T>(
-  items: readonly T[],
-  concurrency: number,
-  work: (item: T) => Promise<void>,
-  onDone: (done: number) => void = () => undefined,
-): Promise<void> {
-  let next = 0;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) {
-        await work(items[next++] as T);
-        onDone(++done);
-      }
-    }),
-  );
-}
-
-/** Creates objects, leaving any that exist; returns how many were created. */
-async function createAll(objects: readonly { plural: Plural; body: ReturnType<typeof object> }[], label: string): Promise<number> {
-  let created = 0;
-  await pool(
-    objects,
-    CREATE_CONCURRENCY,
-    async ({ plural, body }) => {
-      try {
-        await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: body.metadata.namespace, plural, body });
-        created++;
-      } catch (err) {
-        if (statusOf(err) !== 409) throw err;
-      }
-    },
-    (done) => {
-      if (done % 1000 === 0 || done === objects.length) progress(`  ${label}: ${fmt(done)}/${fmt(objects.length)}`);
-    },
-  );
-  return created;
-}
-
-async function dropNamespaces(names: readonly string[]): Promise<void> {
-  await pool(names, 10, async (name) => {
-    await core.deleteNamespace({ name }).catch((err: unknown) => {
-      if (statusOf(err) !== 404) throw err;
-    });
-  });
-}
+const ensureNamespace = (name: string): Promise<void> => ensureWith(core, name);
+const createAll = (objects: readonly BenchObject[], label: string): Promise<number> => createAllWith(custom, objects, label);
+const dropNamespaces = (names: readonly string[]): Promise<void> => dropAll(core, names);
 
 // --- 1. propagation ------------------------------------------------------------------------------
 

@@ -65,5 +65,13 @@ export function sameStatus(a: unknown, b: unknown): boolean {
 
 /** Kubernetes timestamps: RFC 3339 in whole seconds. */
 export function kubeTime(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(now.getTime() / 1000);
+  if (lastTime?.second !== second) lastTime = { second, text: now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return lastTime.text;
 }
+
+/**
+ * The last time kubeTime wrote: the thousands of conditions a start writes within one second share
+ * one string rather than holding a copy each for as long as their status lives.
+ */
+let lastTime: { readonly second: number; readonly text: string } | undefined;

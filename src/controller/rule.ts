@@ -1,14 +1,16 @@
 // Rule → deployed CompiledRule in the store, and status: phase, conditions and translation.
+import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { checkSpec, conditionProblem } from '../admission/index.ts';
 import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
-import { compileRule, ruleModel, translateCached, type RuleModel } from '../policy/index.ts';
+import { compileRule, ruleModel, ruleTranslation, type RuleModel } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { ANNOTATION_REGENERATE, keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 interface Translated {
-  /** The spec it was made from, and that spec as canonical JSON (the cache key, with regenerate). */
+  /** The spec it was made from, and the digest of its canonical JSON (the cache key, with regenerate). */
   readonly spec: RuleSpec;
   readonly specKey: string;
   readonly regenerate: string | undefined;
@@ -52,7 +54,13 @@ function translate(obj: SourceObject, spec: RuleSpec, generation: number, regene
     return { error: problem.message, reason: problem.reason };
   }
   const model: RuleModel = deployed(res.model.state) ? { ...res.model, state: 'Enforced' } : res.model;
-  return { spec, specKey: canonicalJson(spec), regenerate, generation, model, rego: translateCached(model, 0).text };
+  // The Rego is the bundles' own translation of this model (shared, not a copy of it).
+  return { spec, specKey: specKeyOf(spec), regenerate, generation, model, rego: ruleTranslation(model, 0, false).text };
+}
+
+/** A digest of the spec's canonical JSON: what a rule remembers to know its spec again (the JSON itself is 5-10 times longer). */
+function specKeyOf(spec: RuleSpec): string {
+  return createHash('sha256').update(canonicalJson(spec)).digest('base64');
 }
 
 /**
@@ -73,6 +81,15 @@ function recorded(seen: Seen): Translated | undefined {
   if (!t || (t.status !== 'Current' && t.status !== 'Stale') || t.generation === undefined || t.spec === undefined) return undefined;
   const made = translate(seen.obj, t.spec, t.generation, undefined);
   return 'error' in made ? undefined : made;
+}
+
+/**
+ * The spec the source holds when the schema's output is the same JSON (nothing defaulted or
+ * dropped), else the output: the translation, its status and lint then share the source's one copy
+ * rather than each rule keeping a second. Neither the controllers nor the sources change a spec.
+ */
+function sourceSpec(parsed: RuleSpec, raw: unknown): RuleSpec {
+  return isDeepStrictEqual(parsed, raw) ? (raw as RuleSpec) : parsed;
 }
 
 /** A reconcile function for Rules; it remembers each rule's last good translation. */
@@ -96,7 +113,7 @@ function reconcile(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Out
   };
   const parsed = checkSpec(Rule, obj.raw);
   if (!parsed.ok) return reject(seen, deps, lastGood, { reason: parsed.problem.reason, error: parsed.problem.message });
-  const spec = parsed.object.spec;
+  const spec = sourceSpec(parsed.object.spec, obj.raw['spec']);
   const t = translation(seen, spec, deps, lastGood);
   if ('error' in t) return reject(seen, deps, lastGood, t);
   const rebuildIn = putInForce(key, t, deps);
@@ -116,7 +133,7 @@ function forget(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Outcom
 /** The translation of this spec: the one made before when spec and regenerate are the same, otherwise a new one. */
 function translation(seen: Seen, spec: RuleSpec, deps: ReconcileDeps, lastGood: LastGood): Translated | Failed {
   const known = lastGood.get(seen.id);
-  if (known && known.specKey === canonicalJson(spec) && known.regenerate === seen.regenerate) {
+  if (known && known.specKey === specKeyOf(spec) && known.regenerate === seen.regenerate) {
     // Same spec (perhaps a new generation of it): the same translation and model, so nothing rebuilds.
     if (known.generation === seen.generation) return known;
     const renumbered = { ...known, generation: seen.generation };

@@ -244,3 +244,30 @@ describe('DuplicateRule', () => {
     ]);
   });
 });
+
+describe('facts shared between rules and passes', () => {
+  const frozen = <T>(value: T): T => {
+    if (value !== null && typeof value === 'object') {
+      for (const v of Object.values(value)) frozen(v);
+      Object.freeze(value);
+    }
+    return value;
+  };
+
+  it('gives the same findings pass after pass, with specs that cannot change and empty lists shared', () => {
+    const objects = frozen([
+      ...clean(),
+      ...Array.from({ length: 60 }, (_, i) =>
+        rule(`r-${String(i).padStart(2, '0')}`, {
+          actions: i % 3 === 0 ? ['write', 'read'] : ['read'],
+          ...(i % 4 === 0 ? {} : { condition: i % 4 === 1 ? 'principal.team == resource.team' : `!(principal.level > ${i % 5})` }),
+        }),
+      ),
+    ]);
+    const first = lintObjects(objects);
+    // Other rules linted in between reuse the shared empty sets and lists; they must come back empty.
+    lintObjects(Array.from({ length: 40 }, (_, i) => rule(`o-${i}`, { condition: `resource.level >= ${i} || "x" in principal` })));
+    expect(lintObjects(objects)).toEqual(first);
+    expect(new Set(first.map((f) => f.code))).toEqual(new Set(['DuplicateRule', 'NegatedMissing']));
+  });
+});

@@ -2,6 +2,7 @@
 // a Rule's condition compiled by the CEL front end (src/policy), and the few facts the checks read.
 // Sources replace an object's spec when it changes, so facts are cached on the spec object itself
 // (a WeakMap): a tenant of 10,000 rules is linted again at the cost of its cross-object checks only.
+import { createHash } from 'node:crypto';
 import { BundleSpec, ConnectorSpec, Directory, isObject, RuleSpec } from '../api/index.ts';
 import { compileCondition, type Cond, pathsOf, pathText } from '../policy/index.ts';
 import { type NegatedPath, negatedOnly } from './negation.ts';
@@ -32,7 +33,7 @@ export interface RuleFacts {
   readonly resourceType: string;
   /** The actions, sorted, for messages. */
   readonly actions: readonly string[];
-  /** Subject type, actions, resource type and compiled condition: equal for rules that decide alike. */
+  /** A digest of subject type, actions, resource type and compiled condition: equal for rules that decide alike. */
   readonly signature: string;
   /** The properties of subject-type entities the condition reads (principal.X), and of resource-type ones (resource.X). */
   readonly principalReads: Reads;
@@ -66,7 +67,7 @@ export type Facts = RuleFacts | BundleFacts | ConnectorFacts | DirectoryFacts;
 /** What a compiled condition tells lint. */
 interface ConditionFacts {
   readonly key: string;
-  readonly paths: ReturnType<typeof pathsOf>;
+  readonly paths: readonly ReturnType<typeof pathsOf>[number][];
   readonly negated: readonly NegatedPath[];
 }
 
@@ -85,13 +86,31 @@ function conditionFacts(text: string): ConditionFacts | null {
   if (!compiled.ok) return null;
   const known = byCondition.get(compiled.cond);
   if (known !== undefined) return known;
-  const facts = { key: JSON.stringify(compiled.cond), paths: pathsOf(compiled.cond), negated: negatedOnly(compiled.cond) };
+  const paths = pathsOf(compiled.cond);
+  const negated = negatedOnly(compiled.cond);
+  const facts = {
+    key: digest(JSON.stringify(compiled.cond)),
+    paths: paths.length > 0 ? paths : NONE,
+    negated: negated.length > 0 ? negated : NONE,
+  };
   byCondition.set(compiled.cond, facts);
   return facts;
 }
 
+/**
+ * What equality is tested on is kept as a digest: a condition's JSON is hundreds of characters, and
+ * every rule's facts stay in memory for as long as its spec does.
+ */
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
+
+/** The empty list and set every rule's facts share when they have nothing to list (facts are read-only). */
+const NONE: readonly never[] = Object.freeze([]);
+const NO_READS: ReadonlySet<string> = new Set();
+
 /** The same as a rule without one: a condition `true` (whatever its spelling) is no condition. */
-const NO_CONDITION = JSON.stringify({ kind: 'const', value: true });
+const NO_CONDITION = digest(JSON.stringify({ kind: 'const', value: true }));
 
 /** Adds what one path reads to `reads`: a top-level key, or (the whole entity) every key. */
 function addRead(reads: Set<string> | 'all', keys: readonly (string | number)[]): Set<string> | 'all' {
@@ -121,7 +140,8 @@ function ruleFacts(rawSpec: Record<string, unknown>): RuleFacts | null {
     const flattened = pathText({ root: p.root === 'action' ? 'actionProperties' : p.root, keys: p.keys.slice(1) });
     if (!propertiesPaths.has(text)) propertiesPaths.set(text, { text, root: p.root, flattened });
   }
-  const actions = [...spec.actions].sort();
+  // The spec's own list when it is sorted already (facts never change it).
+  const actions = spec.actions.every((a, i) => i === 0 || (spec.actions[i - 1] as string) <= a) ? spec.actions : [...spec.actions].sort();
   return {
     kind: 'Rule',
     stateWritten: Object.hasOwn(rawSpec, 'state'),
@@ -130,11 +150,11 @@ function ruleFacts(rawSpec: Record<string, unknown>): RuleFacts | null {
     subjectType: spec.subjectType,
     resourceType: spec.resourceType,
     actions,
-    signature: JSON.stringify([spec.subjectType, actions, spec.resourceType, condition?.key ?? NO_CONDITION]),
-    principalReads,
-    resourceReads,
-    propertiesPaths: [...propertiesPaths.values()],
-    negatedPaths: condition?.negated ?? [],
+    signature: digest(JSON.stringify([spec.subjectType, actions, spec.resourceType, condition?.key ?? NO_CONDITION])),
+    principalReads: principalReads !== 'all' && principalReads.size === 0 ? NO_READS : principalReads,
+    resourceReads: resourceReads !== 'all' && resourceReads.size === 0 ? NO_READS : resourceReads,
+    propertiesPaths: propertiesPaths.size > 0 ? [...propertiesPaths.values()] : NONE,
+    negatedPaths: condition?.negated ?? NONE,
   };
 }
 

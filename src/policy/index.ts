@@ -18,7 +18,7 @@ export {
   type DecisionInput,
   type RuleIndex,
 } from './evaluate.ts';
-export { translate, translateCached, translatePartsSteps } from './rego.ts';
+export { ruleTranslation, translate, translatePartsSteps } from './rego.ts';
 export { translateRule } from './regorule.ts';
 export type { RegoVersion } from './regotext.ts';
 export { ruleModel } from './rule.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ruleModelFor, type RuleOverrides } from '../../test/support/rules.ts';
 import type { RuleModel } from './index.ts';
-import { translate, translateRule } from './index.ts';
+import { ruleTranslation, translate, translateRule } from './index.ts';
 
 const model = (name: string, over: RuleOverrides = {}): RuleModel => ruleModelFor(name, over);
 
@@ -198,5 +198,29 @@ describe('rule text cannot inject Rego', () => {
     const r = model('keywords', { condition: 'resource["not"] == principal.meta["default"] && context["a b"] == resource["import"]' });
     expect(translateRule(r, 0).text).toContain('input.resource["not"] == input.principal.meta["default"]');
     expect(translateRule(r, 0).text).toContain('input.context["a b"] == input.resource["import"]');
+  });
+});
+
+describe('one translation per rule, shared', () => {
+  it('gives the controller and every bundle of the rule the same frozen translation', () => {
+    const rule = ruleModelFor('shared', { condition: 'principal.team == resource.team' });
+    const first = ruleTranslation(rule, 0, false);
+    expect(ruleTranslation(rule, 0, false)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(translate([rule], { regoVersion: 0 })).toContain(first.text);
+    // Other options are other translations, each shared in its turn.
+    expect(ruleTranslation(rule, 1, false)).not.toBe(first);
+    expect(ruleTranslation(rule, 1, false)).toBe(ruleTranslation(rule, 1, false));
+  });
+
+  it('keeps the prelude of rules that need none empty however many rules that need one are translated', () => {
+    const plain = Array.from({ length: 50 }, (_, i) => ruleModelFor(`plain-${i}`, { condition: `principal.level >= ${i}` }));
+    const cidrs = Array.from({ length: 50 }, (_, i) =>
+      ruleModelFor(`net-${i}`, { condition: `cidr("10.${i}.0.0/16").containsIP(context.ipAddress)` }),
+    );
+    for (const r of [...plain, ...cidrs]) ruleTranslation(r, 1, false);
+    for (const r of plain) expect([...ruleTranslation(r, 1, false).prelude]).toEqual([]);
+    for (const r of cidrs) expect(ruleTranslation(r, 1, false).prelude.size).toBeGreaterThan(0);
+    expect(translate(plain, { regoVersion: 1 })).toBe(translate([...plain].reverse(), { regoVersion: 1 }));
   });
 });

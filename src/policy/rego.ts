@@ -17,24 +17,28 @@ export interface TranslateOptions {
   readonly directory?: EntityDirectory;
 }
 
-/** Each rule's translation, by rule (rule models are immutable) and `<regoVersion>|<merged>`. */
-const TRANSLATED = new WeakMap<RuleModel, Map<string, RuleRego>>();
+/**
+ * Each rule's translations: one weak map per `<regoVersion>|<merged>` (four at most), by rule (rule
+ * models are immutable), so a rule costs one entry per translation and no holder object.
+ */
+const TRANSLATED = new Map<string, WeakMap<RuleModel, RuleRego>>();
 
 /**
- * One rule's clause, translated once per rule object and options: the Rule controller's status Rego
- * and every bundle holding that rule share the one translation (a start translated each rule twice).
+ * The translation of one rule, made once per rule model and options and then shared: the
+ * controller's status and every bundle that embeds the rule hold the same text.
  */
-export function translateCached(rule: RuleModel, v: RegoVersion, merged = false): RuleRego {
-  let byOptions = TRANSLATED.get(rule);
-  if (!byOptions) {
-    byOptions = new Map();
-    TRANSLATED.set(rule, byOptions);
-  }
+export function ruleTranslation(rule: RuleModel, v: RegoVersion, merged: boolean): RuleRego {
   const key = `${v}|${merged}`;
-  let t = byOptions.get(key);
+  let byRule = TRANSLATED.get(key);
+  if (!byRule) {
+    byRule = new WeakMap();
+    TRANSLATED.set(key, byRule);
+  }
+  let t = byRule.get(rule);
   if (!t) {
-    t = translateRule(rule, v, merged);
-    byOptions.set(key, t);
+    // Frozen: every holder shares this one object.
+    t = Object.freeze(translateRule(rule, v, merged));
+    byRule.set(rule, t);
   }
   return t;
 }
@@ -63,7 +67,7 @@ export function* translatePartsSteps(rules: readonly RuleModel[], options: Trans
   const clauses: string[] = [];
   const groups: string[] = [];
   for (const r of sorted) {
-    const t = translateCached(r, v, directory.length > 0);
+    const t = ruleTranslation(r, v, directory.length > 0);
     for (const n of t.prelude) used.add(n);
     clauses.push(t.text);
     if (clauses.length === 256) {

@@ -164,6 +164,9 @@ function helperBase(name: string): string {
   return `rule_${name.replaceAll('-', '_').replaceAll('.', 'D')}`;
 }
 
+/** The prelude of a rule that needs none: one set shared by all of them (read-only by type). */
+const NO_PRELUDE: ReadonlySet<PreludeName> = new Set();
+
 /** The Rego of one rule: a comment, its `allow` clause and the helper rules the clause names. */
 export interface RuleRego {
   readonly text: string;
@@ -189,5 +192,5 @@ export function translateRule(rule: RuleModel, regoVersion: RegoVersion, merged 
   if (rule.description) lines.push(...commentLines(rule.description));
   if (rule.conditionText) lines.push(...commentLines(`Condition: ${rule.conditionText}`));
   const text = [lines.join('\n'), block(regoVersion, 'allow', body), ...ctx.helpers].join('\n');
-  return { text, prelude: ctx.prelude };
+  return { text, prelude: ctx.prelude.size === 0 ? NO_PRELUDE : ctx.prelude };
 }
