@@ -5,6 +5,7 @@
 // it is not the object's own (a Stale translation, or one of an older generation: what stays in
 // force while the spec is invalid, also after a restart).
 import { createHash } from 'node:crypto';
+import { isObject } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
 import { sameStatus } from './conditions.ts';
 import type { Kind, SourceObject } from './types.ts';
@@ -15,14 +16,12 @@ export interface Abridged {
   readonly digest: string;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * A status as a source may keep it (kind Rule only: its translation without the Rego, and without
  * the spec when that is the spec of `generation`); undefined: nothing to leave out.
  */
 export function abridgeStatus(kind: Kind, status: unknown, generation: number | undefined): Abridged | undefined {
-  if (kind !== 'Rule' || !isRecord(status) || !isRecord(status['translation'])) return undefined;
+  if (kind !== 'Rule' || !isObject(status) || !isObject(status['translation'])) return undefined;
   const { rego, spec, ...kept } = status['translation'];
   // The spec of a Current translation of this very generation is the object's own spec.
   const ownSpec = kept['status'] === 'Current' && generation !== undefined && kept['generation'] === generation;
