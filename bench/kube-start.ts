@@ -15,14 +15,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { statusOf } from '../src/kube/client.ts';
+import { baselineTree } from './baseline-tree.ts';
 import { CONDITIONS, rng } from './generate.ts';
 import { processCpuUs } from './http/procfs.ts';
 import { fmt, machine, table } from './http/report.ts';
 
 const KUBECONFIG = process.env['E2E_KUBECONFIG'] || process.env['KUBECONFIG'] || '';
-const BASELINE = process.env['BENCH_BASELINE'] ? resolve(process.env['BENCH_BASELINE']) : undefined;
+const BASELINE = baselineTree();
 if (!KUBECONFIG || !BASELINE) {
   process.stderr.write('usage: E2E_KUBECONFIG=<kubeconfig> BENCH_BASELINE=<checkout to compare with> node bench/kube-start.ts\n');
   process.exit(2);

@@ -37,6 +37,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiextensionsV1Api, VersionApi, Watch } from '@kubernetes/client-node';
 import { statusOf } from '../src/kube/client.ts';
+import { baselineTree } from './baseline-tree.ts';
 import { CONDITIONS } from './generate.ts';
 import { summariseProfile, type Profile } from './http/cpuprofile.ts';
 import { processCpuUs } from './http/procfs.ts';
@@ -75,7 +76,7 @@ const PREFIX = process.env['BENCH_PREFIX'] || 'bench-kube';
 const ONLY_STARTUP = process.env['BENCH_ONLY'] === 'startup';
 // BENCH_BASELINE=<checkout>: the second start also runs that tree's src/cli.ts (e.g. a `git worktree`
 // of the commit before a change), on the same objects, right after this tree's: a before/after in one run.
-const BASELINE_TREE = process.env['BENCH_BASELINE'] || undefined;
+const BASELINE_TREE = baselineTree();
 // BENCH_NODE_FLAGS: node flags for the operator's process (e.g. the Deployment's NODE_OPTIONS).
 const NODE_FLAGS = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
 const PROP_NS = `${PREFIX}-prop`;

@@ -4,14 +4,15 @@
 // tenant's 10,000 generated rules) of both trees in turn, the order alternating, pinned to one core.
 // Figures: the start time the service reports (startService called to resolved) and its CPU time
 // when ready (/proc); ratios are this tree's medians over the baseline's. BENCH_ROUNDS (default 3).
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ROOT } from '../test/support/kube.ts';
 import { SERVER_CORE } from './http/cores.ts';
 import { spawnPinned } from './http/ipc.ts';
 import { processCpuUs } from './http/procfs.ts';
+import { baselineTree } from './baseline-tree.ts';
 import { fmt, machine, table } from './http/report.ts';
 
-const BASELINE = process.env['BENCH_BASELINE'] ? resolve(process.env['BENCH_BASELINE']) : undefined;
+const BASELINE = baselineTree(['bench/http/servers/service.ts']);
 if (!BASELINE) {
   process.stderr.write('usage: BENCH_BASELINE=<checkout to compare with> node bench/standalone-start.ts\n');
   process.exit(2);

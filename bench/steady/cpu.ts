@@ -17,8 +17,9 @@ import { BUNDLE_PATH } from '../http/tenant.ts';
 import { currentEtag, median, nextEtag } from './measure.ts';
 import type { SteadyCommands, SteadyReady } from './server.ts';
 import { rulesFile, tenantRules, writeFolder } from './tenants.ts';
+import { baselineTree } from '../baseline-tree.ts';
 
-const BASELINE = process.env['BENCH_BASELINE'] || undefined;
+const BASELINE = baselineTree();
 const PROFILE = process.env['PROFILE'] === '1';
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? '300');
 const DEBOUNCE_MS = SETTLE_MS === 0 ? 0 : 100;

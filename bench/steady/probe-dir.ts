@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeHeapSnapshot } from 'node:v8';
+import { baselineTree } from '../baseline-tree.ts';
 import { summariseProfile } from '../http/cpuprofile.ts';
 import { startProfile, stopProfile } from '../http/servers/profiler.ts';
 import { directoryFile, directoryTenant, PER_DIRECTORY } from './tenants.ts';
@@ -148,7 +149,7 @@ if (childRoot !== undefined) {
   console.log(JSON.stringify(await probe(childRoot)));
 } else {
   const here = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-  const baseline = process.env['BENCH_BASELINE'];
+  const baseline = baselineTree();
   const run = (root: string): Figures => {
     const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
       env: { ...process.env, PROBE_ROOT: root },
