@@ -3,15 +3,19 @@
 // through the Service, and the application that the failover and upgrade tests keep busy.
 import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
-import { kubectl, kubectlJson, pods, run, runDocsBlock, waitFor } from './support.ts';
+import { isReady, kubectl, kubectlJson, pods, run, runDocsBlock, waitFor } from './support.ts';
 import { loadCounts, loadManifest, TENANT } from './workload.ts';
 
-/** Asks the storefront's OPA sidecar (its REST API is on the pod's loopback: a port-forward). */
-async function askSidecar(input: unknown): Promise<unknown> {
-  const pod = (await pods(TENANT, 'app.kubernetes.io/name=storefront')).find((p) => !p.metadata.deletionTimestamp);
-  if (!pod) throw new Error('no storefront pod');
+/** One port-forward to a Ready storefront pod's OPA (its REST API is on the pod's loopback), asked once. */
+async function askOnce(input: unknown): Promise<unknown> {
+  const pod = (await pods(TENANT, 'app.kubernetes.io/name=storefront')).find(isReady);
+  if (!pod) throw new Error('no Ready storefront pod');
   const child = spawn('kubectl', ['-n', TENANT, 'port-forward', `pod/${pod.metadata.name}`, ':8181'], {
     env: { ...process.env, KUBECONFIG: process.env['CLUSTER_KUBECONFIG'] ?? '' },
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
   });
   try {
     const port = await new Promise<number>((resolve, reject) => {
@@ -19,13 +23,22 @@ async function askSidecar(input: unknown): Promise<unknown> {
         const m = /127\.0\.0\.1:(\d+)/.exec(d);
         if (m?.[1]) resolve(Number(m[1]));
       });
-      child.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}`)));
+      child.once('exit', (code) => reject(new Error(`kubectl port-forward to ${pod.metadata.name} exited ${code}: ${stderr.trim()}`)));
     });
     const res = await fetch(`http://127.0.0.1:${port}/v1/data/acl/allow`, { method: 'POST', body: JSON.stringify({ input }) });
     return ((await res.json()) as { result?: unknown }).result;
   } finally {
     child.kill();
   }
+}
+
+/**
+ * Asks the storefront's OPA sidecar. A port-forward can fail on its own (the kubelet's stream is
+ * refused while a pod settles, CI saw one exit 1 right after RolledOut), so the forward is retried for
+ * up to 30 s; the error names the pod and kubectl's own message.
+ */
+function askSidecar(input: unknown): Promise<unknown> {
+  return waitFor('an answer from the storefront sidecar', async () => ({ answer: await askOnce(input) }), 30_000).then((r) => r.answer);
 }
 
 const WRITE = {
