@@ -23,6 +23,7 @@ export const DEFAULT_KUBE: KubeSettings = {
   webhookConfiguration: undefined,
   identity: undefined,
   resyncSeconds: DEFAULTS['resync-seconds'],
+  signingKeySecret: DEFAULTS['signing-key-secret'],
   pod: {},
   kubeconfigVariable: undefined,
 };
@@ -133,6 +134,7 @@ function kubeOf(r: RawValues, namespaces: string[] | undefined, env: NodeJS.Proc
     webhookConfiguration: r['webhook-config'] || undefined,
     identity: r.identity,
     resyncSeconds: r['resync-seconds'],
+    signingKeySecret: r['signing-key-secret'],
     pod: podOf(env),
     kubeconfigVariable: env['KUBECONFIG'],
   };
@@ -171,6 +173,7 @@ function configOf(r: RawValues, env: NodeJS.ProcessEnv): ConfigResult {
     agentExpirySeconds: r['agent-expiry-seconds'],
     maxAgents: r['max-agents'],
     maxUploadBytes: r['max-upload-bytes'],
+    unsignedBundles: r['unsigned-bundles'],
     kube: kubeOf(r, namespaces.value, env),
     folder: {
       settleMs: r['settle-ms'],

@@ -91,6 +91,16 @@ export const FLAGS = {
     section: 'common',
     into: 'tls',
   },
+  'unsigned-bundles': {
+    env: 'ACL_UNSIGNED_BUNDLES',
+    schema: Bool.default(false),
+    help: [
+      'Serve bundles without .signatures.json, for an OPA older than 0.61',
+      '(default: every bundle is signed, docs/opa.md "Signed bundles")',
+    ],
+    section: 'common',
+    into: 'unsignedBundles',
+  },
   'public-url': {
     arg: '<url>',
     env: 'ACL_PUBLIC_URL',
@@ -231,6 +241,18 @@ export const FLAGS = {
     ],
     section: 'kubernetes',
     into: 'tls',
+  },
+  'signing-key-secret': {
+    arg: '<name>',
+    env: 'ACL_SIGNING_KEY_SECRET',
+    schema: DnsSubdomain.default('acl-signing-key'),
+    help: [
+      "Secret in the operator's namespace holding the bundle signing key",
+      '(tls.key, and previous.key during a rotation): created with a new',
+      'RSA key when missing (default {default})',
+    ],
+    section: 'kubernetes',
+    into: 'kube.signingKeySecret',
   },
   kubeconfig: {
     arg: '<file>',

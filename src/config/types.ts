@@ -40,6 +40,8 @@ export interface KubeSettings {
   readonly webhookConfiguration: string | undefined;
   readonly identity: string | undefined;
   readonly resyncSeconds: number;
+  /** The Secret (operator's namespace) holding the bundle signing key (--signing-key-secret). */
+  readonly signingKeySecret: string;
   readonly pod: PodIdentity;
   /**
    * KUBECONFIG as the environment has it. client-node reads the variable itself; this copy only lets
@@ -77,6 +79,8 @@ export interface Config {
   readonly agentExpirySeconds: number;
   readonly maxAgents: number;
   readonly maxUploadBytes: number;
+  /** --unsigned-bundles: serve bundles without .signatures.json (every bundle is signed otherwise). */
+  readonly unsignedBundles: boolean;
   readonly kube: KubeSettings;
   /** Standalone mode: how the manifests folder is read (DEFAULT_FOLDER when not given). */
   readonly folder?: FolderSettings;

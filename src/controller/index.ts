@@ -12,6 +12,7 @@ export { countingWriter } from './counting.ts';
 export { createController, type Controller, type ControllerOptions } from './controller.ts';
 export type { ControllerMetrics } from './drain.ts';
 export { createWorkQueue, type WorkQueue } from './queue.ts';
+export { createSigningHolder, signingFingerprint, type SigningHolder, type SigningState } from './signing.ts';
 export { abridgeStatus } from './recorded.ts';
 export { recordedRego } from './rule.ts';
 export { secretToken } from './secret.ts';

@@ -5,4 +5,4 @@ export { createReadingThread } from './reading.ts';
 export { walkManifests } from './walk.ts';
 export { openStateFolder, type ObjectState, type StateFolder } from './state.ts';
 export { readObjects, type DocumentProblem } from './objects.ts';
-export { createOpaConfigWriter, opaConfig, opaConfigFile } from './sidecar-configs.ts';
+export { createOpaConfigWriter, opaConfigFile } from './sidecar-configs.ts';

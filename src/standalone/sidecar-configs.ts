@@ -1,63 +1,10 @@
-// OPA configurations for standalone mode: `<state-dir>/opa/<tenant>/<bundle>.yaml`, one per bundle,
-// rewritten whenever the bundles change. One per bundle because every bundle's manifest declares
-// roots ["acl"] (the spec fixes `package acl`): an OPA given two of them activates one and refuses
-// the other ("detected overlapping roots"), and its /health?bundles never turns 200.
+// OPA configurations for standalone mode: `<state-dir>/opa/<tenant>/<bundle>.yaml`, one per bundle
+// (opa/config.ts says why one), rewritten whenever the bundles change.
 import { mkdir, readdir, readFile, rm, rmdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { stringify } from 'yaml';
+import { join } from 'node:path';
+import { opaConfig } from '../opa/index.ts';
 import type { Snapshot } from '../store/index.ts';
 import { writeAtomic } from './files.ts';
-
-export interface OpaConfigInput {
-  /** The service's base URL (scheme, host, port). */
-  readonly url: string;
-  /** The CA OPA must trust (`tls.ca_cert`), when the API speaks TLS. */
-  readonly caFile: string | undefined;
-  /** OPA's `credentials.bearer.token_path`: read again on every request, so a rotation needs no restart. */
-  readonly tokenFile: string;
-  readonly tenant: string;
-  readonly connector: string;
-  readonly bundle: string;
-}
-
-/** The path every OPA-facing endpoint of a connector sits under; OPA appends `bundles/<b>`, `status` and `logs`. */
-export function connectorPath(tenant: string, connector: string): string {
-  return `/${tenant}/connectors/policyagent/${connector}`;
-}
-
-/**
- * OPA configuration (service spec 4.4) for one OPA and one bundle: a service whose URL is the
- * connector's path, so that the bundle (`resource: bundles/<bundle>`), the status reports (OPA posts
- * to `<url>/status`) and the decision logs (`<url>/logs`) all carry the connector token to the same
- * place; long polling; persistence; status and decision logs reported back to the operator.
- */
-export function opaConfig(o: OpaConfigInput): string {
-  const doc = {
-    services: {
-      acl: {
-        url: `${o.url}${connectorPath(o.tenant, o.connector)}`,
-        ...(o.caFile ? { tls: { ca_cert: resolve(o.caFile) } } : {}),
-        credentials: { bearer: { token_path: resolve(o.tokenFile) } },
-      },
-    },
-    bundles: {
-      [o.bundle]: {
-        service: 'acl',
-        resource: `bundles/${o.bundle}`,
-        persist: true,
-        polling: { min_delay_seconds: 10, max_delay_seconds: 30, long_polling_timeout_seconds: 60 },
-      },
-    },
-    status: { service: 'acl' },
-    decision_logs: { service: 'acl', reporting: { min_delay_seconds: 5, max_delay_seconds: 10 } },
-  };
-  const header = [
-    `# OPA configuration for bundle ${o.tenant}/${o.bundle} (connector ${o.connector}), written by acl-operator.`,
-    '# One bundle per OPA: every acl-operator bundle has roots ["acl"], so an OPA loading two of them',
-    '# activates one and refuses the other. Status reports and decision logs go back to acl-operator.',
-  ];
-  return `${header.join('\n')}\n${stringify(doc)}`;
-}
 
 /** `<state-dir>/opa/<tenant>/<bundle>.yaml` */
 export function opaConfigFile(stateDir: string, tenant: string, bundle: string): string {

@@ -13,7 +13,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { opaConfig } from '../../src/standalone/index.ts';
+import { opaConfig } from '../../src/opa/index.ts';
 import { bundleKey, type SyncRecord } from '../../src/store/index.ts';
 import { OUTPUT_LINES, opaJson, opaVersion, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';

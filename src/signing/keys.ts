@@ -1,0 +1,90 @@
+// Bundle signing keys: RSA private keys in PEM, checked once where they enter (a Secret, a file),
+// named by a key id derived from the public key alone, so every replica and every restart names the
+// same key the same way. RSA because RS256 (PKCS#1 v1.5) signatures are deterministic: the same
+// archive signed twice gives the same bytes, hence the same ETag on every replica (ES256 and PS256
+// draw fresh randomness per signature).
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+
+/** The smallest RSA modulus accepted (NIST SP 800-57: 2048 bits until 2030). */
+export const MIN_RSA_BITS = 2048;
+/** The size of the keys acl-operator generates. */
+export const GENERATED_RSA_BITS = 3072;
+
+/** A key that signs bundles. The private key never leaves this object as text. */
+export interface SigningKey {
+  /** `acl-` and 16 hex digits of the SHA-256 of the public key (SubjectPublicKeyInfo, DER). */
+  readonly kid: string;
+  readonly privateKey: KeyObject;
+  /** The public key, SPKI PEM: what OPA's `keys.<kid>.key` holds. */
+  readonly publicKeyPem: string;
+  readonly bits: number;
+}
+
+/** A key that cannot sign, and why, worded for a status condition and a log line (never the key itself). */
+export class KeyProblem extends Error {
+  override readonly name = 'KeyProblem';
+}
+
+/** The key id of a public key: the same on every replica and after every restart. */
+export function keyIdOf(publicKey: KeyObject): string {
+  const der = publicKey.export({ type: 'spki', format: 'der' });
+  return `acl-${createHash('sha256').update(der).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * Reads an RSA private key (PKCS#1 or PKCS#8 PEM). Throws KeyProblem naming what is wrong: not
+ * PEM, encrypted, a public key or certificate, not RSA, or shorter than MIN_RSA_BITS.
+ */
+export function readSigningKey(pem: string): SigningKey {
+  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
+    if (/-----BEGIN (PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE)-----/.test(pem))
+      throw new KeyProblem('holds a public key or certificate, not the private key that signs');
+    throw new KeyProblem('is not a PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)');
+  }
+  if (/ENCRYPTED/.test(pem)) throw new KeyProblem('is an encrypted private key; acl-operator needs it unencrypted');
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: pem, format: 'pem' });
+  } catch (err) {
+    throw new KeyProblem(`is not a readable private key (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
+  }
+  if (privateKey.asymmetricKeyType !== 'rsa') {
+    throw new KeyProblem(`is an ${privateKey.asymmetricKeyType ?? 'unknown'} key; bundles are signed with RS256, which needs an RSA key`);
+  }
+  const bits = privateKey.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < MIN_RSA_BITS) throw new KeyProblem(`is an RSA key of ${bits} bits; at least ${MIN_RSA_BITS} are required`);
+  const publicKey = createPublicKey(privateKey);
+  return {
+    kid: keyIdOf(publicKey),
+    privateKey,
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    bits,
+  };
+}
+
+/** A new RSA key (GENERATED_RSA_BITS), as unencrypted PKCS#8 PEM: what a Secret or a key file holds. */
+export function generateSigningKeyPem(bits = GENERATED_RSA_BITS): string {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: bits });
+  return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
+/**
+ * The keys that sign, at most two: `current` signs every bundle served without a key named, and the
+ * configuration printed from now on; `previous`, during a rotation, still signs for the OPAs that
+ * were configured with it, until every agent reports the current key (docs/opa.md, "Rotating the
+ * signing key").
+ */
+export interface KeyRing {
+  readonly current: SigningKey;
+  readonly previous?: SigningKey | undefined;
+}
+
+/** The keys of a ring, current first. */
+export function ringKeys(ring: KeyRing): SigningKey[] {
+  return ring.previous && ring.previous.kid !== ring.current.kid ? [ring.current, ring.previous] : [ring.current];
+}
+
+/** The key of a ring with this id, if any. */
+export function ringKey(ring: KeyRing, kid: string): SigningKey | undefined {
+  return ringKeys(ring).find((k) => k.kid === kid);
+}
