@@ -44,6 +44,7 @@ describe('readConfig', () => {
         logLevel: 'debug',
         logFormat: 'auto',
         ...DEFAULT_FLEET,
+        unsignedBundles: false,
         kube: DEFAULT_KUBE,
         folder: DEFAULT_FOLDER,
       },
@@ -288,6 +289,8 @@ describe('SERVE_USAGE', () => {
         --tls-self-signed            Generate (once) a self-signed certificate for localhost in
                                      <state-dir>/tls and serve HTTPS with it [ACL_TLS_SELF_SIGNED=true]
         --insecure-http              Serve the API over plain HTTP (local use only) [ACL_INSECURE_HTTP=true]
+        --unsigned-bundles           Serve bundles without .signatures.json, for an OPA older than 0.61
+                                     (default: every bundle is signed, docs/opa.md "Signed bundles") [ACL_UNSIGNED_BUNDLES=true]
         --public-url <url>           Base URL clients reach the API at: the AuthZEN PDP identifier and the
                                      base of the endpoints in /.well-known/authzen-configuration (default:
                                      the API listener's URL; in Kubernetes https://<service>.<namespace>.svc:<port>)
@@ -324,6 +327,9 @@ describe('SERVE_USAGE', () => {
         --tls-secret <name>          kubernetes.io/tls Secret in the operator's namespace for the API
                                      listener: created with a self-signed certificate for the Service
                                      when missing, reloaded when it changes (e.g. cert-manager) [ACL_TLS_SECRET]
+        --signing-key-secret <name>  Secret in the operator's namespace holding the bundle signing key
+                                     (tls.key, and previous.key during a rotation): created with a new
+                                     RSA key when missing (default acl-signing-key) [ACL_SIGNING_KEY_SECRET]
         --kubeconfig <file>          Kubeconfig to use (default: KUBECONFIG, then in-cluster) [ACL_KUBECONFIG]
         --namespaces <a,b>           Watch only these tenant namespaces (default: all) [ACL_NAMESPACES]
         --operator-namespace <ns>    Namespace of the leader Lease and the TLS Secret (default: POD_NAMESPACE,
