@@ -1,6 +1,7 @@
 // The work queue: keys collapse, a drain runs them (drain.ts) and publishes one snapshot, then writes
 // the statuses that changed. One drain runs at a time; a key that failed comes back with backoff.
 import type { Logger } from 'pino';
+import { createSigningHolder, type SigningHolder } from './signing.ts';
 import { EMPTY_SUMMARY } from '../fleet/index.ts';
 import { IN_THREAD_PACKER, type BundlePacker } from '../bundle/index.ts';
 import type { Store } from '../store/index.ts';
@@ -35,6 +36,8 @@ export interface ControllerOptions {
   readonly agents?: AgentView;
   /** Hashes and packs bundles (default: in this thread; the service passes a background thread's). */
   readonly packer?: BundlePacker;
+  /** The keys bundles are signed with (default: unsigned, as the offline commands build). */
+  readonly signing?: SigningHolder;
   /** Gives the event loop back between slices of a drain (default: every SLICE_BUDGET_MS of work). */
   readonly slicer?: Slicer;
   /**
@@ -127,6 +130,9 @@ export function createController(options: ControllerOptions): Controller {
   };
 }
 
+/** Bundles built without signatures: what a controller signs with when it is given no keys. */
+const UNSIGNED: SigningHolder = createSigningHolder({ unsigned: true });
+
 function reconcileDeps(options: ControllerOptions): ReconcileDeps {
   return {
     objects: options.objects,
@@ -139,6 +145,7 @@ function reconcileDeps(options: ControllerOptions): ReconcileDeps {
     ...(options.random ? { random: options.random } : {}),
     agents: options.agents ?? NO_AGENTS,
     packer: options.packer ?? IN_THREAD_PACKER,
+    signing: options.signing ?? UNSIGNED,
     slicer: options.slicer ?? createSlicer(),
   };
 }

@@ -1,4 +1,5 @@
 // What a reconcile is given (the ports, the store's draft, the clock) and what it answers.
+import type { SigningHolder } from './signing.ts';
 import type { Logger } from 'pino';
 import type { BundleStatus, ConnectorStatus, DirectoryStatus, RuleStatus } from '../api/index.ts';
 import type { BundlePacker } from '../bundle/index.ts';
@@ -24,6 +25,8 @@ export interface ReconcileDeps {
   readonly agents: AgentView;
   /** Hashes and packs bundles (in a background thread when the service runs). */
   readonly packer: BundlePacker;
+  /** The keys bundles are signed with, as the mode's source holds them (controller/signing.ts). */
+  readonly signing: SigningHolder;
   /** Gives the event loop back between slices of long work (translation, index). */
   readonly slicer: Slicer;
 }
