@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
 // state folder, `render` prints what `serve` would serve for a folder of manifests (the offline pipeline),
-// `lint` what is legal in it but almost certainly wrong, `test` decides test cases against it. Each
+// `lint` what is legal in it but almost certainly wrong, `test` decides test cases against it,
+// `rotate-key` starts a rotation of standalone's bundle signing key. Each
 // command's modules load only when it runs: `test` and `lint` never load the Kubernetes client.
 
 const USAGE = `Usage: acl-operator [command] [options]
@@ -12,6 +13,7 @@ Commands:
   render   Print the bundles (listing, .manifest and policy.rego) built from a folder of manifests
   lint     Print what is legal but almost certainly wrong in a folder of manifests (docs/testing.md)
   test     Decide the cases of test files (*.test.yaml) against a folder of manifests, natively and in OPA
+  rotate-key  Start a rotation of the bundle signing key of a standalone state folder (docs/opa.md#signed-bundles)
 
 Options of render:
   --manifests <dir>   Folder of YAML manifests (Rule, Connector, Bundle); read recursively
@@ -38,12 +40,18 @@ Options of status:
   --rule <ns/name>    One rule: phase, conditions and its Rego translation
   --bundle <ns/name>  One bundle: revision, digest and its sync activity
 
+Options of rotate-key:
+  --state-dir <dir>   The state folder of a standalone service (default: $ACL_STATE_DIR or .acl-state):
+                      signing/current.pem becomes signing/previous.pem, a new key signing/current.pem
+
   -h, --help          Show this help
 
 Exit status of render: 0 when every manifest was used, 1 when some were reported as problems, 2 on bad usage.
 Exit status of lint: 0 (1 with --strict when there are findings), 2 on bad usage or manifests reported as problems.
 Exit status of test: 0 when every case passed, 1 on a failed case or a disagreement with OPA, 2 on bad
 usage, manifests with problems, test files with errors (or none found), or an OPA that does not run.
+Exit status of rotate-key: 0 when a rotation started, 2 when refused (a rotation already runs, no key or a
+broken key in the folder) or on bad usage.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -58,6 +66,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./cli/status.ts')).statusCommand(rest, USAGE);
       case 'test':
         return await (await import('./cli/test.ts')).testCommand(rest, USAGE);
+      case 'rotate-key':
+        return await (await import('./cli/rotate-key.ts')).rotateKeyCommand(rest, USAGE);
       case 'serve':
         return await (await import('./cli/serve.ts')).serveCommand(rest);
       case '-h':

@@ -7,6 +7,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { readSigningKey } from '../src/signing/index.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const CLI = join(ROOT, 'src', 'cli.ts');
@@ -66,6 +67,10 @@ describe('acl-operator serve', () => {
     expect(banner).toMatch(/API +http:\/\/127\.0\.0\.1:\d+ +\(plain HTTP\)/);
     expect(banner).toContain(`token file (OPA token_path)  ${join(state, 'tokens', 'acme', 'gateways')}`);
     expect(banner).toContain('One OPA per bundle');
+    // Signed by default: a key made at the first start, every configuration pinned to it.
+    const kid = readSigningKey(readFileSync(join(state, 'signing', 'current.pem'), 'utf8')).kid;
+    expect(banner).toContain(`  Signing  bundles signed with key ${kid} (${join(state, 'signing', 'current.pem')})`);
+    expect(banner).toContain(`rotate it: acl-operator rotate-key --state-dir ${state}`);
     const expected = [
       ['acme', 'gateways', 'gateway-all-v1'],
       ['acme', 'gateways', 'gateway-documents'],
@@ -77,6 +82,7 @@ describe('acl-operator serve', () => {
       const config = parse(readFileSync(opaFile, 'utf8')) as {
         services: Record<string, { url: string; credentials: { bearer: { token_path: string } } }>;
         bundles: Record<string, { service: string; resource: string; polling: Record<string, number> }>;
+        keys: Record<string, { algorithm: string }>;
         status: unknown;
         decision_logs: unknown;
       };
@@ -88,9 +94,11 @@ describe('acl-operator serve', () => {
       expect(config.services['acl']?.credentials.bearer.token_path).toBe(join(state, 'tokens', tenant, connector));
       expect(config.bundles[bundle]).toMatchObject({
         service: 'acl',
-        resource: `bundles/${bundle}`,
+        resource: `bundles/${bundle}?key=${kid}`,
         polling: { long_polling_timeout_seconds: 60 },
+        signing: { keyid: kid },
       });
+      expect(config.keys).toEqual({ [kid]: { algorithm: 'RS256', key: expect.stringContaining('BEGIN PUBLIC KEY') } });
       expect(config.status).toEqual({ service: 'acl' });
       expect(config.decision_logs).toMatchObject({ service: 'acl' });
     }
@@ -205,10 +213,48 @@ describe('acl-operator serve refuses bad setups', () => {
     }
   });
 
+  it('exits 2 naming the key file and what to do when the signing key cannot sign', () => {
+    const dir = join(tmp, 'bad-key-state');
+    mkdirSync(join(dir, 'signing'), { recursive: true });
+    writeFileSync(join(dir, 'signing', 'current.pem'), 'not a key\n', { mode: 0o600 });
+    const r = spawnSync(
+      process.execPath,
+      [CLI, '--manifests', 'examples', '--state-dir', dir, '--insecure-http', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0'],
+      { cwd: ROOT, encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`acl-operator: cannot sign bundles: ${join(dir, 'signing', 'current.pem')} is not a PEM private key`);
+    expect(r.stderr).toMatch(/or serve with --unsigned-bundles\n/);
+  });
+
   it('says where it is not a state folder', () => {
     const r = spawnSync(process.execPath, [CLI, 'status', '--state-dir', `${tmp}/nothing`], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/is not the state folder/);
+  });
+});
+
+describe('acl-operator rotate-key', () => {
+  const rotate = (dir: string) => spawnSync(process.execPath, [CLI, 'rotate-key', '--state-dir', dir], { cwd: ROOT, encoding: 'utf8' });
+
+  it('starts a rotation in the state folder serve made, prints the new key and what to do next, and refuses a second one', () => {
+    const before = readSigningKey(readFileSync(join(state, 'signing', 'current.pem'), 'utf8')).kid;
+    const r = rotate(state);
+    expect(r.status, r.stderr).toBe(0);
+    const now = readSigningKey(readFileSync(join(state, 'signing', 'current.pem'), 'utf8')).kid;
+    expect(readSigningKey(readFileSync(join(state, 'signing', 'previous.pem'), 'utf8')).kid).toBe(before);
+    expect(r.stdout).toContain(`  new key       ${now}  (signing/current.pem`);
+    expect(r.stdout).toContain(`  previous key  ${before}  (signing/previous.pem`);
+    expect(r.stdout).toMatch(/Restart each OPA with its rewritten configuration/);
+    const again = rotate(state);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(new RegExp(`^acl-operator rotate-key: a rotation is already running: .*previous\\.pem \\(${before}\\)`));
+  });
+
+  it('exits 2 where serve never made a key', () => {
+    const r = rotate(join(tmp, 'no-state'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/current\.pem does not exist: acl-operator serve creates the first key when it starts/);
   });
 });
 

@@ -7,7 +7,7 @@ import { secretToken } from '../controller/index.ts';
 import { AUTHZEN_ENDPOINTS, AUTHZEN_METADATA_PATH } from '../authzen/index.ts';
 import { formatFinding } from '../lint/index.ts';
 import type { Service } from '../modes/index.ts';
-import { opaConfigFile } from '../standalone/index.ts';
+import { opaConfigFile, signingKeyFiles } from '../standalone/index.ts';
 import { countFindings, findingsOf } from './findings.ts';
 
 /** Marks an API key Secret whose key is public (examples/): the banner may print it. */
@@ -38,6 +38,20 @@ function consoleLines(service: Service): string[] {
   return [`  Console  ${url}   (sign in with the admin key: cat ${shellQuote(resolve(adminKeyFile))}, or a tenant's API key)`];
 }
 
+/** Which key signs bundles (and the rotation running), or that they are unsigned. */
+function signingLines(service: Service, config: Config): string[] {
+  const s = service.signing.get();
+  if (s.unsigned) return ['  Signing  off (--unsigned-bundles): bundles are served unsigned and OPAs verify nothing'];
+  if (!s.ring) return [];
+  const { current, previous } = s.ring;
+  return [
+    `  Signing  bundles signed with key ${current.kid} (${resolve(signingKeyFiles(config.stateDir).current)})`,
+    previous
+      ? `           rotating from ${previous.kid}: retired once every agent reports ${current.kid} (docs/opa.md#signed-bundles)`
+      : `           rotate it: acl-operator rotate-key --state-dir ${shellQuote(config.stateDir)} (docs/opa.md#signed-bundles)`,
+  ];
+}
+
 /** The banner: listeners, token files, one OPA configuration per bundle, and commands to paste. */
 export async function describeService(service: Service, config: Config): Promise<string> {
   const snapshot = service.store.snapshot();
@@ -51,6 +65,7 @@ export async function describeService(service: Service, config: Config): Promise
   lines.push(`  API      ${service.apiUrl}${service.caFile ? `   (trust ${resolve(service.caFile)})` : '   (plain HTTP)'}`);
   lines.push(`  Ops      ${service.opsUrl}/metrics   ${service.opsUrl}/healthz   ${service.opsUrl}/readyz`);
   lines.push(...consoleLines(service));
+  lines.push(...signingLines(service, config));
   const problems = service.source.problems();
   if (problems.length > 0)
     lines.push(

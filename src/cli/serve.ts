@@ -7,6 +7,7 @@ import { readConfig, SERVE_USAGE, type Config } from '../config.ts';
 import { MAX_BACKLOG_BYTES, type Destination } from '../fleet/index.ts';
 import { createLogger, logFormatOf } from '../log.ts';
 import { startOperator, startService, type Operator, type Service } from '../modes/index.ts';
+import { KeyProblem } from '../signing/index.ts';
 import { folderProblem } from './folder.ts';
 import { describeService } from './banner.ts';
 
@@ -89,7 +90,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   } catch (err) {
     log.fatal({ err }, 'Failed to start');
     process.stderr.write(`acl-operator: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    // No signing key that signs (signing/current.pem broken): the person's to fix, like a bad flag.
+    return err instanceof KeyProblem ? 2 : 1;
   }
   reopenOnHangup(service, log);
   process.stderr.write(`${await describeService(service, config)}\n`);

@@ -1,8 +1,9 @@
 // Standalone mode, wired top to bottom: config → the base (logger, metrics, store, work queue, fleet)
 // → the folder pipeline (source → controller) → the ops listener → the state folder's leftovers →
-// the first build → the API listener → the console → serving; then the graceful stop. A state folder
-// on disk stands in for the API server.
+// the signing keys → the first build → the API listener → the console → serving; then the graceful
+// stop. A state folder on disk stands in for the API server.
 import { DEFAULT_FOLDER, type Config } from '../config.ts';
+import { createSigningHolder, type SigningHolder } from '../controller/index.ts';
 import type { LongPolls } from '../http/index.ts';
 import type { Opa } from '../opa/index.ts';
 import { createPipeline, type Pipeline } from '../pipeline/index.ts';
@@ -11,6 +12,7 @@ import { adminKeyHashesOf, consoleOpa, newAdminKey, startConsole } from './conso
 import { controllerBase, createBase, startBaseHttp, type Base, type CommonOptions, type Running } from './core.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { folderActivity, restoreActivity } from './persist.ts';
+import { everyAgentOnKey, followKeyFolder, type KeyFolder } from './signing-keys.ts';
 import { keepOpaConfigs, keepTokenFiles } from './state-files.ts';
 
 export interface Service extends Running {
@@ -21,6 +23,10 @@ export interface Service extends Running {
   readonly console: { readonly url: string | undefined; readonly adminKeyFile: string };
   /** Writes sync activity, agents and recent decisions to the state folder and refreshes bundle status now. */
   flushActivity(): Promise<void>;
+  /** The keys bundles are signed with (unsigned with --unsigned-bundles). */
+  readonly signing: SigningHolder;
+  /** Reads the key files of signing/ now rather than at the next poll, and retires the previous key when due. */
+  checkSigningKeys(): Promise<void>;
 }
 
 export interface ServiceOptions extends CommonOptions {
@@ -34,6 +40,10 @@ export interface ServiceOptions extends CommonOptions {
   readonly racyWindowMs?: number;
   /** Overrides --settle-ms (tests set 0, or drive it with `now`). */
   readonly settleMs?: number;
+  /** How a first signing key is made (default: a new RSA 3072 key; tests pass a cached one). */
+  readonly newSigningKeyPem?: () => string;
+  /** How often signing/ is looked at (default 2 s). */
+  readonly signingPollMs?: number;
 }
 
 /** Starts standalone mode: reads the manifests, builds everything, then listens. A failed start closes what it opened and throws. */
@@ -47,6 +57,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const { log, fleet } = base;
   const state = openStateFolder(config.stateDir);
   const folder = config.folder ?? DEFAULT_FOLDER;
+  // Filled from the state folder's key files before the first build (serve()).
+  const signing = createSigningHolder(
+    config.unsignedBundles ? { unsigned: true } : { unsigned: false, ring: undefined, problem: 'the signing keys were not read yet' },
+  );
   const pipeline = createPipeline({
     dir: manifests,
     state,
@@ -60,7 +74,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       racyWindowMs: options.racyWindowMs,
       rescanMs: folder.rescanSeconds * 1000,
     },
-    controller: controllerBase(base, options),
+    controller: { ...controllerBase(base, options), signing },
     onStatusWrite: base.changes.note,
   });
   // What a failed start must close, newest first.
@@ -69,7 +83,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     () => pipeline.controller.stop(),
   ];
   try {
-    return await serve({ manifests, options, base, pipeline, state, opa }, opened);
+    return await serve({ manifests, options, base, pipeline, state, opa, signing }, opened);
   } catch (err) {
     for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
     throw err;
@@ -83,6 +97,40 @@ interface Parts {
   readonly pipeline: Pipeline;
   readonly state: StateFolder;
   readonly opa: Opa | undefined;
+  readonly signing: SigningHolder;
+}
+
+/**
+ * The key files of signing/, read into the holder and followed (nothing with --unsigned-bundles).
+ * The previous key is retired once the service has heard from its agents for a whole
+ * --agent-expiry-seconds (an OPA it has not heard from yet may still verify with the previous key)
+ * and every agent of every bundle reports the current key.
+ */
+async function signingKeys(parts: Parts): Promise<KeyFolder> {
+  const { base, state, options, signing } = parts;
+  if (signing.get().unsigned) return { check: async () => {}, close: () => {} };
+  const startedMs = base.nowMs();
+  const windowMs = base.config.agentExpirySeconds * 1000;
+  return followKeyFolder({
+    stateDir: state.dir,
+    holder: signing,
+    log: base.log.child({ module: 'signing' }),
+    ...(options.newSigningKeyPem ? { newKeyPem: options.newSigningKeyPem } : {}),
+    ...(options.signingPollMs !== undefined ? { pollMs: options.signingPollMs } : {}),
+    retirementDue(currentKid) {
+      const now = base.nowMs();
+      if (now - startedMs < windowMs) return false;
+      const bundles = [...base.store.snapshot().tenants.values()].flatMap((t) =>
+        [...t.bundles.keys()].map((b) => base.fleet.agents.agents(t.tenant, b, now)),
+      );
+      // TODO(issue 27, fleet): the fleet's retirementDue and Agent.signingKey replace this reading of the label.
+      return everyAgentOnKey(
+        bundles,
+        (a) => ('signingKey' in a && typeof a.signingKey === 'string' ? a.signingKey : undefined),
+        currentKid,
+      );
+    },
+  });
 }
 
 /** Opens and starts everything in order, each pushed on `opened` so a failed start can close it. */
@@ -95,6 +143,8 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
   // Before anything is written: a write a killed process never finished leaves its temporary file.
   const stale = await state.removeStaleTemporaryFiles();
   if (stale.length > 0) log.info({ files: stale, dir: state.dir }, 'Removed temporary files a stopped process left in the state folder');
+  const keys = await signingKeys(parts);
+  opened.push(() => keys.close());
   await restoreActivity(state, store, fleet, log);
   await state.clearAgents();
   opened.push(() => source.stop());
@@ -128,7 +178,7 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
     opa,
   );
   opened.push(() => console.close());
-  const unsubscribeOpa = await keepOpaConfigs(state, store, api, log);
+  const unsubscribeOpa = await keepOpaConfigs(state, store, api, parts.signing, log);
   base.readiness.serving();
   log.info({ url: api.url, tenants: [...store.snapshot().tenants.keys()], problems: source.problems().length }, 'Serving');
 
@@ -137,6 +187,7 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
     quiesce: () => {
       source.stop();
       tokens.close();
+      keys.close();
       unsubscribeOpa();
     },
     closeConsole: console.close,
@@ -159,6 +210,8 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
     metrics: base.metrics,
     fleet,
     flushActivity: activity.flush,
+    signing: parts.signing,
+    checkSigningKeys: keys.check,
     stop,
   };
 }

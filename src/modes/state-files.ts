@@ -1,10 +1,11 @@
 // The files standalone mode keeps for the OPAs beside its state: token files (OPA's token_path) and
 // token Secrets written back when deleted or changed, and one OPA configuration per bundle,
-// rewritten as bundles come and go.
+// rewritten as bundles come and go and as the signing keys change.
 import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { SigningHolder } from '../controller/index.ts';
 import { createOpaConfigWriter, type StateFolder } from '../standalone/index.ts';
 import type { Store } from '../store/index.ts';
 import type { Listening } from '../server/index.ts';
@@ -58,12 +59,32 @@ export async function keepTokenFiles(state: StateFolder, log: Logger): Promise<T
   return { repair, close: () => watcher.close() };
 }
 
-/** Writes one OPA configuration per bundle into <state-dir>/opa/ now and at every bundle change; returns the unsubscribe. */
-export async function keepOpaConfigs(state: StateFolder, store: Store, api: Listening, log: Logger): Promise<() => void> {
-  const opaConfigs = createOpaConfigWriter({ stateDir: state.dir, url: api.url, caFile: api.caFile, tokenFile: state.tokenFile });
+/**
+ * Writes one OPA configuration per bundle into <state-dir>/opa/ (and the public keys into opa/keys/)
+ * now, at every bundle change and whenever the signing keys change; returns the unsubscribe.
+ */
+export async function keepOpaConfigs(
+  state: StateFolder,
+  store: Store,
+  api: Listening,
+  signing: SigningHolder,
+  log: Logger,
+): Promise<() => void> {
+  const opaConfigs = createOpaConfigWriter({
+    stateDir: state.dir,
+    url: api.url,
+    caFile: api.caFile,
+    tokenFile: state.tokenFile,
+    signing: signing.get,
+  });
   const sync = (): void => {
     opaConfigs.sync(store.snapshot()).catch((err: unknown) => log.error({ err }, 'Failed to write the OPA configurations'));
   };
   await opaConfigs.sync(store.snapshot());
-  return store.onBundleChange(sync);
+  const offBundles = store.onBundleChange(sync);
+  const offKeys = signing.onChange(sync);
+  return () => {
+    offBundles();
+    offKeys();
+  };
 }

@@ -5,4 +5,13 @@ export { createReadingThread } from './reading.ts';
 export { walkManifests } from './walk.ts';
 export { openStateFolder, type ObjectState, type StateFolder } from './state.ts';
 export { readObjects, type DocumentProblem } from './objects.ts';
-export { createOpaConfigWriter, opaConfigFile } from './sidecar-configs.ts';
+export { createOpaConfigWriter, opaConfigFile, publicKeyFile } from './sidecar-configs.ts';
+export {
+  ensureSigningKey,
+  keyFilesStamp,
+  readKeyFiles,
+  retirePreviousKey,
+  ringOf,
+  rotateSigningKey,
+  signingKeyFiles,
+} from './signing-keys.ts';

@@ -17,6 +17,14 @@ export const LOCAL_LISTENERS = [
   '--insecure-http',
 ] as const;
 import { startService, type Service, type ServiceOptions } from '../../src/modes/index.ts';
+import { generateSigningKeyPem } from '../../src/signing/index.ts';
+
+let cachedKeyPem: string | undefined;
+/** One signing key per test process (2048 bits): every service a test starts signs, and RSA generation is slow. */
+export function testSigningKeyPem(): string {
+  cachedKeyPem ??= generateSigningKeyPem(2048);
+  return cachedKeyPem;
+}
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 
@@ -185,6 +193,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     debounceMs: 3_600_000,
     confirmDeleteMs: 0,
     settleMs: 0,
+    newSigningKeyPem: testSigningKeyPem,
     ...options.serviceOptions,
   });
   const url = service.apiUrl.replace('localhost', '127.0.0.1');
