@@ -20,6 +20,12 @@ export const BundleStatus = z.object({
   digest: z.string().optional(),
   etag: z.string().optional(),
   ruleCount: z.number().int().min(0).optional(),
+  signingKey: z
+    .string()
+    .optional()
+    .describe(
+      'Key id of the key that signs the revision served (acl-<16 hex>, what OPA configurations pin as signing.keyid); absent when bundles are served unsigned. See condition Signed.',
+    ),
   lastSync: Timestamp.optional(),
   agents: z
     .object({

@@ -95,6 +95,7 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Rolled-Out', type: 'string', jsonPath: '.status.conditions[?(@.type=="RolledOut")].status', priority: 1 },
       { name: 'Last-Sync', type: 'date', jsonPath: '.status.lastSync' },
       { name: 'ETag', type: 'string', jsonPath: '.status.etag', priority: 1 },
+      { name: 'Signing-Key', type: 'string', jsonPath: '.status.signingKey', priority: 1 },
       WARNING,
       AGE,
     ],

@@ -6,8 +6,9 @@ export {
   IN_THREAD_PACKER,
   inputDigestOf,
   selectRules,
+  type BundleArchive,
+  type BundleSource,
   type BuiltBundle,
-  type Text,
   type BundleInput,
   type BundlePacker,
 } from './bundle.ts';

@@ -11,7 +11,7 @@ export type PackRequest =
   /** `keep`: the thread keeps the text under this number, so a pack can name it instead of sending it again. */
   | { readonly kind: 'hash'; readonly text: Text; readonly keep?: number }
   /** `rego`: the text, or the number a hash kept it under (an error if no longer kept). */
-  | { readonly kind: 'pack'; readonly manifest: string; readonly rego: Text | number };
+  | { readonly kind: 'pack'; readonly manifest: string; readonly rego: Text | number; readonly signatures?: string | undefined };
 
 export type PackAnswer =
   | { readonly kind: 'hash'; readonly hex: string }
@@ -46,7 +46,7 @@ export function packingTasks(): (request: PackRequest) => Promise<PackAnswer> {
     }
     const rego = typeof request.rego === 'number' ? memo.kept.get(request.rego) : joinText(request.rego);
     if (rego === undefined) throw new Error(`text ${String(request.rego)} is no longer kept`);
-    const bytes = await packBundleFiles(request.manifest, rego, memo.pieces);
+    const bytes = await packBundleFiles(request.manifest, rego, request.signatures, memo.pieces);
     return { kind: 'pack', bytes, hex: sha256(bytes) };
   };
 }
@@ -80,16 +80,16 @@ export function createThreadPacker(thread: PackingThread, below = IN_THREAD_BELO
       else keptAs.set(text, keep);
       return answer.hex;
     },
-    async pack(manifest, rego) {
-      if (textLength(rego) < below) return IN_THREAD_PACKER.pack(manifest, rego);
+    async pack(manifest, rego, signatures) {
+      if (textLength(rego) < below) return IN_THREAD_PACKER.pack(manifest, rego, signatures);
       const id = idOf(rego);
       let answer: PackAnswer;
       try {
-        answer = await thread.run({ kind: 'pack', manifest, rego: id ?? rego });
+        answer = await thread.run({ kind: 'pack', manifest, rego: id ?? rego, signatures });
       } catch (err) {
         // The thread restarted or let the text go: send it.
         if (id === undefined) throw err;
-        answer = await thread.run({ kind: 'pack', manifest, rego });
+        answer = await thread.run({ kind: 'pack', manifest, rego, signatures });
       }
       if (answer.kind !== 'pack') throw new Error(`the packing thread answered ${answer.kind} to pack`);
       return { bytes: answer.bytes, hex: answer.hex };

@@ -38,7 +38,18 @@ const OWNER = model('a-owner', spec({ condition: 'resource.owner == principal.id
 const DRAFT = model('draft-public', spec({ state: 'Draft', condition: 'resource.public == true' }));
 
 function bundle(name: string, rules: readonly RuleModel[], entityTypes: readonly string[] = []): BundleEntry {
-  const built: BuiltBundle = { rego: '', inputDigest: '', revision: 3, manifest: '', bytes: new Uint8Array(), digest: '', etag: '' };
+  const built: BuiltBundle = {
+    rego: '',
+    regoText: '',
+    regoHex: '',
+    kid: undefined,
+    inputDigest: '',
+    revision: 3,
+    manifest: '',
+    bytes: new Uint8Array(),
+    digest: '',
+    etag: '',
+  };
   return {
     tenant: 'acme',
     name,

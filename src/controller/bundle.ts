@@ -1,5 +1,6 @@
-// Bundle → deterministic archive in the store; the revision moves exactly when the bytes would.
-// Status: phase, the revision served (digest, ETag, rules), lastSync, the agents and conditions.
+// Bundle → deterministic archive in the store, signed by the keys the SigningHolder holds; the
+// revision moves exactly when the bytes would. Status: phase, the revision served (digest, ETag,
+// rules, signing key), lastSync, the agents and conditions (Ready, Signed, RolledOut).
 import { checkSpec } from '../admission/index.ts';
 import { Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.ts';
 import { selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
@@ -8,7 +9,9 @@ import { bundleKey, type BundleEntry } from '../store/index.ts';
 import { drive } from '../work/index.ts';
 import { conditionsFor, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
-import { followBuild, nextBuild, recordedRevision } from './revision.ts';
+import { followBuild, nextBuild, recordedRevision, withRing } from './revision.ts';
+import { buildKeys, sameCurrentKey, signedCondition } from './signed.ts';
+import type { KeyRing } from '../signing/index.ts';
 import { keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 /** A Bundle as one reconcile sees it: the object, its status as recorded (read once), what is served. */
@@ -24,22 +27,28 @@ interface Seen {
 interface Plan {
   readonly input: BundleInput;
   readonly source: BundleEntry['source'];
-  /** The entry served, when it was built from these same inputs: then it is what they give. */
+  /** The keys this build signs with (undefined: unsigned). */
+  readonly ring: KeyRing | undefined;
+  /**
+   * The entry served, when it was built from these same inputs and signed by the same current key:
+   * then it is what they give (its previous key's archive may still need adding or dropping).
+   */
   readonly reused: BundleEntry | undefined;
 }
 
-type ServedFields = Pick<BundleStatus, 'revision' | 'digest' | 'etag' | 'ruleCount'>;
+type ServedFields = Pick<BundleStatus, 'revision' | 'digest' | 'etag' | 'ruleCount' | 'signingKey'>;
 
 function statusOf(built: BuiltBundle, ruleCount: number): ServedFields {
-  return { revision: built.revision, digest: built.digest, etag: built.etag, ruleCount };
+  return { revision: built.revision, digest: built.digest, etag: built.etag, ruleCount, ...(built.kid ? { signingKey: built.kid } : {}) };
 }
 
-function recordedFields({ revision, digest, etag, ruleCount }: BundleStatus): ServedFields {
+function recordedFields({ revision, digest, etag, ruleCount, signingKey }: BundleStatus): ServedFields {
   return {
     ...(revision === undefined ? {} : { revision }),
     ...(digest === undefined ? {} : { digest }),
     ...(etag === undefined ? {} : { etag }),
     ...(ruleCount === undefined ? {} : { ruleCount }),
+    ...(signingKey === undefined ? {} : { signingKey }),
   };
 }
 
@@ -72,7 +81,9 @@ export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Prom
   const seen: Seen = { key, obj, generation: obj.metadata.generation ?? 0, previous: readStatus(BundleStatus, obj.raw['status']), served };
   const parsed = checkSpec(Bundle, obj.raw);
   if (!parsed.ok) return reject(seen, deps, parsed.problem.message);
-  const plan = await planOf(seen, parsed.object.spec, deps);
+  const keys = buildKeys(deps.signing.get());
+  if ('missing' in keys) return noSigningKey(seen, deps);
+  const plan = await planOf(seen, parsed.object.spec, keys.ring, deps);
   if (!deps.leading()) return follow(seen, plan, deps);
   const { built, enqueue } = await lead(seen, plan, deps);
   return { ...builtStatus(seen, plan, built, deps), enqueue };
@@ -97,13 +108,47 @@ function reject(seen: Seen, deps: ReconcileDeps, message: string): Outcome {
       phase: 'Invalid',
       observedGeneration: generation,
       agents: fleet.agents,
-      conditions: conditionsFor([invalid, fleet.condition], generation, deps.now(), seen.previous.conditions),
+      conditions: conditionsFor(
+        [invalid, signedCondition(deps.signing.get(), served?.built), fleet.condition],
+        generation,
+        deps.now(),
+        seen.previous.conditions,
+      ),
+    },
+  };
+}
+
+/**
+ * Bundles are signed but no good key was ever read: nothing unsigned is served, so nothing is
+ * served at all (OPAs keep the revision they hold); the revision recorded stays in status.
+ */
+function noSigningKey(seen: Seen, deps: ReconcileDeps): Outcome {
+  const { key, served, generation } = seen;
+  if (served) {
+    deps.draft.setBundle(key.namespace, key.name, undefined);
+    deps.log.warn({ kind: 'Bundle', key: keyText(key), revision: served.built.revision }, 'Stopped serving a bundle: no signing key');
+  }
+  // The connector's status lists its bundles.
+  const enqueue: ObjectKey[] = served ? [{ kind: 'Connector', namespace: key.namespace, name: served.connector }] : [];
+  if (!deps.leading()) return { phase: 'Pending', enqueue };
+  const signed = signedCondition(deps.signing.get(), undefined);
+  const fleet = rollout(deps, key, recordedRevision(seen.previous));
+  const ready: ConditionInput = { type: 'Ready', status: false, reason: 'NoSigningKey', message: signed.message };
+  return {
+    phase: 'Pending',
+    enqueue,
+    status: {
+      ...recordedFields(seen.previous),
+      phase: 'Pending',
+      observedGeneration: generation,
+      agents: fleet.agents,
+      conditions: conditionsFor([ready, signed, fleet.condition], generation, deps.now(), seen.previous.conditions),
     },
   };
 }
 
 /** The rules and directory this spec selects, and whether the entry served was built from the very same. */
-async function planOf(seen: Seen, spec: BundleSpec, deps: ReconcileDeps): Promise<Plan> {
+async function planOf(seen: Seen, spec: BundleSpec, ring: KeyRing | undefined, deps: ReconcileDeps): Promise<Plan> {
   const { key, served } = seen;
   const { connector, entityTypes } = spec;
   const rules = selectRules(
@@ -126,8 +171,9 @@ async function planOf(seen: Seen, spec: BundleSpec, deps: ReconcileDeps): Promis
     served.source.entityTypes === source.entityTypes &&
     served.source.directory === directory &&
     served.source.rules.length === rules.length &&
-    served.source.rules.every((r, i) => r === rules[i]);
-  return { input, source, reused: unchanged ? served : undefined };
+    served.source.rules.every((r, i) => r === rules[i]) &&
+    sameCurrentKey(served.built, ring);
+  return { input, source, ring, reused: unchanged ? served : undefined };
 }
 
 function entryOf(plan: Plan, built: BuiltBundle): BundleEntry {
@@ -143,7 +189,10 @@ async function follow(seen: Seen, plan: Plan, deps: ReconcileDeps): Promise<Outc
   const { key, served, previous } = seen;
   const recordedRev = recordedRevision(previous);
   const isRecorded = served !== undefined && served.built.revision === recordedRev && served.built.digest === previous.digest;
-  const consistent = plan.reused !== undefined && isRecorded ? undefined : await followBuild(plan.input, served, previous, deps);
+  const consistent =
+    plan.reused !== undefined && isRecorded
+      ? await withRing(plan.input, plan.reused.built, plan.ring, deps)
+      : await followBuild(plan.input, served, previous, plan.ring, deps);
   if (consistent && consistent !== served?.built) {
     deps.draft.setBundle(key.namespace, key.name, entryOf(plan, consistent));
     deps.log.info(
@@ -164,10 +213,15 @@ async function follow(seen: Seen, plan: Plan, deps: ReconcileDeps): Promise<Outc
 
 /** The leader's part: the archive for these inputs in the store, and the connectors told when theirs changed. */
 async function lead(seen: Seen, plan: Plan, deps: ReconcileDeps): Promise<{ built: BuiltBundle; enqueue: ObjectKey[] }> {
-  if (plan.reused) return { built: plan.reused.built, enqueue: [] };
   const { key, served } = seen;
+  if (plan.reused) {
+    // The same revision; a rotation's previous key came or went: its archive is added or dropped.
+    const built = await withRing(plan.input, plan.reused.built, plan.ring, deps);
+    if (built !== plan.reused.built) deps.draft.setBundle(key.namespace, key.name, entryOf(plan, built));
+    return { built, enqueue: [] };
+  }
   const { connector } = plan.input;
-  const built = await nextBuild(plan.input, served, seen.previous, deps);
+  const built = await nextBuild(plan.input, served, seen.previous, plan.ring, deps);
   deps.draft.setBundle(key.namespace, key.name, entryOf(plan, built));
   if (served?.built.revision !== built.revision) announce(seen, built, plan.input.rules.length, deps);
   // The connectors' status lists their bundles.
@@ -237,7 +291,12 @@ function builtStatus(
       ...statusOf(built, rules.length),
       ...(lastSync ? { lastSync } : {}),
       agents: fleet.agents,
-      conditions: conditionsFor([ready, fleet.condition], generation, deps.now(), seen.previous.conditions),
+      conditions: conditionsFor(
+        [ready, signedCondition(deps.signing.get(), built), fleet.condition],
+        generation,
+        deps.now(),
+        seen.previous.conditions,
+      ),
     },
   };
 }

@@ -112,6 +112,11 @@ export function createController(options: ControllerOptions): Controller {
     if (!s.held) s.running ??= Promise.resolve().then(() => pump(s));
   };
   keys.onAdd(wake);
+  // New keys sign every bundle again (a rotation's start, a retirement, a first key): one key per Bundle.
+  const unsubscribe = deps.signing.onChange(() => {
+    for (const b of s.objects.list('Bundle'))
+      keys.enqueue({ kind: 'Bundle', namespace: b.metadata.namespace ?? '', name: b.metadata.name });
+  });
   return {
     enqueue: keys.enqueue,
     async idle() {
@@ -120,6 +125,7 @@ export function createController(options: ControllerOptions): Controller {
     settled: () => settled(s),
     stop() {
       s.stopped = true;
+      unsubscribe();
       for (const t of s.retries) clearTimeout(t);
       s.retries.clear();
     },

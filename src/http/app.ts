@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { ADMISSION_PATH, createAdmissionHandler } from './admission.ts';
 import { createAuthorizationHandler } from './authorization.ts';
-import { createActivityHandler, createBundleHandler } from './bundles.ts';
+import { createActivityHandler, createBundleHandler, queryKey } from './bundles.ts';
 import type { ApiDeps } from './deps.ts';
 import { createAuthzenHandlers, createMetadataHandler } from './endpoints.ts';
 import { createFleetHandlers } from './reports.ts';
@@ -98,6 +98,7 @@ function routeConnectors(app: express.Express, deps: ApiDeps, handlers: ApiHandl
       tenant: String(req.params['tenant']),
       connector: String(req.params['connector']),
       bundle: String(req.params['bundle']),
+      key: queryKey(req.originalUrl),
     });
   });
   app.all(BUNDLE_PATH, methodNotAllowed('GET, HEAD'));
@@ -138,8 +139,12 @@ export function createApiApp(deps: ApiDeps, handlers: ApiHandlers = apiHandlers(
   return app;
 }
 
-/** The hot paths in their exact, plain form: no percent-escapes, no query, no trailing slash. */
-const PLAIN_BUNDLE_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/bundles\/([A-Za-z0-9._~-]+)$/;
+/**
+ * The hot paths in their exact, plain form: no percent-escapes, no trailing slash, and no query but
+ * the `?key=<kid>` every signed OPA configuration adds to its bundle resource.
+ */
+const PLAIN_BUNDLE_PATH =
+  /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/bundles\/([A-Za-z0-9._~-]+)(?:\?key=([A-Za-z0-9._~-]+))?$/;
 /** OPA's uploads, after every poll: status reports and decision logs. */
 const PLAIN_UPLOAD_PATH = /^\/([A-Za-z0-9._~-]+)\/connectors\/policyagent\/([A-Za-z0-9._~-]+)\/(status|logs)$/;
 
@@ -163,7 +168,7 @@ function dispatchPlain(handlers: ApiHandlers, req: IncomingMessage, res: ServerR
   if (req.method === 'GET' || req.method === 'HEAD') {
     const m = PLAIN_BUNDLE_PATH.exec(url);
     if (m) {
-      handlers.serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string });
+      handlers.serveBundle(req, res, { tenant: m[1] as string, connector: m[2] as string, bundle: m[3] as string, key: m[4] });
       return true;
     }
   }

@@ -1,8 +1,11 @@
 // GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle} (service spec 4.2, 5, 7.2):
 // the connector token opens only its own connector's bundles; ETag / If-None-Match → 304; with
 // `Prefer: wait=N` a request whose ETag is current is held until the bundle changes or N seconds pass.
+// `?key=<kid>` names the key the OPA verifies with (its configuration pins it): the archive signed by
+// that key is served, each archive with its own ETag (docs/opa.md, "Signed bundles").
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
+import type { BundleArchive, BuiltBundle } from '../bundle/index.ts';
 import { bundleKey, type BundleEntry, type Snapshot } from '../store/index.ts';
 import { judgeConnector } from './connector.ts';
 import { createBundleReadHandler } from './reads.ts';
@@ -18,6 +21,29 @@ export interface BundlePath {
   readonly tenant: string;
   readonly connector: string;
   readonly bundle: string;
+  /** `?key=`: the kid of the key the OPA verifies with; undefined: the current key's archive. */
+  readonly key?: string | undefined;
+}
+
+/** The `key` query parameter of a request URL; undefined when there is none (the URL is parsed only if it has a query). */
+export function queryKey(url: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  return new URLSearchParams(url.slice(q + 1)).get('key') ?? undefined;
+}
+
+/** The archive of a revision signed by `key` (the current key's when undefined); undefined when no key of that id signs it. */
+export function archiveFor(built: BuiltBundle, key: string | undefined): BundleArchive | undefined {
+  if (key === undefined || key === built.kid) return built;
+  return key === built.previous?.kid ? built.previous : undefined;
+}
+
+/** The 404 of a key that signs no archive of this bundle, naming the keys that do. */
+function unknownKeyMessage(bundle: string, built: BuiltBundle, key: string): string {
+  const asked = JSON.stringify(key.slice(0, 64));
+  if (built.kid === undefined) return `bundle ${bundle} is served unsigned (--unsigned-bundles), not signed by key ${asked}`;
+  const kids = [built.kid, ...(built.previous ? [built.previous.kid] : [])];
+  return `bundle ${bundle} is not signed by key ${asked}; the keys that sign it are ${kids.join(' and ')} (the OPA configuration names a retired key: take the current one)`;
 }
 
 type Verdict =
@@ -94,14 +120,12 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
       // OPA asks again at once with the token its token_path holds now (the new one is held again,
       // the old one gets 401 at once). A 401 here would make every sidecar report failing until its
       // next poll, up to long_polling_timeout_seconds later, even those already given the new token.
-      if (
-        !mayHold &&
-        verdict.code === 'unauthenticated' &&
-        verdict.rotated &&
-        verdict.bundle?.connector === path.connector &&
-        noneMatch(req.headers['if-none-match'], verdict.bundle.built.etag)
-      ) {
-        res.writeHead(304, { ETag: verdict.bundle.built.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
+      const rotatedArchive =
+        !mayHold && verdict.code === 'unauthenticated' && verdict.rotated && verdict.bundle?.connector === path.connector
+          ? archiveFor(verdict.bundle.built, path.key)
+          : undefined;
+      if (rotatedArchive && noneMatch(req.headers['if-none-match'], rotatedArchive.etag)) {
+        res.writeHead(304, { ETag: rotatedArchive.etag, 'Content-Type': BUNDLE_CONTENT_TYPE, 'Cache-Control': 'no-cache' });
         res.end();
         finish(304, verdict.bundle, true);
         return;
@@ -111,7 +135,13 @@ export function createBundleHandler(deps: ApiDeps): (req: IncomingMessage, res: 
         finish(STATUS[verdict.code], verdict.bundle, verdict.own === true);
         return;
       }
-      const { built } = verdict.bundle;
+      const built = archiveFor(verdict.bundle.built, path.key);
+      if (built === undefined) {
+        // Its own connector's OPA, pinned to a key that no longer signs: recorded in the sync activity.
+        sendError(res, 'not_found', unknownKeyMessage(path.bundle, verdict.bundle.built, path.key as string));
+        finish(404, verdict.bundle, true);
+        return;
+      }
       if (noneMatch(req.headers['if-none-match'], built.etag)) {
         const prefer = req.headers['prefer'];
         const wait = mayHold ? preferWait(Array.isArray(prefer) ? prefer.join(', ') : prefer) : undefined;

@@ -15,15 +15,17 @@ function isEmpty(d: TenantDraft): boolean {
   return d.rules.size === 0 && d.connectors.size === 0 && d.bundles.size === 0 && d.directories.size === 0;
 }
 
-/** Adds to `changed` the bundles of `frozen` with a new ETag, or whose connector's token or activity changed. */
+/** Adds to `changed` the bundles of `frozen` with a new ETag (either archive's), or whose connector's token or activity changed. */
 function changedBundles(previous: TenantSnapshot | undefined, frozen: TenantSnapshot, changed: BundleEntry[]): void {
   for (const b of frozen.bundles.values()) {
     const before = previous?.bundles.get(b.name);
     const oldConnector = previous?.connectors.get(b.connector);
     const newConnector = frozen.connectors.get(b.connector);
-    // A new ETag, or a connector whose token or activity changed: held polls must hear at once.
+    // A new ETag (of either archive: the previous key's comes and goes with a rotation), or a
+    // connector whose token or activity changed: held polls must hear at once.
     if (
       before?.built.etag !== b.built.etag ||
+      before.built.previous?.etag !== b.built.previous?.etag ||
       before.connector !== b.connector ||
       oldConnector?.tokenHash !== newConnector?.tokenHash ||
       oldConnector?.active !== newConnector?.active

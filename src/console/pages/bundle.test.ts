@@ -27,7 +27,18 @@ const entry = (revision: number, rules: readonly RuleModel[], entityTypes: reado
   name: 'docs',
   connector: 'gateways',
   ruleCount: rules.length,
-  built: { rego: '', inputDigest: 'in', revision, manifest: '{}', bytes: new Uint8Array(), digest: 'sha256:abc', etag: '"abc"' },
+  built: {
+    rego: '',
+    regoText: '',
+    regoHex: '',
+    kid: undefined,
+    inputDigest: 'in',
+    revision,
+    manifest: '{}',
+    bytes: new Uint8Array(),
+    digest: 'sha256:abc',
+    etag: '"abc"',
+  },
   source: { rules, regoVersion: 1, entityTypes: JSON.stringify(entityTypes), directory: EMPTY_DIRECTORY },
 });
 
