@@ -128,7 +128,8 @@ describe('acl-operator serve', () => {
     expect(headers).toMatch(/^HTTP\/1\.1 200 OK/);
     expect(headers).toMatch(/content-type: application\/vnd\.openpolicyagent\.bundles/i);
     const listing = spawnSync('tar', ['tzf', join(tmp, 'bundle.tar.gz')], { encoding: 'utf8' }).stdout;
-    expect(listing.split('\n').filter(Boolean)).toEqual(['.manifest', 'policy.rego']);
+    // Signed by default: the third file holds the signature over the other two.
+    expect(listing.split('\n').filter(Boolean)).toEqual(['.manifest', 'policy.rego', '.signatures.json']);
   });
 
   it('shows status as kubectl-like tables', () => {
