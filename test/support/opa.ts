@@ -36,7 +36,8 @@ export interface RunningOpa {
 
 export const OUTPUT_LINES = 150;
 
-export async function runOpa(bin: string, configFile: string, cwd: string): Promise<RunningOpa> {
+/** Starts `opa run --server`; `onLine` sees every line of its output (output() keeps only the tail). */
+export async function runOpa(bin: string, configFile: string, cwd: string, onLine?: (line: string) => void): Promise<RunningOpa> {
   const port = await freePort();
   const child = spawn(bin, ['run', '--server', '--addr', `127.0.0.1:${port}`, '--config-file', configFile, '--log-level', 'debug'], {
     cwd,
@@ -48,7 +49,9 @@ export async function runOpa(bin: string, configFile: string, cwd: string): Prom
     return (chunk) => {
       const parts = (partial + chunk.toString('utf8')).split('\n');
       partial = parts.pop() ?? '';
-      lines.push(...parts.filter((l) => l !== ''));
+      const whole = parts.filter((l) => l !== '');
+      if (onLine) for (const l of whole) onLine(l);
+      lines.push(...whole);
       if (lines.length > OUTPUT_LINES) lines.splice(0, lines.length - OUTPUT_LINES);
     };
   };
