@@ -92,6 +92,17 @@ const decides = async (opa: RunningOpa, action: string): Promise<boolean | undef
   return res.status === 200 ? ((res.body as { result?: boolean }).result ?? undefined) : undefined;
 };
 
+/** Polls `probe` (serve's side: no OPA to watch) until it gives a value; fails after 10 s. */
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = performance.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`timed out after 10 s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 const ring = (service: TestService): [string | undefined, string | undefined] => {
   const s = service.service.signing.get();
   return s.unsigned ? [undefined, undefined] : [s.ring?.current.kid, s.ring?.previous?.kid];
@@ -184,6 +195,47 @@ if (OPA_BIN)
       for (const o of [one, second]) expect(o.lines.filter((l) => VERIFICATION_ERROR.test(l))).toEqual([]);
       expect(await readFile(opaConfigFile(service.stateDir, TENANT, BUNDLE), 'utf8')).not.toContain(keyA);
     }, 180_000);
+
+    it('restarts an OPA with the rewritten configuration in its own folder: the bundle it persisted under A is refused from disk, and B is active at once', async () => {
+      t = await startTestService({
+        manifests: {
+          'connectors.yaml': sidecarsManifest('{}'),
+          'rules.yaml': RULE('read'),
+          'keys.yaml': BASE_MANIFESTS['keys.yaml'] as string,
+        },
+        serviceOptions: { signingPollMs: 100 },
+      });
+      const service = t;
+      const [keyA] = ring(service);
+      const first = await startOpa(service);
+      await waitForOpa(first.opa, 'OPA (pinned to A) to allow a read', 30_000, async () =>
+        (await decides(first.opa, 'read')) ? true : undefined,
+      );
+      await first.opa.stop();
+      await promisify(execFile)(process.execPath, [CLI, 'rotate-key', '--state-dir', service.stateDir]);
+      const [keyB] = await until('serve to sign with B and keep A', () => (ring(service)[1] === keyA ? ring(service) : undefined));
+      // The same OPA, in the same folder (its persisted bundle, signed by A), with the rewritten configuration.
+      await until('the configuration pinned to B', async () =>
+        (await readFile(opaConfigFile(service.stateDir, TENANT, BUNDLE), 'utf8')).includes(`keyid: ${keyB}`) ? true : undefined,
+      );
+      const dir = dirs.at(-1) as string;
+      await writeFile(join(dir, 'opa.yaml'), await readFile(opaConfigFile(service.stateDir, TENANT, BUNDLE), 'utf8'));
+      const lines: string[] = [];
+      const again = await runOpa(OPA_BIN as string, join(dir, 'opa.yaml'), dir, (l) => lines.push(l));
+      opas.push(again);
+      await waitForOpa(again, 'the restarted OPA (pinned to B) to allow a read', 30_000, async () =>
+        (await decides(again, 'read')) ? true : undefined,
+      );
+      // OPA verifies its persisted bundle with the key it is pinned to now: the A-signed one is not
+      // loaded (one line saying so), and the B-signed archive is downloaded and activated.
+      expect(lines.filter((l) => VERIFICATION_ERROR.test(l)).map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([
+        'Failed to load bundle from disk: failed to verify message: crypto/rsa: verification error',
+      ]);
+      const revision = await opaJson(again, `/v1/data/system/bundles/${BUNDLE}/manifest/revision`);
+      expect((revision.body as { result?: string }).result).toBe(
+        String(service.service.store.snapshot().tenants.get(TENANT)?.bundles.get(BUNDLE)?.built.revision),
+      );
+    }, 120_000);
   });
 else
   describe('a signing key rotation in standalone mode with real OPAs', () => {
