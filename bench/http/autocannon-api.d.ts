@@ -15,6 +15,8 @@ declare module 'autocannon' {
     /** Seconds. */
     duration?: number;
     pipelining?: number;
+    /** Worker threads that send the requests (0: this thread). */
+    workers?: number;
     /** Seconds before a request counts as a timeout. */
     timeout?: number;
     /** Each connection sends these in turn, then starts over. */

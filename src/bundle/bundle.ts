@@ -181,11 +181,18 @@ export async function packTar(files: readonly { name: string; content: string }[
   return Buffer.concat(chunks);
 }
 
+/** Where the third entry of a tar of `.manifest` and `policy.rego` starts (ustar: a 512-byte header, the content padded to 512). */
+function thirdEntryAt(manifest: string, rego: string): number {
+  const padded = (n: number): number => Math.ceil(n / 512) * 512;
+  return 512 + padded(Buffer.byteLength(manifest)) + 512 + padded(Buffer.byteLength(rego));
+}
+
 /**
  * The archive's bytes: `.manifest`, `policy.rego`, then `.signatures.json` when given, tar then
  * gzip (level 9, no timestamp), in pieces deflated once each and kept in `cache` (gzip.ts): the same
- * bytes with or without it. The signatures come last, so the archives of one revision signed by two
- * keys share every piece of policy.rego but its tail.
+ * bytes with or without it. The signatures come last, in a gzip member of their own, so the archives
+ * of a revision signed by two keys share every piece of policy.rego, and a new revision whose
+ * policy.rego did not change compresses only the pieces holding `.manifest` and the signatures.
  */
 export async function packBundleFiles(
   manifest: string,
@@ -198,7 +205,7 @@ export async function packBundleFiles(
     { name: 'policy.rego', content: rego },
     ...(signatures === undefined ? [] : [{ name: SIGNATURES_FILE, content: signatures }]),
   ]);
-  return gzipPieces(tar, cache);
+  return gzipPieces(tar, cache, signatures === undefined ? undefined : thirdEntryAt(manifest, rego));
 }
 
 /**

@@ -71,12 +71,19 @@ export function createPieceCache(): PieceCache {
 /** Pieces not used in this many packs are forgotten. */
 const KEEP_PACKS = 16;
 
-/** gzip of `data` (level 9, mtime 0), one member per piece, each compressed once. */
-export function gzipPieces(data: Uint8Array, cache: PieceCache = createPieceCache()): Uint8Array {
+/**
+ * gzip of `data` (level 9, mtime 0), one member per piece, each compressed once. `cutAt`: a place
+ * where a piece must end (where what follows differs between archives that share what precedes).
+ */
+export function gzipPieces(data: Uint8Array, cache: PieceCache = createPieceCache(), cutAt?: number): Uint8Array {
   const pack = ++cache.packs;
   const parts: Uint8Array[] = [];
   let start = 0;
-  for (const end of cuts(data)) {
+  const ends =
+    cutAt === undefined || cutAt <= 0 || cutAt >= data.length
+      ? cuts(data)
+      : [...cuts(data.subarray(0, cutAt)), ...cuts(data.subarray(cutAt)).map((end) => end + cutAt)];
+  for (const end of ends) {
     const piece = data.subarray(start, end);
     start = end;
     const key = createHash('sha1').update(piece).digest('base64');
