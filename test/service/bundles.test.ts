@@ -50,7 +50,8 @@ describe('GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle}', ()
     const etag = res.headers.get('etag') ?? '';
     expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
     const bytes = new Uint8Array(await res.arrayBuffer());
-    expect(tarNames(bytes)).toEqual(['.manifest', 'policy.rego']);
+    // Signed by default: the signature over the other two files comes last.
+    expect(tarNames(bytes)).toEqual(['.manifest', 'policy.rego', '.signatures.json']);
     expect(etag).toBe(t.service.store.snapshot().tenants.get('acme')?.bundles.get('docs')?.built.etag);
   });
 

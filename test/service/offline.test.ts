@@ -1,5 +1,6 @@
 // The offline pipeline (pipeline/offline.ts): `render` builds a folder through the reader, source,
-// controller and store `serve` runs, so what it writes is what is served, byte for byte.
+// controller and store `serve` runs, so what it writes is what is served, byte for byte, by a serve
+// with --unsigned-bundles (render holds no key); a signed serve adds .signatures.json to the same files.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOffline, type Offline } from '../../src/pipeline/index.ts';
 import { writeConformanceFolder } from '../support/conformance.ts';
 import { startTestService } from '../support/service.ts';
+import { tarFile } from '../support/tar.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'src', 'cli.ts');
@@ -44,8 +46,8 @@ function rendered(manifests: string, out: string): Map<string, Archive> {
 }
 
 /** What `serve` serves for every bundle it holds, fetched the way OPA fetches it (the connector's token). */
-async function served(manifests: string, stateDir: string): Promise<Map<string, Archive>> {
-  const t = await startTestService({ dirs: { manifests, stateDir } });
+async function served(manifests: string, stateDir: string, unsignedBundles: boolean): Promise<Map<string, Archive>> {
+  const t = await startTestService({ dirs: { manifests, stateDir }, config: { unsignedBundles } });
   const archives = new Map<string, Archive>();
   try {
     for (const tenant of t.service.store.snapshot().tenants.values()) {
@@ -71,6 +73,17 @@ function expectSameArchives(fromRender: Map<string, Archive>, fromServe: Map<str
   }
 }
 
+/** A signed serve's archives hold render's .manifest and policy.rego as they are, and a .signatures.json. */
+function expectSameFilesSigned(fromRender: Map<string, Archive>, fromSignedServe: Map<string, Archive>): void {
+  expect([...fromRender.keys()].sort()).toEqual([...fromSignedServe.keys()].sort());
+  for (const [key, r] of fromRender) {
+    const s = fromSignedServe.get(key)?.bytes ?? Buffer.alloc(0);
+    for (const file of ['.manifest', 'policy.rego']) expect(tarFile(s, file), `${key} ${file}`).toBe(tarFile(r.bytes, file));
+    expect(tarFile(r.bytes, '.signatures.json'), key).toBeUndefined();
+    expect(tarFile(s, '.signatures.json'), key).toMatch(/^\{"signatures":\["/);
+  }
+}
+
 async function built(files: Record<string, string>): Promise<Offline> {
   const dir = await mkdtemp(join(tmp, 'folder-'));
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
@@ -80,18 +93,19 @@ async function built(files: Record<string, string>): Promise<Offline> {
 }
 
 describe('render and serve', () => {
-  it('agree on the bytes and ETag of every example bundle', async () => {
+  it('agree on the bytes and ETag of every example bundle (serve --unsigned-bundles), and on its files when serve signs', async () => {
     const fromRender = rendered(EXAMPLES, join(tmp, 'examples-out'));
     expect(fromRender.size).toBe(3);
-    expectSameArchives(fromRender, await served(EXAMPLES, join(tmp, 'examples-state')));
+    expectSameArchives(fromRender, await served(EXAMPLES, join(tmp, 'examples-state'), true));
+    expectSameFilesSigned(fromRender, await served(EXAMPLES, join(tmp, 'examples-signed-state'), false));
   });
 
-  it('agree on the bytes and ETag of every bundle of every conformance tenant', async () => {
+  it('agree on the bytes and ETag of every bundle of every conformance tenant (serve --unsigned-bundles)', async () => {
     const dir = join(tmp, 'conformance');
     const tenants = await writeConformanceFolder(dir);
     const fromRender = rendered(dir, join(tmp, 'conformance-out'));
     expect(fromRender.size).toBe(tenants.length * 2);
-    expectSameArchives(fromRender, await served(dir, join(tmp, 'conformance-state')));
+    expectSameArchives(fromRender, await served(dir, join(tmp, 'conformance-state'), true));
   });
 });
 
