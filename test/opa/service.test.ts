@@ -13,7 +13,8 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { opaConfig } from '../../src/opa/index.ts';
+import { opaConfig, type OpaSigning } from '../../src/opa/index.ts';
+import { ringKeys } from '../../src/signing/index.ts';
 import { bundleKey, type SyncRecord } from '../../src/store/index.ts';
 import { OUTPUT_LINES, opaJson, opaVersion, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
@@ -501,7 +502,13 @@ async function start(bin: string, mode: Mode, target: Target = ACME): Promise<Ru
   await replaceFile(tokenFile, await t.token(target.tenant, target.connector));
   const configFile = join(dir, 'opa.yaml');
   // Exactly what `acl-operator serve` writes for the connector: the URL it prints, ca_cert, token_path,
-  // persist (into `dir`, OPA's working directory), polling with long_polling_timeout_seconds.
+  // persist (into `dir`, OPA's working directory), polling with long_polling_timeout_seconds, and the
+  // signing block pinned to the key the service signs with.
+  const keys = t.service.signing.get();
+  const signing: OpaSigning | undefined =
+    keys.unsigned || !keys.ring
+      ? undefined
+      : { keyid: keys.ring.current.kid, keys: ringKeys(keys.ring).map((k) => ({ kid: k.kid, publicKeyPem: k.publicKeyPem })) };
   await writeFile(
     configFile,
     opaConfig({
@@ -511,6 +518,7 @@ async function start(bin: string, mode: Mode, target: Target = ACME): Promise<Ru
       tenant: target.tenant,
       connector: target.connector,
       bundle: target.bundle,
+      signing,
     }),
   );
   const opa = await runOpa(bin, configFile, dir);
