@@ -47,10 +47,11 @@ const kidsOf = (ring: KeyRing | undefined): { kid?: string; previous?: string } 
 export async function followKeyFolder(o: KeyFolderOptions): Promise<KeyFolder> {
   const { stateDir, holder, log } = o;
   const created = await ensureSigningKey(stateDir, o.newKeyPem ?? generateSigningKeyPem);
+  // The ring that signed last: a file that goes bad never takes it away.
   let lastGood: KeyRing | undefined;
   let logged: string | undefined;
   let stamp = '';
-  const read = async (): Promise<void> => {
+  const read = async (): Promise<{ ring: KeyRing | undefined; problem: string | undefined }> => {
     stamp = await keyFilesStamp(stateDir);
     const { ring, problem } = ringOf(await readKeyFiles(stateDir), stateDir, lastGood);
     if (problem !== logged) {
@@ -59,22 +60,22 @@ export async function followKeyFolder(o: KeyFolderOptions): Promise<KeyFolder> {
       logged = problem;
     }
     const before = lastGood;
-    if (problem === undefined) lastGood = ring;
+    if (ring) lastGood = ring;
     holder.set({ unsigned: false, ring, problem });
-    if (problem === undefined && (before?.current.kid !== ring?.current.kid || before?.previous?.kid !== ring?.previous?.kid)) {
+    if (ring && (before?.current.kid !== ring.current.kid || before?.previous?.kid !== ring.previous?.kid)) {
       log.info(kidsOf(ring), 'Read the bundle signing keys');
     }
+    return { ring, problem };
   };
-  await read();
-  const state = holder.get();
-  if (state.unsigned || state.ring === undefined) {
+  const first = await read();
+  if (!first.ring) {
     throw new KeyProblem(
-      `cannot sign bundles: ${state.unsigned ? 'unsigned' : state.problem}. Put a good RSA key (2048 bits or more, PEM, ` +
-        `mode 0600) in ${signingKeyFiles(stateDir).current}, or remove the broken file to have a new key made (OPAs configured ` +
-        `with the old key then need their rewritten configuration), or serve with --unsigned-bundles`,
+      `cannot sign bundles: ${first.problem ?? 'no key'}. Put a good RSA key (2048 bits or more, PEM, mode 0600) in ` +
+        `${signingKeyFiles(stateDir).current}, or remove the broken file to have a new key made (OPAs configured with the ` +
+        `old key then need their rewritten configuration), or serve with --unsigned-bundles`,
     );
   }
-  if (created) log.info({ file: created, kid: state.ring.current.kid }, 'Generated a bundle signing key');
+  if (created) log.info({ file: created, kid: first.ring.current.kid }, 'Generated a bundle signing key');
 
   let running: Promise<void> | undefined;
   const check = async (): Promise<void> => {

@@ -140,6 +140,23 @@ describe('the signing keys of standalone serve', () => {
     expect(service.service.signing.get()).toMatchObject({ unsigned: false, problem: undefined });
   });
 
+  it('starts with a broken previous.pem signing with the current key alone, and keeps it when current.pem breaks later', async () => {
+    const first = await startTestService({ manifests: BASE_MANIFESTS });
+    const dirs = { manifests: first.manifests, stateDir: first.stateDir };
+    await first.service.stop();
+    const files = signingKeyFiles(dirs.stateDir);
+    await writeFile(files.previous, 'garbage', { mode: 0o600 });
+    const { service } = await start({ dirs, root: join(dirs.stateDir, '..') });
+    expect(ringKids(service)).toEqual([FIRST_KID, undefined]);
+    expect(service.service.signing.get()).toMatchObject({ problem: expect.stringMatching(/previous\.pem is not a PEM private key/) });
+    for (let i = 0; i < 5; i++) {
+      await writeFile(files.current, `broken ${i}`);
+      await service.service.checkSigningKeys();
+      expect(ringKids(service)).toEqual([FIRST_KID, undefined]);
+    }
+    expect(service.service.signing.get()).toMatchObject({ problem: expect.stringMatching(/current\.pem is not a PEM private key/) });
+  });
+
   it('retires previous.pem only after a whole agent window, and not while an agent does not report the new key', async () => {
     const { service, clock } = await start();
     const files = signingKeyFiles(service.stateDir);
