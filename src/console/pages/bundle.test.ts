@@ -97,6 +97,7 @@ describe('bundle page', () => {
         tenant: 'acme',
         agentId: id,
         version: '1.1.0',
+        signingKey: undefined,
         clientIp: '10.0.0.9',
         timeMs: NOW - 5000,
         bundles: b.map((x) => ({
