@@ -275,7 +275,12 @@ describe('formatStatus', () => {
         phase: 'Ready',
         conditions: [
           { type: 'RolledOut', status: 'True', reason: 'AllAgentsCurrent', message: 'All 2 agent(s) run revision 4' },
-          { type: 'KeyRotated', status: 'False', reason: 'Rotating', message: '1 of 2 agents verify with acl-b; waiting for opa-2 (acl-a)' },
+          {
+            type: 'KeyRotated',
+            status: 'False',
+            reason: 'Rotating',
+            message: '1 of 2 agents verify with acl-b; waiting for opa-2 (acl-a)',
+          },
         ],
       },
     );
