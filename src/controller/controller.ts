@@ -69,7 +69,7 @@ export interface Controller {
 }
 
 /** Without a registry (tests), no bundle has agents. */
-const NO_AGENTS: AgentView = { windowSeconds: 300, summary: () => EMPTY_SUMMARY };
+const NO_AGENTS: AgentView = { windowSeconds: 300, summary: () => EMPTY_SUMMARY, agents: () => [] };
 
 /** The queue's state: what drains share, plus the retry timers and the drain under way. */
 interface QueueState extends DrainState {

@@ -204,13 +204,13 @@ describe('bundle and connector status', () => {
     await t.write('connectors.yaml', withoutGateways);
     expect(status('Bundle', 'docs')).toMatchObject({
       phase: 'Pending',
-      conditions: [{ reason: 'ConnectorNotFound' }, { type: 'RolledOut', status: 'Unknown' }],
+      conditions: [{ reason: 'ConnectorNotFound' }, { type: 'RolledOut', status: 'Unknown' }, { type: 'KeyRotated' }],
     });
     await t.write('connectors.yaml', connectors);
     expect(status('Bundle', 'docs')).toMatchObject({
       phase: 'Ready',
       revision: 1,
-      conditions: [{ reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }],
+      conditions: [{ reason: 'Built' }, { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' }, { type: 'KeyRotated' }],
     });
     expect(status('Connector', 'gateways')).toMatchObject({ phase: 'Active', bundles: ['docs'] });
   });
