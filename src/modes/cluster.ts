@@ -43,6 +43,8 @@ export interface ClusterOptions {
   readonly agentHeartbeatMs?: number;
   /** How often the TLS Secret is re-read (default 60 s). */
   readonly tlsRefreshMs?: number;
+  /** How often the signing key Secret is re-read (default 5 s). */
+  readonly signingRefreshMs?: number;
 }
 
 export interface Cluster {
@@ -55,6 +57,8 @@ export interface Cluster {
   readonly elector: LeaderElector;
   /** The webhook's caBundle upkeep, with --webhook-config and --tls-secret. */
   readonly webhookCa: WebhookCa | undefined;
+  /** Calls `listener` each time this replica becomes the leader. */
+  onLeading(listener: () => void): void;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -132,8 +136,12 @@ export async function openCluster(base: Base, options: ClusterOptions): Promise<
     ...(options.watchRestartMs !== undefined ? { restartMs: options.watchRestartMs } : {}),
     ...(options.watchMaxRestartMs !== undefined ? { maxRestartMs: options.watchMaxRestartMs } : {}),
   });
-  const elector = createElection({ clients, namespace, identity, source }, base, options, syncCa);
-  return { clients, namespace, identity, source, tlsSecret, elector, webhookCa };
+  const leading: (() => void)[] = [];
+  const elector = createElection({ clients, namespace, identity, source }, base, options, () => {
+    syncCa();
+    for (const listener of leading) listener();
+  });
+  return { clients, namespace, identity, source, tlsSecret, elector, webhookCa, onLeading: (l) => void leading.push(l) };
 }
 
 /** The leader writes the serving CA into the webhook's caBundle where it differs (also repairing a hand edit). */
@@ -146,12 +154,12 @@ export function resyncAll(source: Pick<KubeSource, 'keys'>, queue: WorkQueue): v
   for (const key of source.keys()) queue.enqueue(key);
 }
 
-/** The Lease elector; a new leader writes whatever its predecessor left undone: every object once, then the CA. */
+/** The Lease elector; a new leader writes whatever its predecessor left undone: every object once, then the CA, the signing key Secret and the OPA ConfigMaps. */
 function createElection(
   cluster: Pick<Cluster, 'clients' | 'namespace' | 'identity' | 'source'>,
   base: Base,
   options: ClusterOptions,
-  syncCa: () => void,
+  nowLeading: () => void,
 ): LeaderElector {
   const { log, metrics } = base;
   return createLeaderElector({
@@ -168,7 +176,7 @@ function createElection(
       metrics.leader.set(isLeader ? 1 : 0);
       if (!isLeader) return;
       resyncAll(cluster.source, base.queue);
-      syncCa();
+      nowLeading();
     },
   });
 }

@@ -23,6 +23,7 @@ import {
   type ClusterOptions,
 } from './cluster.ts';
 import { consoleOpa, startConsole } from './console.ts';
+import { createKubeSigning, type KubeSigning } from './kube-signing.ts';
 import { controllerBase, createBase, startBaseHttp, type Base, type CommonOptions, type Running } from './core.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 
@@ -56,8 +57,15 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   // Hashing and packing bundles run in a background thread: the event loop answering decisions and
   // bundle polls never holds a large bundle's gzip.
   const packingThread = createPackingThread();
+  const signing = createKubeSigning(base, cluster, options);
+  cluster.onLeading(() => {
+    signing.configMaps.reset();
+    void signing.keySecret?.check();
+    signing.syncConfigMaps();
+  });
   const controller = createController({
     ...controllerBase(base, options),
+    signing: signing.holder,
     objects: cluster.source,
     writer: countingWriter(cluster.source.writer, base.changes.note),
     leading: () => isLeading(cluster),
@@ -71,10 +79,13 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     clusterAdmission(cluster, options.admissionWarnings ?? lintWarnings),
   );
   const remaining = { fleet: base.fleet, closeThreads: () => packingThread.close(), http: serving };
-  const release = (quiet: boolean) => () => releaseCluster(cluster, sharing, quiet);
+  const release = (quiet: boolean) => async () => {
+    signing.stop();
+    await releaseCluster(cluster, sharing, quiet);
+  };
   let api: Listening;
   try {
-    api = await listenOnceBuilt(base, cluster, controller, sharing, serving);
+    api = await listenOnceBuilt(base, cluster, controller, sharing, serving, signing);
   } catch (err) {
     await closeRemaining({ ...remaining, release: release(true) });
     throw err;
@@ -83,6 +94,9 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   const resync = setInterval(() => {
     resyncAll(cluster.source, base.queue);
     keepWebhookCa(cluster);
+    // Listed again: a ConfigMap acl-opa edited or deleted by hand is written back.
+    signing.configMaps.reset();
+    signing.syncConfigMaps();
   }, config.kube.resyncSeconds * 1000);
   resync.unref();
   const activity = startActivityFlush({
@@ -148,11 +162,15 @@ async function listenOnceBuilt(
   controller: Controller,
   sharing: AgentSharing,
   serving: Serving,
+  signing: KubeSigning,
 ): Promise<Listening> {
   await sharing.start();
   await cluster.source.start();
   base.log.info({ objects: cluster.source.keys().length }, 'Listed every watched kind');
   await cluster.elector.start();
+  // The keys before the first pass (a leader creates the Secret), so the first build is signed.
+  await signing.keySecret?.check();
+  signing.start();
   // Every object is queued, and a leader's first pass collapsed into it: one reconcile each.
   controller.release();
   // Ready once the first pass is built and published; a first start's thousands of status writes

@@ -1,0 +1,188 @@
+// Kubernetes mode's bundle signing, wired: the holder the controller signs from (unsigned with
+// --unsigned-bundles), the key Secret that fills it (kube/signing-key.ts), the question it asks the
+// fleet before retiring a key, and the `acl-opa` ConfigMaps' contents (one OPA configuration per
+// Bundle of the tenant and the public keys), written by the leader on every publish and ring change.
+import type { Config } from '../config.ts';
+import { kubePublicUrl } from '../config.ts';
+import { createSigningHolder, type SigningHolder, type SigningState } from '../controller/index.ts';
+import {
+  createOpaConfigMaps,
+  createSigningKeySecret,
+  type OpaConfigMaps,
+  type SigningKeySecret,
+  type WantedConfigMaps,
+} from '../kube/index.ts';
+import { opaConfig, type OpaSigning } from '../opa/index.ts';
+import type { Snapshot } from '../store/index.ts';
+
+type TenantSnapshot = NonNullable<ReturnType<Snapshot['tenants']['get']>>;
+import type { Base } from './core.ts';
+import type { Cluster } from './cluster.ts';
+
+/** Where the operator's token Secret (keys `token`, `ca.crt`) is mounted in a sidecar (deploy/examples/opa-sidecar.yaml). */
+export const SIDECAR_MOUNT = '/var/run/acl-operator';
+/** The sidecar's emptyDir for OPA's persisted bundle (a read-only root filesystem cannot hold OPA's default). */
+export const SIDECAR_PERSISTENCE = '/var/opa';
+
+/** The URL in-cluster sidecars reach the operator's Service at. */
+export function sidecarUrl(config: Config, namespace: string): string {
+  const https =
+    kubePublicUrl(config.kube.serviceName, namespace, config.listen.port) ?? `https://${config.kube.serviceName}.${namespace}.svc`;
+  return config.tls.mode === 'insecure' ? https.replace(/^https:/, 'http:') : https;
+}
+
+/** The signing block of every configuration printed while `state` holds: undefined when unsigned. */
+export function opaSigningOf(state: SigningState): OpaSigning | undefined {
+  if (state.unsigned || !state.ring) return undefined;
+  const { current, previous } = state.ring;
+  const keys = [current, ...(previous && previous.kid !== current.kid ? [previous] : [])];
+  return { keyid: current.kid, keys: keys.map((k) => ({ kid: k.kid, publicKeyPem: k.publicKeyPem })) };
+}
+
+/** A tenant's `acl-opa` data: `<bundle>.yaml` for each Bundle whose Connector exists, `<kid>.pem` for each signing key. */
+export function tenantOpaData(
+  tenant: TenantSnapshot,
+  signing: OpaSigning | undefined,
+  url: string,
+  tls: boolean,
+): Record<string, string> | undefined {
+  const data: Record<string, string> = {};
+  for (const b of [...tenant.bundles.values()].sort((x, y) => x.name.localeCompare(y.name))) {
+    if (!tenant.connectors.has(b.connector)) continue;
+    data[`${b.name}.yaml`] = opaConfig({
+      url,
+      caFile: tls ? `${SIDECAR_MOUNT}/ca.crt` : undefined,
+      tokenFile: `${SIDECAR_MOUNT}/token`,
+      tenant: tenant.tenant,
+      connector: b.connector,
+      bundle: b.name,
+      signing,
+      persistenceDirectory: SIDECAR_PERSISTENCE,
+      literalPaths: true,
+    });
+  }
+  if (Object.keys(data).length === 0) return undefined;
+  for (const k of signing?.keys ?? []) data[`${k.kid}.pem`] = k.publicKeyPem;
+  return data;
+}
+
+/**
+ * Every tenant's `acl-opa` data for a snapshot; a tenant's text is printed again only when its
+ * bundles, their connectors or the keys changed (a new revision alone changes nothing here).
+ */
+export function createWantedConfigMaps(url: string, tls: boolean): (snapshot: Snapshot, state: SigningState) => WantedConfigMaps {
+  const printed = new Map<string, { key: string; data: Record<string, string> | undefined }>();
+  return (snapshot, state) => {
+    const signing = opaSigningOf(state);
+    const kids = signing ? signing.keys.map((k) => k.kid).join(',') : 'unsigned';
+    const wanted = new Map<string, Record<string, string>>();
+    for (const t of snapshot.tenants.values()) {
+      const bundles = [...t.bundles.values()].map((b) => `${b.name}:${b.connector}:${t.connectors.has(b.connector)}`).sort();
+      const key = `${kids}|${bundles.join(',')}`;
+      let entry = printed.get(t.tenant);
+      if (entry?.key !== key) {
+        entry = { key, data: tenantOpaData(t, signing, url, tls) };
+        printed.set(t.tenant, entry);
+      }
+      if (entry.data) wanted.set(t.tenant, entry.data);
+    }
+    for (const tenant of printed.keys()) if (!snapshot.tenants.has(tenant)) printed.delete(tenant);
+    return wanted;
+  };
+}
+
+/** What retirement needs to know of an agent: which key it verifies with (its `acl-signing-key` label). */
+export interface KeyedAgent {
+  readonly id: string;
+  readonly signingKey?: string | undefined;
+}
+
+/**
+ * Whether every agent of every bundle verifies with `currentKid` (none at all counts): the previous
+ * key may go. A stand-in with the meaning of the fleet's retirementDue (issue 27, engineer H4) until it
+ * lands: agents that carry no `signingKey` (no label) hold retirement back.
+ */
+export function everyAgentOnKey(agentsByBundle: Iterable<readonly KeyedAgent[]>, currentKid: string): boolean {
+  for (const agents of agentsByBundle) if (agents.some((a) => a.signingKey !== currentKid)) return false;
+  return true;
+}
+
+export interface KubeSigning {
+  readonly holder: SigningHolder;
+  /** undefined with --unsigned-bundles. */
+  readonly keySecret: SigningKeySecret | undefined;
+  readonly configMaps: OpaConfigMaps;
+  /** Writes the ConfigMaps when leading (a publish, a ring change, the resync). */
+  syncConfigMaps(): void;
+  /** Subscribes to publishes, ring and agent changes, and reads the key Secret every few seconds. */
+  start(): void;
+  stop(): void;
+}
+
+/** The signing parts of Kubernetes mode; nothing runs until `start` (the first read is `keySecret.check()`). */
+export function createKubeSigning(
+  base: Base,
+  cluster: Pick<Cluster, 'clients' | 'namespace' | 'elector'>,
+  options: { readonly signingRefreshMs?: number } = {},
+): KubeSigning {
+  const { config, store, fleet } = base;
+  const log = base.log.child({ module: 'signing' });
+  const holder = createSigningHolder(
+    config.unsignedBundles ? { unsigned: true } : { unsigned: false, ring: undefined, problem: undefined },
+  );
+  const leading = (): boolean => cluster.elector.isLeader();
+  const keySecret = config.unsignedBundles
+    ? undefined
+    : createSigningKeySecret({
+        core: cluster.clients.core,
+        namespace: cluster.namespace,
+        name: config.kube.signingKeySecret,
+        holder,
+        log,
+        leading,
+        retirementDue: (kid) => {
+          const snapshot = store.snapshot();
+          const nowMs = base.nowMs();
+          const all = [...snapshot.tenants.values()].flatMap((t) => [...t.bundles.values()]);
+          return everyAgentOnKey(
+            all.map((b) => fleet.agents.agents(b.tenant, b.name, nowMs)),
+            kid,
+          );
+        },
+        ...(options.signingRefreshMs !== undefined ? { refreshMs: options.signingRefreshMs } : {}),
+      });
+  const wanted = createWantedConfigMaps(sidecarUrl(config, cluster.namespace), config.tls.mode !== 'insecure');
+  const configMaps = createOpaConfigMaps({
+    core: cluster.clients.core,
+    namespaces: config.kube.namespaces,
+    log,
+    wanted: () => wanted(store.snapshot(), holder.get()),
+  });
+  const syncConfigMaps = (): void => {
+    const state = holder.get();
+    // Signed, but no good key was ever read: a configuration printed now would verify nothing.
+    if (!leading() || (!state.unsigned && !state.ring)) return;
+    void configMaps.sync();
+  };
+  const unsubscribe: (() => void)[] = [];
+  return {
+    holder,
+    keySecret,
+    configMaps,
+    syncConfigMaps,
+    start() {
+      unsubscribe.push(store.onBundleChange(syncConfigMaps), holder.onChange(syncConfigMaps));
+      unsubscribe.push(
+        fleet.agents.onChange(() => {
+          const s = holder.get();
+          if (!s.unsigned && s.ring?.previous && leading()) void keySecret?.check();
+        }),
+      );
+      keySecret?.start();
+    },
+    stop() {
+      for (const u of unsubscribe.splice(0)) u();
+      keySecret?.stop();
+    },
+  };
+}
