@@ -214,8 +214,9 @@ export function clusterTls(cluster: Cluster, config: Config): Tls {
   return cluster.tlsSecret ? { mode: 'files', ...cluster.tlsSecret.files } : config.tls;
 }
 
-/** Lets go of the Lease (its errors ignored when `quiet`: a failed start), the watches, the TLS Secret and sharing. */
-export async function releaseCluster(cluster: Cluster, sharing: AgentSharing, quiet: boolean): Promise<void> {
+/** Lets go of the Lease (its errors ignored when `quiet`: a failed start), the watches, the TLS and signing key Secrets and sharing. */
+export async function releaseCluster(cluster: Cluster, sharing: AgentSharing, quiet: boolean, signing: { stop(): void }): Promise<void> {
+  signing.stop();
   const lease = cluster.elector.stop();
   await (quiet ? lease?.catch(() => undefined) : lease);
   await cluster.source.stop();

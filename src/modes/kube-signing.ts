@@ -112,8 +112,10 @@ export interface KubeSigning {
   /** undefined with --unsigned-bundles. */
   readonly keySecret: SigningKeySecret | undefined;
   readonly configMaps: OpaConfigMaps;
-  /** Writes the ConfigMaps when leading (a publish, a ring change, the resync). */
+  /** Writes the ConfigMaps when leading (a publish, a ring change). */
   syncConfigMaps(): void;
+  /** Lists the ConfigMaps again and writes back any edited or deleted by hand (the periodic resync). */
+  resync(): void;
   /** Subscribes to publishes, ring and agent changes, and reads the key Secret every few seconds. */
   start(): void;
   stop(): void;
@@ -122,7 +124,7 @@ export interface KubeSigning {
 /** The signing parts of Kubernetes mode; nothing runs until `start` (the first read is `keySecret.check()`). */
 export function createKubeSigning(
   base: Base,
-  cluster: Pick<Cluster, 'clients' | 'namespace' | 'elector'>,
+  cluster: Pick<Cluster, 'clients' | 'namespace' | 'elector' | 'onLeading'>,
   options: { readonly signingRefreshMs?: number } = {},
 ): KubeSigning {
   const { config, store, fleet } = base;
@@ -164,12 +166,22 @@ export function createKubeSigning(
     if (!leading() || (!state.unsigned && !state.ring)) return;
     void configMaps.sync();
   };
+  // A new leader writes what its predecessor may have left undone, from the cluster as it is.
+  cluster.onLeading(() => {
+    configMaps.reset();
+    void keySecret?.check();
+    syncConfigMaps();
+  });
   const unsubscribe: (() => void)[] = [];
   return {
     holder,
     keySecret,
     configMaps,
     syncConfigMaps,
+    resync() {
+      configMaps.reset();
+      syncConfigMaps();
+    },
     start() {
       unsubscribe.push(store.onBundleChange(syncConfigMaps), holder.onChange(syncConfigMaps));
       unsubscribe.push(

@@ -58,11 +58,6 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   // bundle polls never holds a large bundle's gzip.
   const packingThread = createPackingThread();
   const signing = createKubeSigning(base, cluster, options);
-  cluster.onLeading(() => {
-    signing.configMaps.reset();
-    void signing.keySecret?.check();
-    signing.syncConfigMaps();
-  });
   const controller = createController({
     ...controllerBase(base, options),
     signing: signing.holder,
@@ -79,10 +74,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     clusterAdmission(cluster, options.admissionWarnings ?? lintWarnings),
   );
   const remaining = { fleet: base.fleet, closeThreads: () => packingThread.close(), http: serving };
-  const release = (quiet: boolean) => async () => {
-    signing.stop();
-    await releaseCluster(cluster, sharing, quiet);
-  };
+  const release = (quiet: boolean) => () => releaseCluster(cluster, sharing, quiet, signing);
   let api: Listening;
   try {
     api = await listenOnceBuilt(base, cluster, controller, sharing, serving, signing);
@@ -94,9 +86,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   const resync = setInterval(() => {
     resyncAll(cluster.source, base.queue);
     keepWebhookCa(cluster);
-    // Listed again: a ConfigMap acl-opa edited or deleted by hand is written back.
-    signing.configMaps.reset();
-    signing.syncConfigMaps();
+    signing.resync();
   }, config.kube.resyncSeconds * 1000);
   resync.unref();
   const activity = startActivityFlush({
