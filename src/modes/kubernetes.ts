@@ -7,7 +7,7 @@
 import { lintWarnings, type WarningsFor } from '../admission/index.ts';
 import { createPackingThread, createThreadPacker } from '../bundle/index.ts';
 import { kubePublicUrl, type Config } from '../config.ts';
-import { countingWriter, createController, type Controller } from '../controller/index.ts';
+import { countingWriter, createController, type Controller, type SigningHolder } from '../controller/index.ts';
 import { adminKeyHashes, createObjectPatcher, type AgentSharing, type KubeSource, type LeaderElector } from '../kube/index.ts';
 import type { Listening, Serving } from '../server/index.ts';
 import {
@@ -33,6 +33,8 @@ export interface Operator extends Running {
   readonly consoleUrl: string | undefined;
   readonly source: KubeSource;
   readonly elector: LeaderElector;
+  /** The keys bundles are signed with, as the signing key Secret holds them. */
+  readonly signing: SigningHolder;
   /** Sync activity → Bundle status lastSync now (the leader writes it), then waits for the queue. */
   flushActivity(): Promise<void>;
 }
@@ -82,7 +84,6 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     await closeRemaining({ ...remaining, release: release(true) });
     throw err;
   }
-
   const resync = setInterval(() => {
     resyncAll(cluster.source, base.queue);
     keepWebhookCa(cluster);
@@ -138,6 +139,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     source: cluster.source,
     controller,
     elector: cluster.elector,
+    signing: signing.holder,
     metrics: base.metrics,
     fleet: base.fleet,
     flushActivity: activity.flush,

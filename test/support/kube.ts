@@ -166,6 +166,7 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
     ...(o.agentStatusIntervalMs !== undefined ? { agentStatusIntervalMs: o.agentStatusIntervalMs } : {}),
     ...(o.agentPublishIntervalMs !== undefined ? { agentPublishIntervalMs: o.agentPublishIntervalMs } : {}),
     ...(o.agentHeartbeatMs !== undefined ? { agentHeartbeatMs: o.agentHeartbeatMs } : {}),
+    ...(o.signingRefreshMs !== undefined ? { signingRefreshMs: o.signingRefreshMs } : {}),
   });
 }
 
