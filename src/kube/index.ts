@@ -7,14 +7,5 @@ export { createKubeSource, type KubeSource } from './source.ts';
 export { openTlsSecret, type TlsSecret } from './tls.ts';
 export { createWebhookCa, webhookApi, type WebhookCa } from './webhook.ts';
 export { adminKeyHashes } from './admins.ts';
-export {
-  ANNOTATION_KEY_ID,
-  ANNOTATION_PREVIOUS_KEY_ID,
-  ANNOTATION_ROTATE,
-  ANNOTATION_ROTATED,
-  createSigningKeySecret,
-  CURRENT_KEY,
-  PREVIOUS_KEY,
-  type SigningKeySecret,
-} from './signing-key.ts';
+export { createSigningKeySecret, type SigningKeySecret } from './signing-key.ts';
 export { createOpaConfigMaps, OPA_CONFIGMAP, type OpaConfigMaps, type WantedConfigMaps } from './opa-configmaps.ts';

@@ -3,17 +3,17 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createSigningHolder } from '../controller/index.ts';
 import { generateSigningKeyPem, readSigningKey } from '../signing/index.ts';
+import { createSigningKeySecret } from './signing-key.ts';
 import {
   ANNOTATION_KEY_ID,
   ANNOTATION_PREVIOUS_KEY_ID,
   ANNOTATION_ROTATE,
   ANNOTATION_ROTATED,
-  createSigningKeySecret,
   newKeySecret,
   plannedWrite,
   readKeySecret,
   stateAfter,
-} from './signing-key.ts';
+} from './key-secret.ts';
 
 const REF = 'acl-system/acl-signing-key';
 // 2048 bits: the smallest accepted, and quick to generate.
@@ -89,16 +89,16 @@ describe('reading the signing key Secret', () => {
 
 describe("the leader's write", () => {
   const never = (): boolean => false;
-  const make = (pem: string) => () => pem;
+  const make = (pem: string) => async () => pem;
   const good = (s: V1Secret) => {
     const r = readKeySecret(s, REF);
     if (r.problem !== undefined) throw new Error(r.problem);
     return r;
   };
 
-  it('rotates on a new annotation value in one update: tls.key new, previous.key the old, the value recorded', () => {
+  it('rotates on a new annotation value in one update: tls.key new, previous.key the old, the value recorded', async () => {
     const s = secret({ 'tls.key': A }, { [ANNOTATION_ROTATE]: 'now', [ANNOTATION_KEY_ID]: kid(A) });
-    const w = plannedWrite(s, good(s), never, make(B));
+    const w = await plannedWrite(s, good(s), never, make(B));
     expect(w?.action).toBe('rotated');
     if (!w) return;
     expect([pemOf(w.body, 'tls.key'), pemOf(w.body, 'previous.key')]).toEqual([B, A]);
@@ -109,28 +109,28 @@ describe("the leader's write", () => {
       [ANNOTATION_PREVIOUS_KEY_ID]: kid(A),
     });
     // Read again (a restart): the handled value starts nothing.
-    expect(plannedWrite(w.body, good(w.body), never, make(C))).toBeUndefined();
+    expect(await plannedWrite(w.body, good(w.body), never, make(C))).toBeUndefined();
   });
 
-  it('waits with a second rotation until the previous key is retired', () => {
+  it('waits with a second rotation until the previous key is retired', async () => {
     const s = secret(
       { 'tls.key': B, 'previous.key': A },
       { [ANNOTATION_ROTATE]: 'two', [ANNOTATION_ROTATED]: 'one', [ANNOTATION_KEY_ID]: kid(B), [ANNOTATION_PREVIOUS_KEY_ID]: kid(A) },
     );
-    expect(plannedWrite(s, good(s), never, make(C))).toBeUndefined();
-    const retired = plannedWrite(s, good(s), (current) => current === kid(B), make(C));
+    expect(await plannedWrite(s, good(s), never, make(C))).toBeUndefined();
+    const retired = await plannedWrite(s, good(s), (current) => current === kid(B), make(C));
     expect(retired?.action).toBe('retired');
     if (!retired) return;
     expect(Object.keys(retired.body.data ?? {})).toEqual(['tls.key']);
     expect(retired.body.metadata?.annotations?.[ANNOTATION_PREVIOUS_KEY_ID]).toBeUndefined();
-    const next = plannedWrite(retired.body, good(retired.body), never, make(C));
+    const next = await plannedWrite(retired.body, good(retired.body), never, make(C));
     expect(next?.action).toBe('rotated');
     if (next) expect([pemOf(next.body, 'tls.key'), pemOf(next.body, 'previous.key')]).toEqual([C, B]);
   });
 
-  it('names the kids in annotations on a Secret someone else made', () => {
+  it('names the kids in annotations on a Secret someone else made', async () => {
     const s = secret({ 'tls.key': A });
-    const w = plannedWrite(s, good(s), never, make(B));
+    const w = await plannedWrite(s, good(s), never, make(B));
     expect(w?.action).toBe('annotated');
     expect(w?.body.data).toEqual(s.data);
     expect(w?.body.metadata?.annotations).toEqual({ [ANNOTATION_KEY_ID]: kid(A) });
@@ -182,7 +182,7 @@ function replica(api: ReturnType<typeof fakeCore>, leading: () => boolean, retir
     log: pino({ level: 'silent' }),
     leading,
     retirementDue,
-    generate: () => keys[n++ % keys.length] as string,
+    generate: async () => keys[n++ % keys.length] as string,
   });
   const current = (): string | undefined => {
     const s = holder.get();
