@@ -8,4 +8,4 @@ export { openTlsSecret, type TlsSecret } from './tls.ts';
 export { createWebhookCa, webhookApi, type WebhookCa } from './webhook.ts';
 export { adminKeyHashes } from './admins.ts';
 export { createSigningKeySecret, type SigningKeySecret } from './signing-key.ts';
-export { createOpaConfigMaps, OPA_CONFIGMAP, type OpaConfigMaps, type WantedConfigMaps } from './opa-configmaps.ts';
+export { createOpaConfigMaps, type OpaConfigMaps, type WantedConfigMaps } from './opa-configmaps.ts';

@@ -145,12 +145,23 @@ export async function openCluster(base: Base, options: ClusterOptions): Promise<
 }
 
 /** The leader writes the serving CA into the webhook's caBundle where it differs (also repairing a hand edit). */
-export function keepWebhookCa(cluster: Cluster): void {
+function keepWebhookCa(cluster: Cluster): void {
   if (isLeading(cluster)) void cluster.webhookCa?.sync();
 }
 
+/** Every --resync-seconds: every object enqueued, the webhook's caBundle and the acl-opa ConfigMaps repaired. */
+export function startResync(cluster: Cluster, base: Base, signing: { resync(): void }): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    resyncAll(cluster.source, base.queue);
+    keepWebhookCa(cluster);
+    signing.resync();
+  }, base.config.kube.resyncSeconds * 1000);
+  timer.unref();
+  return timer;
+}
+
 /** Enqueues every object the source holds (the periodic resync, and a new leader's first pass). */
-export function resyncAll(source: Pick<KubeSource, 'keys'>, queue: WorkQueue): void {
+function resyncAll(source: Pick<KubeSource, 'keys'>, queue: WorkQueue): void {
   for (const key of source.keys()) queue.enqueue(key);
 }
 

@@ -13,6 +13,7 @@ import {
   type WantedConfigMaps,
 } from '../kube/index.ts';
 import { opaConfig, type OpaSigning } from '../opa/index.ts';
+import { ringKeys } from '../signing/index.ts';
 import type { Snapshot } from '../store/index.ts';
 
 type TenantSnapshot = NonNullable<ReturnType<Snapshot['tenants']['get']>>;
@@ -34,9 +35,8 @@ export function sidecarUrl(config: Config, namespace: string): string {
 /** The signing block of every configuration printed while `state` holds: undefined when unsigned. */
 export function opaSigningOf(state: SigningState): OpaSigning | undefined {
   if (state.unsigned || !state.ring) return undefined;
-  const { current, previous } = state.ring;
-  const keys = [current, ...(previous && previous.kid !== current.kid ? [previous] : [])];
-  return { keyid: current.kid, keys: keys.map((k) => ({ kid: k.kid, publicKeyPem: k.publicKeyPem })) };
+  const keys = ringKeys(state.ring);
+  return { keyid: state.ring.current.kid, keys: keys.map((k) => ({ kid: k.kid, publicKeyPem: k.publicKeyPem })) };
 }
 
 /** A tenant's `acl-opa` data: `<bundle>.yaml` for each Bundle whose Connector exists, `<kid>.pem` for each signing key. */

@@ -15,10 +15,9 @@ import {
   clusterTls,
   createSharing,
   isLeading,
-  keepWebhookCa,
   openCluster,
   releaseCluster,
-  resyncAll,
+  startResync,
   type Cluster,
   type ClusterOptions,
 } from './cluster.ts';
@@ -84,12 +83,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     await closeRemaining({ ...remaining, release: release(true) });
     throw err;
   }
-  const resync = setInterval(() => {
-    resyncAll(cluster.source, base.queue);
-    keepWebhookCa(cluster);
-    signing.resync();
-  }, config.kube.resyncSeconds * 1000);
-  resync.unref();
+  const resync = startResync(cluster, base, signing);
   const activity = startActivityFlush({
     store: base.store,
     controller,

@@ -7,6 +7,7 @@ import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
 import type { SigningState } from '../../src/controller/index.ts';
 import type { Operator } from '../../src/modes/index.ts';
+import { SIGNING_KEY_LABEL } from '../../src/opa/index.ts';
 import { generateSigningKeyPem, readSigningKey, verifySignaturesFile } from '../../src/signing/index.ts';
 import { adminClients, fetchBundle, waitFor } from '../support/kube.ts';
 import { describeE2E, docsTenant, type E2E } from '../support/e2e.ts';
@@ -34,7 +35,7 @@ describeE2E('Kubernetes: the bundle signing key (real API server)', { timeout: 1
 
   async function report(o: Operator, ns: string, token: string, id: string, key: string | undefined, stopping = false): Promise<void> {
     const body = statusReport(id, { docs: { revision: '1', ...(stopping ? { stopping } : {}) } });
-    const labels = { id, version: '1.1.0', ...(key === undefined ? {} : { 'acl-signing-key': key }) };
+    const labels = { id, version: '1.1.0', ...(key === undefined ? {} : { [SIGNING_KEY_LABEL]: key }) };
     const res = await fetch(`${o.apiUrl}/${ns}/connectors/policyagent/gateways/status`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
