@@ -82,6 +82,16 @@ describeE2E('Kubernetes: the bundle signing key (real API server)', { timeout: 1
     expect(s.unsigned ? undefined : s.ring?.current.kid).toBe(kid);
   });
 
+  it('deletes the ConfigMap acl-opa once the tenant has no Bundle left, and writes it again when one comes back', async () => {
+    const t = await e2e.tenant('sign-cm', (ns) => docsTenant(ns));
+    await start(e2e, t.ns);
+    await waitFor('the ConfigMap acl-opa', async () => (await readConfigMap(t.ns))?.data?.['docs.yaml']);
+    await t.api.remove('Bundle', 'docs');
+    await waitFor('the ConfigMap gone', async () => ((await readConfigMap(t.ns)) === undefined ? true : undefined));
+    await t.apply(docsTenant(t.ns));
+    await waitFor('the ConfigMap back', async () => (await readConfigMap(t.ns))?.data?.['docs.yaml']);
+  });
+
   it('signs the archive with the Secret key', async () => {
     const t = await e2e.tenant('sign-arc', (ns) => docsTenant(ns));
     const o = await start(e2e, t.ns);
