@@ -3,7 +3,7 @@ import { configFromFlags } from '../config.ts';
 import type { SigningState } from '../controller/index.ts';
 import { generateSigningKeyPem, readSigningKey } from '../signing/index.ts';
 import type { Snapshot } from '../store/index.ts';
-import { createWantedConfigMaps, everyAgentOnKey, opaSigningOf, sidecarUrl, tenantOpaData } from './kube-signing.ts';
+import { createWantedConfigMaps, opaSigningOf, retirementDue, sidecarUrl, tenantOpaData } from './kube-signing.ts';
 
 type Tenant = NonNullable<ReturnType<Snapshot['tenants']['get']>>;
 
@@ -63,12 +63,29 @@ describe("a tenant's acl-opa ConfigMap", () => {
 });
 
 describe('retirement (stand-in for the fleet’s retirementDue)', () => {
+  const WINDOW_MS = 300_000;
+  const registry = (agents: Record<string, { id: string; signingKey?: string }[]>) => ({
+    windowMs: WINDOW_MS,
+    agents: (tenant: string, bundle: string) => agents[`${tenant}/${bundle}`] ?? [],
+  });
+  const bundles = [
+    { tenant: 'shop', name: 'docs' },
+    { tenant: 'bank', name: 'ledger' },
+  ];
+  const due = (agents: Record<string, { id: string; signingKey?: string }[]>, sinceMs = 0) =>
+    retirementDue(registry(agents), bundles, B.kid, WINDOW_MS, sinceMs).due;
+
   it('is due when every agent of every bundle verifies with the current key, or there are none', () => {
-    expect(everyAgentOnKey([], B.kid)).toBe(true);
-    expect(everyAgentOnKey([[], [{ id: '1', signingKey: B.kid }]], B.kid)).toBe(true);
-    expect(everyAgentOnKey([[{ id: '1', signingKey: B.kid }], [{ id: '2', signingKey: A.kid }]], B.kid)).toBe(false);
+    expect(due({})).toBe(true);
+    expect(due({ 'bank/ledger': [{ id: '1', signingKey: B.kid }] })).toBe(true);
+    expect(due({ 'shop/docs': [{ id: '1', signingKey: B.kid }], 'bank/ledger': [{ id: '2', signingKey: A.kid }] })).toBe(false);
     // An OPA started from a configuration we did not print names no key: it holds retirement back.
-    expect(everyAgentOnKey([[{ id: '1' }]], B.kid)).toBe(false);
+    expect(due({ 'shop/docs': [{ id: '1' }] })).toBe(false);
+  });
+
+  it('is not due before the fleet was heard for a whole window: an empty registry after a restart is not an empty fleet', () => {
+    expect(due({}, 1)).toBe(false);
+    expect(retirementDue(registry({}), bundles, B.kid, WINDOW_MS, 1).reason).toBe('status reports heard for 299 s of the 300 s window');
   });
 });
 

@@ -97,14 +97,43 @@ export interface KeyedAgent {
   readonly signingKey?: string | undefined;
 }
 
+/** A bundle's agents heard within the window at `nowMs` (the fleet's AgentRegistry). */
+export interface KeyedAgentsOf {
+  readonly windowMs: number;
+  agents(tenant: string, bundle: string, nowMs: number): readonly KeyedAgent[];
+}
+
 /**
- * Whether every agent of every bundle verifies with `currentKid` (none at all counts): the previous
- * key may go. A stand-in with the meaning of the fleet's retirementDue (issue 27, engineer H4) until it
- * lands: agents that carry no `signingKey` (no label) hold retirement back.
+ * Whether the previous key can go: every agent heard within the window, of every bundle, verifies
+ * with `currentKid` (none at all counts), and the fleet has been heard for a whole window since
+ * `listeningSinceMs` (right after a start the registry is empty, and an empty registry is not an
+ * agent-free fleet). A stand-in with the meaning and signature of the fleet's retirementDue (issue
+ * 27, engineer H4, src/fleet/keys.ts) until it lands on main: agents without `signingKey` (no label)
+ * hold retirement back.
  */
-export function everyAgentOnKey(agentsByBundle: Iterable<readonly KeyedAgent[]>, currentKid: string): boolean {
-  for (const agents of agentsByBundle) if (agents.some((a) => a.signingKey !== currentKid)) return false;
-  return true;
+export function retirementDue(
+  registry: KeyedAgentsOf,
+  bundles: Iterable<{ readonly tenant: string; readonly name: string }>,
+  currentKid: string,
+  nowMs: number,
+  listeningSinceMs: number,
+): { readonly due: boolean; readonly reason: string | undefined } {
+  let agents = 0;
+  let waiting = 0;
+  for (const b of bundles) {
+    for (const a of registry.agents(b.tenant, b.name, nowMs)) {
+      agents++;
+      if (a.signingKey !== currentKid) waiting++;
+    }
+  }
+  const heardMs = nowMs - listeningSinceMs;
+  const reason =
+    waiting > 0
+      ? `${waiting} of ${agents} agents do not verify with ${currentKid}`
+      : heardMs < registry.windowMs
+        ? `status reports heard for ${Math.floor(heardMs / 1000)} s of the ${Math.round(registry.windowMs / 1000)} s window`
+        : undefined;
+  return { due: reason === undefined, reason };
 }
 
 export interface KubeSigning {
@@ -118,6 +147,8 @@ export interface KubeSigning {
   resync(): void;
   /** Subscribes to publishes, ring and agent changes, and reads the key Secret every few seconds. */
   start(): void;
+  /** The API listener opened: status reports are heard from now (retirement waits a whole agent window). */
+  listening(): void;
   stop(): void;
 }
 
@@ -133,6 +164,8 @@ export function createKubeSigning(
     config.unsignedBundles ? { unsigned: true } : { unsigned: false, ring: undefined, problem: undefined },
   );
   const leading = (): boolean => cluster.elector.isLeader();
+  /** When the API listener opened (status reports heard since); undefined before. */
+  let listeningSinceMs: number | undefined;
   const keySecret = config.unsignedBundles
     ? undefined
     : createSigningKeySecret({
@@ -143,13 +176,9 @@ export function createKubeSigning(
         log,
         leading,
         retirementDue: (kid) => {
-          const snapshot = store.snapshot();
-          const nowMs = base.nowMs();
-          const all = [...snapshot.tenants.values()].flatMap((t) => [...t.bundles.values()]);
-          return everyAgentOnKey(
-            all.map((b) => fleet.agents.agents(b.tenant, b.name, nowMs)),
-            kid,
-          );
+          if (listeningSinceMs === undefined) return false;
+          const bundles = [...store.snapshot().tenants.values()].flatMap((t) => [...t.bundles.values()]);
+          return retirementDue(fleet.agents, bundles, kid, base.nowMs(), listeningSinceMs).due;
         },
         ...(options.signingRefreshMs !== undefined ? { refreshMs: options.signingRefreshMs } : {}),
       });
@@ -191,6 +220,9 @@ export function createKubeSigning(
         }),
       );
       keySecret?.start();
+    },
+    listening() {
+      listeningSinceMs ??= base.nowMs();
     },
     stop() {
       for (const u of unsubscribe.splice(0)) u();

@@ -162,5 +162,7 @@ async function listenOnceBuilt(
   // Ready once the first pass is built and published; a first start's thousands of status writes
   // go on in the background (measured: 100 s for 10,200 of them one by one).
   await controller.settled();
-  return serving.listenApi(clusterTls(cluster, base.config));
+  const api = await serving.listenApi(clusterTls(cluster, base.config));
+  signing.listening();
+  return api;
 }
