@@ -129,8 +129,14 @@ export async function plannedWrite(
   return undefined;
 }
 
-/** A new signing key Secret (Opaque), as the leader creates it when there is none. */
-export function newKeySecret(namespace: string, name: string, pem: string): V1Secret {
+/**
+ * A signing key Secret (Opaque) as the leader creates it when there is none: with a new key, or with
+ * the ring this replica still signs with (the Secret was deleted by hand: OPAs keep verifying).
+ */
+export function newKeySecret(namespace: string, name: string, keys: string | KeyRing): V1Secret {
+  const pem = (k: KeyRing['current']): string => k.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const current = typeof keys === 'string' ? keys : pem(keys.current);
+  const previous = typeof keys === 'string' || !keys.previous ? undefined : keys.previous;
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -139,8 +145,11 @@ export function newKeySecret(namespace: string, name: string, pem: string): V1Se
       name,
       namespace,
       labels: { [LABEL_MANAGED_BY]: MANAGED_BY },
-      annotations: { [ANNOTATION_KEY_ID]: readSigningKey(pem).kid },
+      annotations: {
+        [ANNOTATION_KEY_ID]: readSigningKey(current).kid,
+        ...(previous ? { [ANNOTATION_PREVIOUS_KEY_ID]: previous.kid } : {}),
+      },
     },
-    data: { [CURRENT_KEY]: b64(pem) },
+    data: { [CURRENT_KEY]: b64(current), ...(previous ? { [PREVIOUS_KEY]: b64(pem(previous)) } : {}) },
   };
 }

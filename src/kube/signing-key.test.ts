@@ -168,6 +168,9 @@ function fakeCore() {
     set: (s: V1Secret) => {
       stored = { ...s, metadata: { ...s.metadata, resourceVersion: String(++version) } };
     },
+    delete: () => {
+      stored = undefined;
+    },
   };
 }
 
@@ -225,6 +228,20 @@ describe('the signing key Secret on an API server', () => {
     const s = leader.holder.get();
     expect(s.unsigned ? [] : [s.ring?.current.kid, s.ring?.previous?.kid]).toEqual([kid(B), kid(A)]);
     expect(api.writes.filter((w) => w === 'replace')).toHaveLength(1);
+  });
+
+  it('re-creates a Secret deleted by hand with the keys that sign, not a new key', async () => {
+    const api = fakeCore();
+    api.set(secret({ 'tls.key': B, 'previous.key': A }));
+    const leader = replica(api, () => true, undefined, [C]);
+    await leader.secret.check();
+    api.delete();
+    await leader.secret.check();
+    const back = api.get() as V1Secret;
+    expect([pemOf(back, 'tls.key'), pemOf(back, 'previous.key')].map((p) => (p ? kid(p) : p))).toEqual([kid(B), kid(A)]);
+    expect(back.metadata?.annotations).toEqual({ [ANNOTATION_KEY_ID]: kid(B), [ANNOTATION_PREVIOUS_KEY_ID]: kid(A) });
+    const s = leader.holder.get();
+    expect(s.unsigned ? undefined : [s.ring?.current.kid, s.problem]).toEqual([kid(B), undefined]);
   });
 
   it('keeps signing with the last good key when the Secret is broken by hand, and takes the repaired one', async () => {

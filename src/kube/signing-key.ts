@@ -74,16 +74,23 @@ async function read(k: Keeper): Promise<V1Secret | undefined> {
   }
 }
 
-/** The leader creates the missing Secret; false when another replica did first (read theirs). */
+/**
+ * The leader creates the missing Secret: with a new key at the first start, or with the keys this
+ * replica signs with when it was deleted by hand (a new key would leave every OPA unable to verify
+ * the next revision); false when another replica created it first (read theirs).
+ */
 async function create(k: Keeper): Promise<boolean> {
   const { o } = k;
+  const state = o.holder.get();
+  const ring = state.unsigned ? undefined : state.ring;
   try {
-    const created = await o.core.createNamespacedSecret({
-      namespace: o.namespace,
-      body: newKeySecret(o.namespace, o.name, await k.generate()),
-    });
+    const body = newKeySecret(o.namespace, o.name, ring ?? (await k.generate()));
+    const created = await o.core.createNamespacedSecret({ namespace: o.namespace, body });
     const after = readKeySecret(created, k.ref);
-    k.log.info({ kid: after.problem === undefined ? after.ring.current.kid : null }, 'Created the signing key Secret with a new key');
+    const kid = after.problem === undefined ? after.ring.current.kid : null;
+    if (ring)
+      k.log.warn({ kid, previousKid: ring.previous?.kid ?? null }, 'Re-created the deleted signing key Secret with the keys that sign');
+    else k.log.info({ kid }, 'Created the signing key Secret with a new key');
     take(k, after);
     return true;
   } catch (err) {
@@ -122,10 +129,13 @@ async function update(k: Keeper, secret: V1Secret, reading: Extract<KeySecretRea
 /** One read, and the leader's one write; false when the write met a conflict. */
 async function once(k: Keeper): Promise<boolean> {
   const secret = await read(k);
+  const leading = k.o.leading();
+  // A missing Secret is a problem only for a follower: the leader creates it now.
+  if (!secret && leading) return create(k);
   const reading = readKeySecret(secret, k.ref);
   take(k, reading);
-  if (!k.o.leading()) return true;
-  if (!secret) return create(k);
+  if (!leading) return true;
+  if (!secret) return true;
   if (reading.problem !== undefined) return true;
   return update(k, secret, reading);
 }
