@@ -28,12 +28,21 @@ export interface OpaConfigMaps {
   reset(): void;
 }
 
-const fingerprint = (data: Readonly<Record<string, string>>): string =>
-  JSON.stringify(
-    Object.keys(data)
-      .sort()
-      .map((k) => [k, data[k]]),
-  );
+/** Fingerprints by data object: the caller hands the same object while a tenant's data is unchanged. */
+const prints = new WeakMap<object, string>();
+
+function fingerprint(data: Readonly<Record<string, string>>): string {
+  let print = prints.get(data);
+  if (print === undefined) {
+    print = JSON.stringify(
+      Object.keys(data)
+        .sort()
+        .map((k) => [k, data[k]]),
+    );
+    prints.set(data, print);
+  }
+  return print;
+}
 
 function body(namespace: string, data: Readonly<Record<string, string>>, resourceVersion: string | undefined): V1ConfigMap {
   return {
