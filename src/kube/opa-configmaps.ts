@@ -9,8 +9,11 @@ import { describeError, LABEL_MANAGED_BY, MANAGED_BY, statusOf } from './client.
 /** The name of the ConfigMap in every tenant namespace. */
 export const OPA_CONFIGMAP = 'acl-opa';
 
-/** Namespace → the data its ConfigMap should hold. */
-export type WantedConfigMaps = ReadonlyMap<string, Readonly<Record<string, string>>>;
+/** Namespace → the data its ConfigMap should hold, made when asked (the same object while unchanged). */
+export type WantedConfigMaps = ReadonlyMap<string, () => Readonly<Record<string, string>>>;
+
+/** Work done in one turn of the event loop before the pass gives it back (decisions wait meanwhile). */
+const SLICE_MS = 10;
 
 export interface OpaConfigMapsOptions {
   readonly core: CoreV1Api;
@@ -106,7 +109,13 @@ export function createOpaConfigMaps(o: OpaConfigMapsOptions): OpaConfigMaps {
   const pass = async (): Promise<void> => {
     written ??= await list();
     const wanted = o.wanted();
-    for (const [namespace, data] of wanted) {
+    let sliceStart = performance.now();
+    for (const [namespace, dataOf] of wanted) {
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      const data = dataOf();
       const print = fingerprint(data);
       if (written.get(namespace) === print) continue;
       try {
