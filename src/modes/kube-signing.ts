@@ -210,6 +210,7 @@ export function createKubeSigning(
     syncConfigMaps();
   });
   const unsubscribe: (() => void)[] = [];
+  let agentCheck: NodeJS.Timeout | undefined;
   return {
     holder,
     keySecret,
@@ -221,10 +222,17 @@ export function createKubeSigning(
     },
     start() {
       unsubscribe.push(store.onBundleChange(syncConfigMaps), holder.onChange(syncConfigMaps));
+      // During a rotation an agent moving to the current key may make retirement due: checked then,
+      // at most once a second however much the fleet churns (each check reads the Secret).
       unsubscribe.push(
         fleet.agents.onChange(() => {
           const s = holder.get();
-          if (!s.unsigned && s.ring?.previous && leading()) void keySecret?.check();
+          if (s.unsigned || !s.ring?.previous || !leading() || agentCheck) return;
+          agentCheck = setTimeout(() => {
+            agentCheck = undefined;
+            void keySecret?.check();
+          }, 1000);
+          agentCheck.unref();
         }),
       );
       keySecret?.start();
@@ -234,6 +242,7 @@ export function createKubeSigning(
     },
     stop() {
       for (const u of unsubscribe.splice(0)) u();
+      if (agentCheck) clearTimeout(agentCheck);
       keySecret?.stop();
     },
   };
