@@ -139,7 +139,7 @@ describe('acl-operator serve', () => {
     expect(r.stdout).toMatch(/acme +team-documents +Enforced +Enforced +user +read,write +document +Current/);
     expect(r.stdout).toMatch(/acme +contractors-comment +Proposed +Proposed/);
     expect(r.stdout).toMatch(/acme +gateways +Active +\d{4}-\d\d-\d\dT[\d:]+Z +gateways-token +gateway-all-v1,gateway-documents/);
-    expect(r.stdout).toMatch(/acme +gateway-documents +gateways +Ready +1 +4 +0\/0 +Unknown +sha256:/);
+    expect(r.stdout).toMatch(/acme +gateway-documents +gateways +Ready +1 +4 +0\/0 +Unknown +\w+ +sha256:/);
     expect(r.stdout).toContain('One OPA per bundle');
     expect(r.stdout).toContain('No problems in the manifests folder.');
     const rule = spawnSync(process.execPath, [CLI, 'status', '--state-dir', state, '--rule', 'acme/team-documents'], {

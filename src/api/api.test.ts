@@ -118,6 +118,7 @@ describe('generated CRDs', () => {
     expect(columns('Rule')).toEqual(expect.arrayContaining(['State', 'Phase', 'Subject', 'Actions', 'Resource']));
     expect(columns('Bundle')).toEqual(expect.arrayContaining(['Connector', 'Phase', 'Revision', 'Rules', 'Last-Sync']));
     expect(columns('Rule')).toContain('Reason');
+    expect(columns('Bundle')).toContain('Signing-Key');
     for (const c of Object.values(byKind)) {
       expect(c.spec.versions[0]!.subresources).toEqual({ status: {} });
       expect(c.spec.names.shortNames.length).toBeGreaterThan(0);

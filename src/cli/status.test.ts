@@ -53,7 +53,16 @@ const OBJECTS: ObjectState[] = [
       digest: 'sha256:0123456789abcdef0123456789',
       lastSync: '2024-01-02T00:00:00Z',
       agents: { rollout: '1/2' },
-      conditions: [{ type: 'RolledOut', status: 'False', reason: 'Behind', message: 'opa-2 is behind' }],
+      signingKey: 'acl-bbbbbbbbbbbbbbbb',
+      conditions: [
+        { type: 'RolledOut', status: 'False', reason: 'Behind', message: 'opa-2 is behind' },
+        {
+          type: 'KeyRotated',
+          status: 'False',
+          reason: 'Rotating',
+          message: '1 of 3 agents verify with acl-bbbbbbbbbbbbbbbb; waiting for …',
+        },
+      ],
     },
   ),
   object('Bundle', 'more', { connector: 'app' }),
@@ -80,8 +89,21 @@ function fakeState(parts: Partial<StatusSource> = {}): StatusSource {
       namespace === 'acme' && bundle === 'docs'
         ? {
             expirySeconds: 300,
+            signingKeys: [
+              { kid: 'acl-bbbbbbbbbbbbbbbb', agents: 1 },
+              { kid: 'acl-aaaaaaaaaaaaaaaa', agents: 1 },
+              { kid: null, agents: 1 },
+            ],
             list: [
-              { id: 'opa-1', state: 'current', version: '1.1.0', clientIp: '10.0.0.1', lastReport: 't1', activeRevision: '4' },
+              {
+                id: 'opa-1',
+                state: 'current',
+                version: '1.1.0',
+                clientIp: '10.0.0.1',
+                lastReport: 't1',
+                activeRevision: '4',
+                signingKey: 'acl-bbbbbbbbbbbbbbbb',
+              },
               {
                 id: 'opa-2',
                 state: 'failing',
@@ -90,6 +112,7 @@ function fakeState(parts: Partial<StatusSource> = {}): StatusSource {
                 lastReport: 't2',
                 httpCode: 500,
                 error: { code: 'x', message: 'y' },
+                signingKey: 'acl-aaaaaaaaaaaaaaaa',
               },
               { id: 'opa-3', state: 'behind', clientIp: '10.0.0.4', lastReport: 't3', alsoLoads: ['other', 'third'] },
             ],
@@ -140,9 +163,9 @@ describe('formatStatus', () => {
       acme        app    Active   2024-01-01T00:00:00Z   app-token      docs,more
       acme        idle   Active   <none>                 <none>         <none>
 
-      NAMESPACE   NAME   CONNECTOR   PHASE     REVISION   RULES    AGENTS   ROLLED OUT   DIGEST                 LAST SYNC              WARNING   MESSAGE
-      acme        docs   app         Ready     4          1        1/2      False        sha256:0123456789ab…   2024-01-02T00:00:00Z             opa-2 is behind
-      acme        more   app         Pending   <none>     <none>   <none>   <none>       <none>                 never
+      NAMESPACE   NAME   CONNECTOR   PHASE     REVISION   RULES    AGENTS   ROLLED OUT   KEY ROTATED   DIGEST                 LAST SYNC              WARNING   MESSAGE
+      acme        docs   app         Ready     4          1        1/2      False        False         sha256:0123456789ab…   2024-01-02T00:00:00Z             opa-2 is behind
+      acme        more   app         Pending   <none>     <none>   <none>   <none>       <none>        <none>                 never
       One OPA per bundle (every bundle's roots are ["acl"]): configurations in /state/opa/<tenant>/<bundle>.yaml
 
       NAMESPACE   NAME     PHASE   ENTITIES   WARNING   MESSAGE
@@ -164,7 +187,7 @@ describe('formatStatus', () => {
 
       NAMESPACE   NAME   PHASE   TOKEN ISSUED   TOKEN SECRET   BUNDLES   WARNING   MESSAGE
 
-      NAMESPACE   NAME   CONNECTOR   PHASE   REVISION   RULES   AGENTS   ROLLED OUT   DIGEST   LAST SYNC   WARNING   MESSAGE
+      NAMESPACE   NAME   CONNECTOR   PHASE   REVISION   RULES   AGENTS   ROLLED OUT   KEY ROTATED   DIGEST   LAST SYNC   WARNING   MESSAGE
 
       No problems in the manifests folder.
       "
@@ -203,7 +226,9 @@ describe('formatStatus', () => {
     const state = fakeState();
     expect(await formatStatus(state, { bundle: 'acme/docs' })).toMatchInlineSnapshot(`
       "Bundle acme/docs: revision 4, 1 rule(s), sha256:0123456789abcdef0123456789, last sync 2024-01-02T00:00:00Z
-        RolledOut  False Behind: opa-2 is behind
+        RolledOut   False Behind: opa-2 is behind
+        KeyRotated  False Rotating: 1 of 3 agents verify with acl-bbbbbbbbbbbbbbbb; waiting for …
+        Signed by   acl-bbbbbbbbbbbbbbbb
 
       Sync activity (newest first):
       DATE                   REVISION   CLIENT IP   USER AGENT              STATUS
@@ -211,10 +236,11 @@ describe('formatStatus', () => {
       2024-01-01T00:00:00Z   <none>     10.0.0.2    <none>                  401
 
       OPA agents (status reports; forgotten after 300 s of silence):
-      AGENT   STATE     VERSION   CLIENT IP   LAST REPORT   REVISION   PROBLEM
-      opa-1   current   1.1.0     10.0.0.1    t1            4
-      opa-2   failing   1.1.0     10.0.0.3    t2            <none>     500 x: y
-      opa-3   behind    <none>    10.0.0.4    t3            <none>     also loads other, third: only one can activate
+      Keys the agents verify with: acl-bbbbbbbbbbbbbbbb 1, acl-aaaaaaaaaaaaaaaa 1, no label 1
+      AGENT   STATE     VERSION   CLIENT IP   LAST REPORT   REVISION   KEY                    PROBLEM
+      opa-1   current   1.1.0     10.0.0.1    t1            4          acl-bbbbbbbbbbbbbbbb
+      opa-2   failing   1.1.0     10.0.0.3    t2            <none>     acl-aaaaaaaaaaaaaaaa   500 x: y
+      opa-3   behind    <none>    10.0.0.4    t3            <none>     <no label>             also loads other, third: only one can activate
 
       Recent decisions of those agents (newest first):
       TIME   AGENT   DECISION   PATH        REVISION   INPUT
@@ -224,7 +250,8 @@ describe('formatStatus', () => {
     `);
     expect(await formatStatus(state, { bundle: 'acme/more' })).toMatchInlineSnapshot(`
       "Bundle acme/more: revision <none>, 0 rule(s), <none>, last sync never
-        RolledOut  <none>
+        RolledOut   <none>
+        KeyRotated  <none>
 
       Sync activity (newest first):
       DATE   REVISION   CLIENT IP   USER AGENT   STATUS
@@ -237,5 +264,27 @@ describe('formatStatus', () => {
       "
     `);
     expect(await formatStatus(state, { bundle: 'acme/gone' })).toBe('Bundle acme/gone is not in the state folder\n');
+  });
+
+  it('names the agents a key rotation waits for when nothing else is wrong with a bundle', async () => {
+    const rotating = object(
+      'Bundle',
+      'docs',
+      { connector: 'app' },
+      {
+        phase: 'Ready',
+        conditions: [
+          { type: 'RolledOut', status: 'True', reason: 'AllAgentsCurrent', message: 'All 2 agent(s) run revision 4' },
+          {
+            type: 'KeyRotated',
+            status: 'False',
+            reason: 'Rotating',
+            message: '1 of 2 agents verify with acl-b; waiting for opa-2 (acl-a)',
+          },
+        ],
+      },
+    );
+    const text = await formatStatus(fakeState({ objects: () => [rotating], problems: async () => [] }));
+    expect(text).toMatch(/True {9}False {9}.*1 of 2 agents verify with acl-b; waiting for opa-2 \(acl-a\)/);
   });
 });

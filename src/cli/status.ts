@@ -81,11 +81,17 @@ function agentProblem(a: Record<string, unknown>): string {
   return `${a['httpCode'] ? `${String(a['httpCode'])} ` : ''}${str(err['code'], '')}: ${str(err['message'], '')}`;
 }
 
+/** The agents counted by the key they verify with: `acl-… 12, acl-… 3, no label 2`. */
+function keyCountsLine(agents: Record<string, unknown> | undefined): string {
+  const counts = records(agents?.['signingKeys']).map((k) => `${str(k['kid'], 'no label')} ${str(k['agents'], '0')}`);
+  return counts.length === 0 ? '' : `Keys the agents verify with: ${counts.join(', ')}\n`;
+}
+
 function agentsTable(agents: Record<string, unknown> | undefined): string {
   const list = records(agents?.['list']);
   if (list.length === 0) return "  none has reported (configure OPA's status plugin: docs/opa.md)";
-  return table(
-    ['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'PROBLEM'],
+  return `${keyCountsLine(agents)}${table(
+    ['AGENT', 'STATE', 'VERSION', 'CLIENT IP', 'LAST REPORT', 'REVISION', 'KEY', 'PROBLEM'],
     list.map((a) => [
       str(a['id']),
       str(a['state']),
@@ -93,9 +99,11 @@ function agentsTable(agents: Record<string, unknown> | undefined): string {
       str(a['clientIp']),
       str(a['lastReport']),
       str(a['activeRevision']),
+      // No acl-signing-key label: a configuration acl-operator did not print.
+      str(a['signingKey'], '<no label>'),
       agentProblem(a),
     ]),
-  );
+  )}`;
 }
 
 /** The newest 20 decisions, inputs cut to 100 characters so a row stays one line. */
@@ -114,11 +122,15 @@ async function formatBundle(state: StatusSource, s: ObjectState): Promise<string
   const activity = (await state.activity()).find((a) => a.namespace === s.namespace && a.bundle === s.name);
   const st = s.status ?? {};
   const rolled = conditionOf(s, 'RolledOut');
+  const rotated = conditionOf(s, 'KeyRotated');
   const agents = await state.agents(s.namespace, s.name);
   const decisions = (await state.decisions()).find((d) => d.namespace === s.namespace && d.bundle === s.name)?.decisions ?? [];
   return [
     `Bundle ${s.namespace}/${s.name}: revision ${str(st['revision'])}, ${str(st['ruleCount'], '0')} rule(s), ${str(st['digest'])}, last sync ${str(st['lastSync'], 'never')}`,
-    `  RolledOut  ${rolled ? `${str(rolled['status'])} ${str(rolled['reason'], '')}: ${str(rolled['message'], '')}` : '<none>'}`,
+    `  RolledOut   ${rolled ? `${str(rolled['status'])} ${str(rolled['reason'], '')}: ${str(rolled['message'], '')}` : '<none>'}`,
+    `  KeyRotated  ${rotated ? `${str(rotated['status'])} ${str(rotated['reason'], '')}: ${str(rotated['message'], '')}` : '<none>'}`,
+    // The kid that signs the revision served (the bundle reconcile's status.signingKey; absent when unsigned).
+    ...(typeof st['signingKey'] === 'string' ? [`  Signed by   ${st['signingKey']}`] : []),
     '',
     'Sync activity (newest first):',
     table(
@@ -184,8 +196,11 @@ function bundleRow(s: ObjectState): Row {
   const st = s.status ?? {};
   const digest = str(st['digest']);
   const rolled = conditionOf(s, 'RolledOut');
-  // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing).
-  const message = readyMessage(s) || (rolled && rolled['status'] === 'False' ? str(rolled['message'], '') : '');
+  const rotated = conditionOf(s, 'KeyRotated');
+  // The message of what is wrong: Ready first, then the rollout (which agents are behind or failing),
+  // then a key rotation (which agents still verify with the previous key).
+  const falseMessage = (c: Record<string, unknown> | undefined): string => (c && c['status'] === 'False' ? str(c['message'], '') : '');
+  const message = readyMessage(s) || falseMessage(rolled) || falseMessage(rotated);
   return [
     s.namespace,
     s.name,
@@ -195,6 +210,7 @@ function bundleRow(s: ObjectState): Row {
     str(st['ruleCount']),
     str(rec(st['agents'])['rollout']),
     str(rolled?.['status']),
+    str(rotated?.['status']),
     digest.length > 19 ? `${digest.slice(0, 19)}…` : digest,
     str(st['lastSync'], 'never'),
     warningCode(s),
@@ -205,7 +221,21 @@ function bundleRow(s: ObjectState): Row {
 /** The bundles table, and where their OPA configurations are once there is a bundle. */
 function bundlesTable(bundles: readonly ObjectState[], stateDir: string): string {
   const text = table(
-    ['NAMESPACE', 'NAME', 'CONNECTOR', 'PHASE', 'REVISION', 'RULES', 'AGENTS', 'ROLLED OUT', 'DIGEST', 'LAST SYNC', 'WARNING', 'MESSAGE'],
+    [
+      'NAMESPACE',
+      'NAME',
+      'CONNECTOR',
+      'PHASE',
+      'REVISION',
+      'RULES',
+      'AGENTS',
+      'ROLLED OUT',
+      'KEY ROTATED',
+      'DIGEST',
+      'LAST SYNC',
+      'WARNING',
+      'MESSAGE',
+    ],
     bundles.map(bundleRow),
   );
   if (bundles.length === 0) return text;

@@ -4,7 +4,7 @@
 import { checkSpec } from '../admission/index.ts';
 import { Bundle, type BundleSpec, BundleStatus, readStatus } from '../api/index.ts';
 import { selectRules, type BuiltBundle, type BundleInput } from '../bundle/index.ts';
-import { agentsStatus, rolloutCondition, type AgentsStatus } from '../fleet/index.ts';
+import { agentsStatus, keyRotated, keysInUse, rolloutCondition, type AgentsStatus } from '../fleet/index.ts';
 import { bundleKey, type BundleEntry } from '../store/index.ts';
 import { drive } from '../work/index.ts';
 import { conditionsFor, type ConditionInput } from './conditions.ts';
@@ -54,20 +54,25 @@ function recordedFields({ revision, digest, etag, ruleCount, signingKey }: Bundl
 
 /**
  * What the bundle's OPA agents run, against the revision served: `status.agents` (the AGENTS
- * column) and the RolledOut condition a pipeline waits on.
+ * column) and the RolledOut condition a pipeline waits on; and the key each verifies with against
+ * the keys that sign: KeyRotated, which a rotation waits on (kubectl wait --for=condition=KeyRotated).
  */
-function rollout(deps: ReconcileDeps, key: ObjectKey, revision: number | undefined): { agents: AgentsStatus; condition: ConditionInput } {
-  const summary = deps.agents.summary(key.namespace, key.name, revision, deps.now().getTime());
+function rollout(
+  deps: ReconcileDeps,
+  key: ObjectKey,
+  revision: number | undefined,
+): { agents: AgentsStatus; condition: ConditionInput; keyRotated: ConditionInput } {
+  const nowMs = deps.now().getTime();
+  const summary = deps.agents.summary(key.namespace, key.name, revision, nowMs);
   const c = rolloutCondition(summary, revision, deps.agents.windowSeconds);
-  return {
-    agents: agentsStatus(summary),
-    condition: {
-      type: 'RolledOut',
-      status: c.status === 'Unknown' ? 'Unknown' : c.status === 'True',
-      reason: c.reason,
-      message: c.message,
-    },
-  };
+  const k = keyRotated(deps.agents.agents(key.namespace, key.name, nowMs), keysInUse(deps.signing.get()));
+  const input = (type: string, x: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string }): ConditionInput => ({
+    type,
+    status: x.status === 'Unknown' ? 'Unknown' : x.status === 'True',
+    reason: x.reason,
+    message: x.message,
+  });
+  return { agents: agentsStatus(summary), condition: input('RolledOut', c), keyRotated: input('KeyRotated', k) };
 }
 
 export async function reconcileBundle(key: ObjectKey, deps: ReconcileDeps): Promise<Outcome> {
@@ -109,7 +114,7 @@ function reject(seen: Seen, deps: ReconcileDeps, message: string): Outcome {
       observedGeneration: generation,
       agents: fleet.agents,
       conditions: conditionsFor(
-        [invalid, signedCondition(deps.signing.get(), served?.built), fleet.condition],
+        [invalid, signedCondition(deps.signing.get(), served?.built), fleet.condition, fleet.keyRotated],
         generation,
         deps.now(),
         seen.previous.conditions,
@@ -142,7 +147,7 @@ function noSigningKey(seen: Seen, deps: ReconcileDeps): Outcome {
       phase: 'Pending',
       observedGeneration: generation,
       agents: fleet.agents,
-      conditions: conditionsFor([ready, signed, fleet.condition], generation, deps.now(), seen.previous.conditions),
+      conditions: conditionsFor([ready, signed, fleet.condition, fleet.keyRotated], generation, deps.now(), seen.previous.conditions),
     },
   };
 }
@@ -292,7 +297,7 @@ function builtStatus(
       ...(lastSync ? { lastSync } : {}),
       agents: fleet.agents,
       conditions: conditionsFor(
-        [ready, signedCondition(deps.signing.get(), built), fleet.condition],
+        [ready, signedCondition(deps.signing.get(), built), fleet.condition, fleet.keyRotated],
         generation,
         deps.now(),
         seen.previous.conditions,

@@ -69,7 +69,7 @@ export interface Controller {
 }
 
 /** Without a registry (tests), no bundle has agents. */
-const NO_AGENTS: AgentView = { windowSeconds: 300, summary: () => EMPTY_SUMMARY };
+const NO_AGENTS: AgentView = { windowSeconds: 300, summary: () => EMPTY_SUMMARY, agents: () => [] };
 
 /** The queue's state: what drains share, plus the retry timers and the drain under way. */
 interface QueueState extends DrainState {
@@ -112,11 +112,13 @@ export function createController(options: ControllerOptions): Controller {
     if (!s.held) s.running ??= Promise.resolve().then(() => pump(s));
   };
   keys.onAdd(wake);
-  // New keys sign every bundle again (a rotation's start, a retirement, a first key): one key per Bundle.
-  const unsubscribe = deps.signing.onChange(() => {
-    for (const b of s.objects.list('Bundle'))
-      keys.enqueue({ kind: 'Bundle', namespace: b.metadata.namespace ?? '', name: b.metadata.name });
-  });
+  // New keys sign every bundle again (a rotation's start, a retirement, a first key, a rejected
+  // key's condition): one key per Bundle. The default (unsigned) never changes.
+  const unsubscribe =
+    options.signing?.onChange(() => {
+      for (const b of s.objects.list('Bundle'))
+        keys.enqueue({ kind: 'Bundle', namespace: b.metadata.namespace ?? '', name: b.metadata.name });
+    }) ?? (() => false);
   return {
     enqueue: keys.enqueue,
     async idle() {

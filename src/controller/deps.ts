@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { BundleStatus, ConnectorStatus, DirectoryStatus, RuleStatus } from '../api/index.ts';
 import type { BundlePacker } from '../bundle/index.ts';
 import type { Slicer } from '../work/index.ts';
-import type { AgentSummary } from '../fleet/index.ts';
+import type { Agent, AgentSummary } from '../fleet/index.ts';
 import type { ActivityLog, StoreDraft } from '../store/index.ts';
 import type { ClusterWriter, ObjectKey, ObjectReader } from './types.ts';
 
@@ -36,6 +36,8 @@ export interface AgentView {
   /** Agents silent for longer than this are not counted. */
   readonly windowSeconds: number;
   summary(tenant: string, bundle: string, revision: number | undefined, nowMs: number): AgentSummary;
+  /** A bundle's agents (KeyRotated names the key each one verifies with). */
+  agents(tenant: string, bundle: string, nowMs: number): readonly Agent[];
 }
 
 /** A status one of the controllers writes, typed by its kind's schema in api/. */

@@ -18,6 +18,7 @@ const seen = (agentId: string, timeMs: number, bundles: BundleReport[], over: Pa
   tenant: 'acme',
   agentId,
   version: '1.1.0',
+  signingKey: undefined,
   clientIp: '10.0.0.1',
   timeMs,
   bundles,
@@ -196,6 +197,7 @@ describe('the agent registry', () => {
     const agent = (id: string, lastReportMs: number, activeRevision: string) => ({
       id,
       version: '1.1.0',
+      signingKey: undefined,
       clientIp: '10.0.0.2',
       lastReportMs,
       activeRevision,

@@ -27,6 +27,11 @@ export interface Agent {
   readonly httpCode: number | undefined;
   /** Other bundles of ours this OPA is configured with: at most one of them can activate. */
   readonly alsoLoads: readonly string[];
+  /**
+   * The kid of the key this OPA verifies bundles with (its `acl-signing-key` label, which every
+   * configuration acl-operator prints sets); undefined when it reports none.
+   */
+  readonly signingKey: string | undefined;
 }
 
 /** What a status report made with the connector's current token says, as the registry takes it. */
@@ -34,6 +39,8 @@ export interface Sighting {
   readonly tenant: string;
   readonly agentId: string;
   readonly version: string | undefined;
+  /** Its `acl-signing-key` label: the kid it verifies with. */
+  readonly signingKey: string | undefined;
   readonly clientIp: string;
   readonly timeMs: number;
   /** The report's entries for bundles of the connector, by our bundle name. */

@@ -4,6 +4,7 @@ import type { ObjectKey } from '../controller/index.ts';
 import { DEFAULT_FLEET } from '../config.ts';
 import type { BundleReport } from './report.ts';
 import { startFleet, STATUS_INTERVAL_MS } from './fleet.ts';
+import { retirementDue } from './index.ts';
 import { createMetrics } from '../metrics.ts';
 import { createStore } from '../store/index.ts';
 
@@ -45,6 +46,7 @@ describe('the fleet loop', () => {
           tenant: 'acme',
           agentId: `agent-${i}`,
           version: '1.1.0',
+          signingKey: undefined,
           clientIp: '10.0.0.1',
           timeMs: Date.now(),
           bundles: [entry(second < 30 ? '1' : '2')],
@@ -63,6 +65,7 @@ describe('the fleet loop', () => {
         tenant: 'acme',
         agentId: `agent-${i}`,
         version: '1.1.0',
+        signingKey: undefined,
         clientIp: '10.0.0.1',
         timeMs: Date.now(),
         bundles: [entry('2')],
@@ -86,6 +89,7 @@ describe('the fleet loop', () => {
         tenant: 'acme',
         agentId: id,
         version: '1.1.0',
+        signingKey: undefined,
         clientIp: '10.0.0.1',
         timeMs: Date.now(),
         bundles: [entry(revision)],
@@ -117,6 +121,7 @@ describe('the fleet loop', () => {
       tenant: 'acme',
       agentId: 'a',
       version: '1.1.0',
+      signingKey: undefined,
       clientIp: '10.0.0.1',
       timeMs: Date.now(),
       bundles: [entry('1')],
@@ -128,6 +133,40 @@ describe('the fleet loop', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(fleet.agents.size()).toBe(0);
     expect(enqueued).toHaveLength(2);
+    await fleet.stop();
+  });
+
+  it('after a start, retires no key before a whole window of status reports, and shows the reconcile each agent key', async () => {
+    const fleet = startFleet({
+      config: { ...DEFAULT_FLEET, agentExpirySeconds: 60 },
+      store: createStore(),
+      metrics: createMetrics({ defaultMetrics: false }),
+      log: pino({ level: 'silent' }),
+      now: () => Date.now(),
+      enqueue: () => {},
+    });
+    expect(fleet.listeningSinceMs).toBe(T0);
+    const bundles = [{ tenant: 'acme', name: 'docs' }];
+    const kid = 'acl-bbbbbbbbbbbbbbbb';
+    const report = (): void =>
+      fleet.agents.record({
+        tenant: 'acme',
+        agentId: 'a',
+        version: '1.1.0',
+        signingKey: kid,
+        clientIp: '10.0.0.1',
+        timeMs: Date.now(),
+        bundles: [entry('1')],
+      });
+    // The registry starts empty: an agent still on the previous key may simply not have reported yet.
+    expect(retirementDue(fleet.agents, bundles, kid, Date.now(), fleet.listeningSinceMs)).toMatchObject({ due: false, agents: 0 });
+    report();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fleet.view.agents('acme', 'docs', Date.now()).map((a) => a.signingKey)).toEqual([kid]);
+    expect(retirementDue(fleet.agents, bundles, kid, Date.now(), fleet.listeningSinceMs).due).toBe(false);
+    await vi.advanceTimersByTimeAsync(59_999);
+    report();
+    expect(retirementDue(fleet.agents, bundles, kid, Date.now(), fleet.listeningSinceMs)).toMatchObject({ due: true, agents: 1 });
     await fleet.stop();
   });
 });

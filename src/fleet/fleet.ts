@@ -25,8 +25,17 @@ export interface Fleet {
   readonly maxUploadBytes: number;
   /** Reads uploads off the event loop (the uploads thread). */
   readonly uploads: UploadReader;
-  /** What a Bundle reconcile reads: the agents of a bundle against the revision it serves. */
-  readonly view: { readonly windowSeconds: number; summary: AgentRegistry['summary'] };
+  /**
+   * What a Bundle reconcile reads: the agents of a bundle against the revision it serves, and the
+   * agents themselves (KeyRotated names the key each verifies with), as the last refresh took them.
+   */
+  readonly view: {
+    readonly windowSeconds: number;
+    summary: AgentRegistry['summary'];
+    agents(tenant: string, bundle: string, nowMs: number): readonly Agent[];
+  };
+  /** When this fleet began taking status reports (ms): no key is retired before a whole window since. */
+  readonly listeningSinceMs: number;
   /** Stops the timers and the uploads thread, and closes the decision log (after writing what it holds). */
   stop(): Promise<void>;
 }
@@ -70,6 +79,7 @@ export interface FleetOptions {
 
 export function startFleet(o: FleetOptions): Fleet {
   const { store, metrics, log, now } = o;
+  const listeningSinceMs = now();
   const intervalMs = o.statusIntervalMs ?? STATUS_INTERVAL_MS;
   const windowMs = o.config.agentExpirySeconds * 1000;
   const agents = createAgentRegistry({
@@ -162,7 +172,9 @@ export function startFleet(o: FleetOptions): Fleet {
       // Against the revision served now: a new revision shows its agents behind at once.
       summary: (tenant, bundle, revision) =>
         summarize(shown.get(bundleKey(tenant, bundle)) ?? [], revision === undefined ? undefined : String(revision)),
+      agents: (tenant, bundle) => shown.get(bundleKey(tenant, bundle)) ?? [],
     },
+    listeningSinceMs,
     async stop() {
       unsubscribeAgents();
       unsubscribeStore();

@@ -71,6 +71,8 @@ function relevant(prev: Agent | undefined, next: Agent): boolean {
     prev.activeRevision !== next.activeRevision ||
     !sameError(prev.error, next.error) ||
     prev.httpCode !== next.httpCode ||
+    // KeyRotated names the key each agent verifies with: a restarted sidecar's new key is news.
+    prev.signingKey !== next.signingKey ||
     prev.alsoLoads.join('\u0000') !== next.alsoLoads.join('\u0000')
   );
 }

@@ -10,3 +10,4 @@ export { agentsReport, agentsStatus, rolloutCondition, type AgentsStatus } from 
 export { ownedBundles, type Owned } from './owned.ts';
 export type { UploadPart, UploadReader } from './intake.ts';
 export { type Fleet, startFleet } from './fleet.ts';
+export { keyCounts, keyRotated, keysInUse, retirementDue } from './keys.ts';

@@ -24,7 +24,7 @@ function fingerprint(state: RegistryState, key: string, nowMs: number): string {
   return live(state, key, nowMs)
     .map(
       (a) =>
-        `${a.id}\u0000${a.activeRevision ?? ''}\u0000${a.error?.code ?? ''}\u0000${a.error?.message ?? ''}\u0000${a.httpCode ?? ''}\u0000${a.alsoLoads.join(',')}`,
+        `${a.id}\u0000${a.activeRevision ?? ''}\u0000${a.error?.code ?? ''}\u0000${a.error?.message ?? ''}\u0000${a.httpCode ?? ''}\u0000${a.alsoLoads.join(',')}\u0000${a.signingKey ?? ''}`,
     )
     .sort()
     .join('\u0001');

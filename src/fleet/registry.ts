@@ -53,6 +53,7 @@ function agentOf(s: Sighting, b: BundleReport, ours: readonly string[]): Agent {
     error: b.error ?? refusal,
     httpCode: b.httpCode ?? s.refused?.status,
     alsoLoads: ours.filter((n) => n !== b.name),
+    signingKey: s.signingKey,
   };
 }
 

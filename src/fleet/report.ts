@@ -9,10 +9,22 @@ const NEVER = /^0001-01-01T/;
 /** Longest message kept from a report: enough for OPA's error texts, bounded for memory. */
 export const MAX_MESSAGE_CHARS = 512;
 
-/** labels.id: OPA sets a UUID per process; any printable text up to 128 characters is accepted. */
 /** OPA's labels.id: 1 to 128 printable ASCII characters (a UUID from OPA itself). */
 export const AGENT_ID = /^[\x21-\x7e]{1,128}$/;
 const AgentId = z.string().regex(AGENT_ID, 'must be 1 to 128 printable ASCII characters');
+
+/**
+ * The label naming the key an OPA verifies bundles with: opa/config.ts's SIGNING_KEY_LABEL (a test
+ * holds them equal). A constant of our own, because this file runs in the uploads thread, which
+ * should not load the OPA configuration printer and its YAML library.
+ */
+export const SIGNING_KEY_LABEL = 'acl-signing-key';
+/**
+ * Its value: a kid is `acl-` and 16 hex digits; any 1 to 128 printable ASCII characters are kept.
+ * Anything else reads as no label: the report still counts (its agent must hold a rotation back,
+ * not vanish from it), and the views say the configuration is not one acl-operator printed.
+ */
+const SigningKeyLabel = z.string().regex(AGENT_ID).optional().catch(undefined);
 
 const Timestamp = z.string().max(64);
 const BundleStatus = z.looseObject({
@@ -36,7 +48,7 @@ const BundleStatus = z.looseObject({
 });
 
 const Report = z.looseObject({
-  labels: z.looseObject({ id: AgentId, version: z.string().max(64).optional() }),
+  labels: z.looseObject({ id: AgentId, version: z.string().max(64).optional(), [SIGNING_KEY_LABEL]: SigningKeyLabel }),
   bundles: z.record(z.string().min(1).max(253), BundleStatus).optional(),
 });
 
@@ -61,6 +73,8 @@ export interface StatusReport {
   readonly agentId: string;
   /** OPA's labels.version. */
   readonly version: string | undefined;
+  /** OPA's labels['acl-signing-key']: the kid it verifies bundles with (undefined: no label, or not a readable one). */
+  readonly signingKey: string | undefined;
   readonly bundles: readonly BundleReport[];
 }
 
@@ -114,6 +128,7 @@ export function parseStatusReport(body: unknown): Parsed<StatusReport> {
     value: {
       agentId: labels.id,
       version: labels.version,
+      signingKey: labels[SIGNING_KEY_LABEL],
       bundles: Object.entries(bundles ?? {}).map(([name, s]) => {
         const error = errorOf(s);
         return {

@@ -5,6 +5,7 @@ import { agentsStatus, rolloutCondition } from './rollout.ts';
 const agent = (id: string, over: Partial<Agent> = {}): Agent => ({
   id,
   version: '1.1.0',
+  signingKey: undefined,
   clientIp: '10.0.0.1',
   lastReportMs: 0,
   activeRevision: '5',

@@ -1,6 +1,8 @@
 // What a Bundle's status says about its agents: the counts (and the AGENTS column, "current/reporting")
-// and the RolledOut condition a pipeline waits on (kubectl wait --for=condition=RolledOut).
+// and the RolledOut condition a pipeline waits on (kubectl wait --for=condition=RolledOut); and the
+// agents listing (GET .../agents, the console, acl-operator status), with the key each verifies with.
 import { stateOf, type AgentState, type AgentSummary, type ProblemAgent } from './agents.ts';
+import { keyCounts } from './keys.ts';
 import type { AgentRegistry } from './registry.ts';
 
 export interface RolloutCondition {
@@ -72,6 +74,8 @@ export interface AgentListing {
   readonly error: { readonly code: string; readonly message: string } | null;
   readonly httpCode: number | null;
   readonly alsoLoads?: readonly string[];
+  /** The kid of the key it verifies bundles with (its acl-signing-key label); null: it reports none. */
+  readonly signingKey: string | null;
 }
 
 export interface AgentsReport {
@@ -82,6 +86,8 @@ export interface AgentsReport {
   readonly expirySeconds: number;
   readonly agents: AgentsStatus;
   readonly rolledOut: RolloutCondition;
+  /** The agents counted by the key they verify with, most first; `kid` null: no label. */
+  readonly signingKeys: readonly { readonly kid: string | null; readonly agents: number }[];
   /** Failing first, then behind, then current. */
   readonly list: readonly AgentListing[];
 }
@@ -95,12 +101,14 @@ export function agentsReport(
   const summary = registry.summary(b.tenant, b.bundle, b.revision, nowMs);
   const windowSeconds = Math.round(registry.windowMs / 1000);
   const revision = String(b.revision);
+  const agents = registry.agents(b.tenant, b.bundle, nowMs, revision);
   return {
     ...b,
     expirySeconds: windowSeconds,
     agents: agentsStatus(summary),
     rolledOut: rolloutCondition(summary, b.revision, windowSeconds),
-    list: registry.agents(b.tenant, b.bundle, nowMs, revision).map((a) => ({
+    signingKeys: keyCounts(agents).map((k) => ({ kid: k.kid ?? null, agents: k.agents })),
+    list: agents.map((a) => ({
       id: a.id,
       state: stateOf(a, revision),
       version: a.version ?? null,
@@ -112,6 +120,7 @@ export function agentsReport(
       error: a.error ?? null,
       httpCode: a.httpCode ?? null,
       ...(a.alsoLoads.length > 0 ? { alsoLoads: a.alsoLoads } : {}),
+      signingKey: a.signingKey ?? null,
     })),
   };
 }

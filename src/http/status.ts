@@ -85,6 +85,7 @@ function record(
     tenant: path.tenant,
     agentId: report.agentId,
     version: report.version,
+    signingKey: report.signingKey,
     clientIp: req.socket.remoteAddress ?? '',
     timeMs: state.deps.now(),
     bundles: entries,

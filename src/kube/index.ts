@@ -7,3 +7,5 @@ export { createKubeSource, type KubeSource } from './source.ts';
 export { openTlsSecret, type TlsSecret } from './tls.ts';
 export { createWebhookCa, webhookApi, type WebhookCa } from './webhook.ts';
 export { adminKeyHashes } from './admins.ts';
+export { createSigningKeySecret, type SigningKeySecret } from './signing-key.ts';
+export { createOpaConfigMaps, type OpaConfigMaps, type WantedConfigMaps } from './opa-configmaps.ts';

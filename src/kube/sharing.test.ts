@@ -1,11 +1,12 @@
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../fleet/index.ts';
-import { encodeAgents } from './sharing.ts';
+import { encodeAgents, peerAgents } from './sharing.ts';
 
 const agent = (i: number): Agent => ({
   id: `opa-${i.toString(36)}-${((i * 2654435761) % 4294967296).toString(16)}`,
   version: '1.1.0',
+  signingKey: undefined,
   clientIp: `10.${i % 250}.${(i >> 8) % 250}.7`,
   lastReportMs: 1_000_000 + i,
   activeRevision: String(i % 7),
@@ -54,5 +55,21 @@ describe("a replica's agents in its ConfigMap", () => {
       .map((a) => a.lastReportMs);
     expect(ids).toHaveLength(kept);
     expect(Math.min(...ids)).toBe(1_000_000 + 20_000 - kept);
+  });
+
+  it('carries the key each agent verifies with to its peers', async () => {
+    const local = { 'acme/docs': [{ ...agent(1), signingKey: 'acl-0123456789abcdef' }, agent(2)] };
+    const { zipped } = await encodeAgents(local, 'r1', 5, 900 * 1024);
+    const read = await peerAgents(zipped.toString('base64'));
+    expect(read['acme/docs']?.map((a) => [a.id, a.signingKey])).toEqual([
+      [agent(1).id, 'acl-0123456789abcdef'],
+      [agent(2).id, undefined],
+    ]);
+  });
+
+  it('reads the ConfigMap of a replica older than signed bundles (no signingKey field) as agents without the label', async () => {
+    const old = { v: 1, replica: 'r0', updatedMs: 5, bundles: { 'acme/docs': [{ ...agent(3), signingKey: undefined }] } };
+    const read = await peerAgents(gzipSync(JSON.stringify(old)).toString('base64'));
+    expect(read['acme/docs']?.[0]).toMatchObject({ id: agent(3).id, activeRevision: '3', signingKey: undefined });
   });
 });

@@ -37,6 +37,8 @@ const PeerAgent = z.object({
   httpCode: z.number().int().optional(),
   // As many as a report may name (one OPA listing 65 bundles must not make peers refuse the whole ConfigMap).
   alsoLoads: z.array(z.string().max(253)).max(MAX_BUNDLES_NAMED),
+  // Absent from the payloads of replicas older than signed bundles: read as no label.
+  signingKey: z.string().max(128).optional(),
 });
 const PeerData = z.object({
   v: z.literal(1),
@@ -217,7 +219,7 @@ function schedule(s: Sharing): void {
 }
 
 /** The agents a peer's ConfigMap carries (base64 gzip JSON); throws when they do not read. */
-async function peerAgents(data: string): Promise<Record<string, Agent[]>> {
+export async function peerAgents(data: string): Promise<Record<string, Agent[]>> {
   const parsed = PeerData.safeParse(
     JSON.parse((await gunzipAsync(Buffer.from(data, 'base64'), { maxOutputLength: 64 * 1024 * 1024 })).toString('utf8')),
   );
@@ -235,6 +237,7 @@ async function peerAgents(data: string): Promise<Record<string, Agent[]>> {
       error: a.error,
       httpCode: a.httpCode,
       alsoLoads: a.alsoLoads,
+      signingKey: a.signingKey,
     }));
   }
   return bundles;

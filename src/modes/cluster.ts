@@ -43,6 +43,8 @@ export interface ClusterOptions {
   readonly agentHeartbeatMs?: number;
   /** How often the TLS Secret is re-read (default 60 s). */
   readonly tlsRefreshMs?: number;
+  /** How often the signing key Secret is re-read (default 5 s). */
+  readonly signingRefreshMs?: number;
 }
 
 export interface Cluster {
@@ -55,6 +57,8 @@ export interface Cluster {
   readonly elector: LeaderElector;
   /** The webhook's caBundle upkeep, with --webhook-config and --tls-secret. */
   readonly webhookCa: WebhookCa | undefined;
+  /** Calls `listener` each time this replica becomes the leader. */
+  onLeading(listener: () => void): void;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -132,26 +136,41 @@ export async function openCluster(base: Base, options: ClusterOptions): Promise<
     ...(options.watchRestartMs !== undefined ? { restartMs: options.watchRestartMs } : {}),
     ...(options.watchMaxRestartMs !== undefined ? { maxRestartMs: options.watchMaxRestartMs } : {}),
   });
-  const elector = createElection({ clients, namespace, identity, source }, base, options, syncCa);
-  return { clients, namespace, identity, source, tlsSecret, elector, webhookCa };
+  const leading: (() => void)[] = [];
+  const elector = createElection({ clients, namespace, identity, source }, base, options, () => {
+    syncCa();
+    for (const listener of leading) listener();
+  });
+  return { clients, namespace, identity, source, tlsSecret, elector, webhookCa, onLeading: (l) => void leading.push(l) };
 }
 
 /** The leader writes the serving CA into the webhook's caBundle where it differs (also repairing a hand edit). */
-export function keepWebhookCa(cluster: Cluster): void {
+function keepWebhookCa(cluster: Cluster): void {
   if (isLeading(cluster)) void cluster.webhookCa?.sync();
 }
 
+/** Every --resync-seconds: every object enqueued, the webhook's caBundle and the acl-opa ConfigMaps repaired. */
+export function startResync(cluster: Cluster, base: Base, signing: { resync(): void }): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    resyncAll(cluster.source, base.queue);
+    keepWebhookCa(cluster);
+    signing.resync();
+  }, base.config.kube.resyncSeconds * 1000);
+  timer.unref();
+  return timer;
+}
+
 /** Enqueues every object the source holds (the periodic resync, and a new leader's first pass). */
-export function resyncAll(source: Pick<KubeSource, 'keys'>, queue: WorkQueue): void {
+function resyncAll(source: Pick<KubeSource, 'keys'>, queue: WorkQueue): void {
   for (const key of source.keys()) queue.enqueue(key);
 }
 
-/** The Lease elector; a new leader writes whatever its predecessor left undone: every object once, then the CA. */
+/** The Lease elector; a new leader writes whatever its predecessor left undone: every object once, then the CA, the signing key Secret and the OPA ConfigMaps. */
 function createElection(
   cluster: Pick<Cluster, 'clients' | 'namespace' | 'identity' | 'source'>,
   base: Base,
   options: ClusterOptions,
-  syncCa: () => void,
+  nowLeading: () => void,
 ): LeaderElector {
   const { log, metrics } = base;
   return createLeaderElector({
@@ -168,7 +187,7 @@ function createElection(
       metrics.leader.set(isLeader ? 1 : 0);
       if (!isLeader) return;
       resyncAll(cluster.source, base.queue);
-      syncCa();
+      nowLeading();
     },
   });
 }
@@ -206,8 +225,9 @@ export function clusterTls(cluster: Cluster, config: Config): Tls {
   return cluster.tlsSecret ? { mode: 'files', ...cluster.tlsSecret.files } : config.tls;
 }
 
-/** Lets go of the Lease (its errors ignored when `quiet`: a failed start), the watches, the TLS Secret and sharing. */
-export async function releaseCluster(cluster: Cluster, sharing: AgentSharing, quiet: boolean): Promise<void> {
+/** Lets go of the Lease (its errors ignored when `quiet`: a failed start), the watches, the TLS and signing key Secrets and sharing. */
+export async function releaseCluster(cluster: Cluster, sharing: AgentSharing, quiet: boolean, signing: { stop(): void }): Promise<void> {
+  signing.stop();
   const lease = cluster.elector.stop();
   await (quiet ? lease?.catch(() => undefined) : lease);
   await cluster.source.stop();

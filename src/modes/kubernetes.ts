@@ -7,7 +7,7 @@
 import { lintWarnings, type WarningsFor } from '../admission/index.ts';
 import { createPackingThread, createThreadPacker } from '../bundle/index.ts';
 import { kubePublicUrl, type Config } from '../config.ts';
-import { countingWriter, createController, type Controller } from '../controller/index.ts';
+import { countingWriter, createController, type Controller, type SigningHolder } from '../controller/index.ts';
 import { adminKeyHashes, createObjectPatcher, type AgentSharing, type KubeSource, type LeaderElector } from '../kube/index.ts';
 import type { Listening, Serving } from '../server/index.ts';
 import {
@@ -15,14 +15,14 @@ import {
   clusterTls,
   createSharing,
   isLeading,
-  keepWebhookCa,
   openCluster,
   releaseCluster,
-  resyncAll,
+  startResync,
   type Cluster,
   type ClusterOptions,
 } from './cluster.ts';
 import { consoleOpa, startConsole } from './console.ts';
+import { createKubeSigning, type KubeSigning } from './kube-signing.ts';
 import { controllerBase, createBase, startBaseHttp, type Base, type CommonOptions, type Running } from './core.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 
@@ -32,6 +32,8 @@ export interface Operator extends Running {
   readonly consoleUrl: string | undefined;
   readonly source: KubeSource;
   readonly elector: LeaderElector;
+  /** The keys bundles are signed with, as the signing key Secret holds them. */
+  readonly signing: SigningHolder;
   /** Sync activity → Bundle status lastSync now (the leader writes it), then waits for the queue. */
   flushActivity(): Promise<void>;
 }
@@ -56,8 +58,10 @@ export async function startOperator(config: Config, options: OperatorOptions = {
   // Hashing and packing bundles run in a background thread: the event loop answering decisions and
   // bundle polls never holds a large bundle's gzip.
   const packingThread = createPackingThread();
+  const signing = createKubeSigning(base, cluster, options);
   const controller = createController({
     ...controllerBase(base, options),
+    signing: signing.holder,
     objects: cluster.source,
     writer: countingWriter(cluster.source.writer, base.changes.note),
     leading: () => isLeading(cluster),
@@ -71,20 +75,15 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     clusterAdmission(cluster, options.admissionWarnings ?? lintWarnings),
   );
   const remaining = { fleet: base.fleet, closeThreads: () => packingThread.close(), http: serving };
-  const release = (quiet: boolean) => () => releaseCluster(cluster, sharing, quiet);
+  const release = (quiet: boolean) => () => releaseCluster(cluster, sharing, quiet, signing);
   let api: Listening;
   try {
-    api = await listenOnceBuilt(base, cluster, controller, sharing, serving);
+    api = await listenOnceBuilt(base, cluster, controller, sharing, serving, signing);
   } catch (err) {
     await closeRemaining({ ...remaining, release: release(true) });
     throw err;
   }
-
-  const resync = setInterval(() => {
-    resyncAll(cluster.source, base.queue);
-    keepWebhookCa(cluster);
-  }, config.kube.resyncSeconds * 1000);
-  resync.unref();
+  const resync = startResync(cluster, base, signing);
   const activity = startActivityFlush({
     store: base.store,
     controller,
@@ -134,6 +133,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     source: cluster.source,
     controller,
     elector: cluster.elector,
+    signing: signing.holder,
     metrics: base.metrics,
     fleet: base.fleet,
     flushActivity: activity.flush,
@@ -148,15 +148,21 @@ async function listenOnceBuilt(
   controller: Controller,
   sharing: AgentSharing,
   serving: Serving,
+  signing: KubeSigning,
 ): Promise<Listening> {
   await sharing.start();
   await cluster.source.start();
   base.log.info({ objects: cluster.source.keys().length }, 'Listed every watched kind');
   await cluster.elector.start();
+  // The keys before the first pass (a leader creates the Secret), so the first build is signed.
+  await signing.keySecret?.check();
+  signing.start();
   // Every object is queued, and a leader's first pass collapsed into it: one reconcile each.
   controller.release();
   // Ready once the first pass is built and published; a first start's thousands of status writes
   // go on in the background (measured: 100 s for 10,200 of them one by one).
   await controller.settled();
-  return serving.listenApi(clusterTls(cluster, base.config));
+  const api = await serving.listenApi(clusterTls(cluster, base.config));
+  signing.listening();
+  return api;
 }

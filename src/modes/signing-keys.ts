@@ -10,16 +10,6 @@ import { ensureSigningKey, keyFilesStamp, readKeyFiles, retirePreviousKey, ringO
 /** How often the key files are looked at (a stat each). */
 export const KEY_POLL_MS = 2000;
 
-/**
- * Whether every agent of every bundle verifies with `currentKid` (vacuously true with no agents).
- * Stand-in for the fleet's retirementDue until it lands (same meaning; `keyOf` reads an agent's
- * `acl-signing-key` label, undefined when it reports none, which never counts as the current key).
- */
-export function everyAgentOnKey<A>(bundles: Iterable<readonly A[]>, keyOf: (agent: A) => string | undefined, currentKid: string): boolean {
-  for (const agents of bundles) for (const a of agents) if (keyOf(a) !== currentKid) return false;
-  return true;
-}
-
 export interface KeyFolderOptions {
   readonly stateDir: string;
   readonly holder: SigningHolder;
@@ -27,7 +17,7 @@ export interface KeyFolderOptions {
   /** How a first key is made (tests pass a cached one: RSA generation is slow). */
   readonly newKeyPem?: () => string;
   readonly pollMs?: number;
-  /** Whether the previous key may go now: every agent of every bundle reports the current kid. */
+  /** Whether the previous key may go now: every agent of every bundle reports the current kid (the fleet's retirementDue). */
   readonly retirementDue: (currentKid: string) => boolean;
 }
 

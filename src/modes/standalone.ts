@@ -4,6 +4,7 @@
 // stop. A state folder on disk stands in for the API server.
 import { DEFAULT_FOLDER, type Config } from '../config.ts';
 import { createSigningHolder, type SigningHolder } from '../controller/index.ts';
+import { retirementDue } from '../fleet/index.ts';
 import type { LongPolls } from '../http/index.ts';
 import type { Opa } from '../opa/index.ts';
 import { createPipeline, type Pipeline } from '../pipeline/index.ts';
@@ -12,7 +13,7 @@ import { adminKeyHashesOf, consoleOpa, newAdminKey, startConsole } from './conso
 import { controllerBase, createBase, startBaseHttp, type Base, type CommonOptions, type Running } from './core.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { folderActivity, restoreActivity } from './persist.ts';
-import { everyAgentOnKey, followKeyFolder, type KeyFolder } from './signing-keys.ts';
+import { followKeyFolder, type KeyFolder } from './signing-keys.ts';
 import { keepOpaConfigs, keepTokenFiles } from './state-files.ts';
 
 export interface Service extends Running {
@@ -109,8 +110,8 @@ interface Parts {
 async function signingKeys(parts: Parts): Promise<KeyFolder> {
   const { base, state, options, signing } = parts;
   if (signing.get().unsigned) return { check: async () => {}, close: () => {} };
-  const startedMs = base.nowMs();
-  const windowMs = base.config.agentExpirySeconds * 1000;
+  // Status reports are heard from now on (the agents files were cleared: a restarted service has heard none).
+  const listeningSinceMs = base.nowMs();
   return followKeyFolder({
     stateDir: state.dir,
     holder: signing,
@@ -118,17 +119,8 @@ async function signingKeys(parts: Parts): Promise<KeyFolder> {
     ...(options.newSigningKeyPem ? { newKeyPem: options.newSigningKeyPem } : {}),
     ...(options.signingPollMs !== undefined ? { pollMs: options.signingPollMs } : {}),
     retirementDue(currentKid) {
-      const now = base.nowMs();
-      if (now - startedMs < windowMs) return false;
-      const bundles = [...base.store.snapshot().tenants.values()].flatMap((t) =>
-        [...t.bundles.keys()].map((b) => base.fleet.agents.agents(t.tenant, b, now)),
-      );
-      // TODO(issue 27, fleet): the fleet's retirementDue and Agent.signingKey replace this reading of the label.
-      return everyAgentOnKey(
-        bundles,
-        (a) => ('signingKey' in a && typeof a.signingKey === 'string' ? a.signingKey : undefined),
-        currentKid,
-      );
+      const bundles = [...base.store.snapshot().tenants.values()].flatMap((t) => [...t.bundles.values()]);
+      return retirementDue(base.fleet.agents, bundles, currentKid, base.nowMs(), listeningSinceMs).due;
     },
   });
 }

@@ -211,5 +211,37 @@ describeE2E('Kubernetes: OPA agents and RolledOut (real API server)', { timeout:
         ),
       ).toEqual(['replica-a']);
     });
+
+    it('shares the key each agent verifies with: the leader lists a key reported to the follower, and writes KeyRotated', async () => {
+      const t = await e2e.tenant('agentskey', (ns) => [...docsTenant(ns, 'team-documents'), apiKeySecret(ns, API_KEY)]);
+      const { ns, api } = t;
+      const a = await e2e.operator({ namespace: ns, identity: 'replica-a', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
+      await waitFor('replica-a leads', () => a.elector.isLeader());
+      const b = await e2e.operator({ namespace: ns, identity: 'replica-b', agentStatusIntervalMs: 200, agentPublishIntervalMs: 100 });
+      const token = await t.token();
+      const kid = 'acl-0123456789abcdef';
+      for (const [id, label] of [
+        ['keyed', kid],
+        ['unlabelled', undefined],
+      ] as const) {
+        const r = statusReport(id, { docs: { revision: '1' } });
+        const res = await fetch(`${b.apiUrl}/${ns}/connectors/policyagent/gateways/status`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+          body: JSON.stringify({ ...r, labels: { ...(r['labels'] as object), ...(label ? { 'acl-signing-key': label } : {}) } }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const listed = await waitFor('the leader lists both agents with their keys', async () => {
+        const res = await fetch(`${a.apiUrl}/${ns}/connectors/policyagent/gateways/bundles/docs/agents`, {
+          headers: { Authorization: `Bearer ${API_KEY}` },
+        });
+        const body = (await res.json()) as { list: { id: string; signingKey: string | null }[] };
+        return body.list.length === 2 ? body.list : undefined;
+      });
+      expect(Object.fromEntries(listed.map((l) => [l.id, l.signingKey]))).toEqual({ keyed: kid, unlabelled: null });
+      const conditions = (await api.status('Bundle', 'docs'))['conditions'] as { type: string }[];
+      expect(conditions.map((c) => c.type)).toContain('KeyRotated');
+    });
   });
 });

@@ -92,6 +92,15 @@ describeE2E('Kubernetes: the RBAC in deploy/ is enough (real API server)', { tim
       const list = await core.listNamespacedConfigMap({ namespace: operatorNamespace, labelSelector: 'acl.policyagent.dev/agents=true' });
       return list.items.length === 1;
     });
+    // The signing key Secret in the operator namespace, and the tenant's acl-opa ConfigMap naming its key.
+    const key = await waitFor('the signing key Secret', () =>
+      core.readNamespacedSecret({ name: 'acl-signing-key', namespace: operatorNamespace }).catch(() => undefined),
+    );
+    const kid = key.metadata?.annotations?.['acl.policyagent.dev/key-id'] ?? '';
+    await waitFor(
+      'the acl-opa ConfigMap',
+      async () => (await core.readNamespacedConfigMap({ name: 'acl-opa', namespace: ns }).catch(() => undefined))?.data?.[`${kid}.pem`],
+    );
     await waitFor('RolledOut True', async () =>
       ((await api.status('Bundle', 'docs'))['conditions'] as { type: string; status: string }[] | undefined)?.some(
         (c) => c.type === 'RolledOut' && c.status === 'True',

@@ -213,6 +213,7 @@ describe('bundle and connector status', () => {
     expect(conditions()[0]).toMatchObject({ reason: 'Built' });
     expect(condition('RolledOut')).toMatchObject({ status: 'Unknown', reason: 'NoAgents' });
     expect(condition('Signed')).toMatchObject({ status: 'True', reason: 'Signed' });
+    expect(condition('KeyRotated')).toMatchObject({ status: 'True' });
     expect(status('Connector', 'gateways')).toMatchObject({ phase: 'Active', bundles: ['docs'] });
   });
 

@@ -144,6 +144,8 @@ export interface E2EOperatorOptions extends OperatorOptions {
   readonly kubeConfig?: KubeConfig;
   readonly tls?: Tls;
   readonly stateDir?: string;
+  /** Settings a flag would give (--agent-expiry-seconds, ...), beyond the flags' own bounds. */
+  readonly config?: Partial<Config>;
 }
 
 /** An operator watching one namespace, with its Lease in that namespace, fast Lease timings. */
@@ -152,6 +154,7 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
   const config: Config = {
     ...base,
     ...(o.stateDir ? { stateDir: o.stateDir } : {}),
+    ...o.config,
     kube: { ...base.kube, operatorNamespace: o.operatorNamespace ?? o.namespace },
   };
   return startOperator(config, {
@@ -166,6 +169,7 @@ export async function startE2EOperator(o: E2EOperatorOptions): Promise<Operator>
     ...(o.agentStatusIntervalMs !== undefined ? { agentStatusIntervalMs: o.agentStatusIntervalMs } : {}),
     ...(o.agentPublishIntervalMs !== undefined ? { agentPublishIntervalMs: o.agentPublishIntervalMs } : {}),
     ...(o.agentHeartbeatMs !== undefined ? { agentHeartbeatMs: o.agentHeartbeatMs } : {}),
+    ...(o.signingRefreshMs !== undefined ? { signingRefreshMs: o.signingRefreshMs } : {}),
   });
 }
 

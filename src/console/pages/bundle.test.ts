@@ -108,6 +108,7 @@ describe('bundle page', () => {
         tenant: 'acme',
         agentId: id,
         version: '1.1.0',
+        signingKey: undefined,
         clientIp: '10.0.0.9',
         timeMs: NOW - 5000,
         bundles: b.map((x) => ({
@@ -129,6 +130,73 @@ describe('bundle page', () => {
     expect(out).toContain(' also loads internal');
     expect(out).toContain('5 s ago');
     expect(out.indexOf('opa-two')).toBeLessThan(out.indexOf('opa-behind'));
+  });
+
+  it('shows the key each agent verifies with, the agents counted by key, KeyRotated and the key that signs', () => {
+    const A = 'acl-aaaaaaaaaaaaaaaa';
+    const B = 'acl-bbbbbbbbbbbbbbbb';
+    const registry = createAgentRegistry({ windowMs: 60_000, maxAgents: 100 });
+    const report = (id: string, signingKey: string | undefined) =>
+      registry.record({
+        tenant: 'acme',
+        agentId: id,
+        version: '1.1.0',
+        signingKey,
+        clientIp: '10.0.0.9',
+        timeMs: NOW - 5000,
+        bundles: [
+          {
+            name: 'docs',
+            activeRevision: '3',
+            lastActivation: undefined,
+            lastDownload: undefined,
+            error: undefined,
+            httpCode: undefined,
+            stopping: false,
+          },
+        ],
+      });
+    report('opa-new-1', B);
+    report('opa-new-2', B);
+    report('opa-old', A);
+    report('opa-hand', undefined);
+    const agents = agentsReport(registry, { tenant: 'acme', connector: 'gateways', bundle: 'docs', revision: 3 }, NOW);
+    const rotating = {
+      type: 'KeyRotated',
+      status: 'False',
+      reason: 'Rotating',
+      message: `2 of 4 agents verify with ${B}; waiting for opa-hand (no acl-signing-key label: …), opa-old (${A})`,
+      lastTransitionTime: '2026-11-24T09:59:00Z',
+    };
+    const out = render(
+      view({
+        agents,
+        bundle: bundleObject({ connector: 'gateways' }, { phase: 'Ready', revision: 3, signingKey: B, conditions: [rotating] }),
+      }),
+    );
+    expect(out).toContain(`<dt>Signed by</dt><dd><code>${B}</code></dd>`);
+    expect(out).toContain('KeyRotated <span class="badge bad">False</span> <span class="muted">Rotating</span>');
+    expect(out).toContain(`waiting for opa-hand (no acl-signing-key label: …), opa-old (${A})`);
+    expect(out).toContain(`<span class="stat-chip"><code>${B}</code> 2</span>`);
+    expect(out).toContain('<span class="stat-chip"><span class="muted">no label</span> 1</span>');
+    expect(out).toContain('<th scope="col">Verifies with</th>');
+    const row = (id: string): string =>
+      out.slice(out.indexOf(`<code>${id}</code>`), out.indexOf('</tr>', out.indexOf(`<code>${id}</code>`)));
+    expect(row('opa-old')).toContain(`<td><code>${A}</code></td>`);
+    expect(row('opa-hand')).toContain('<td><span class="muted">no label</span></td>');
+  });
+
+  it('says a bundle served unsigned is signed by no key', () => {
+    const unsigned = {
+      type: 'KeyRotated',
+      status: 'True',
+      reason: 'Unsigned',
+      message: 'Bundles are served unsigned (--unsigned-bundles): no key to rotate',
+    };
+    const out = render(view({ bundle: bundleObject({ connector: 'gateways' }, { phase: 'Ready', revision: 3, conditions: [unsigned] }) }));
+    expect(out).toContain('<dt>Signed by</dt><dd><span class="muted">unsigned (--unsigned-bundles)</span></dd>');
+    // Nothing said about a key when status names none (a status written before signed bundles).
+    expect(render(view())).not.toContain('Signed by');
   });
 
   it(`shows the newest ${DECISIONS_SHOWN} decisions and says where the rest are`, () => {

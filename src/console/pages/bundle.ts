@@ -1,7 +1,9 @@
 // A bundle's detail page (docs/console.md, "Bundle"): what it serves (revision, digest, ETag, entity
 // filter, Rego version, connector, the rules it carries), its phase and conditions, the sync activity
-// of service spec 2.5 with filters, the OPA agents running it with RolledOut, and the newest decisions
-// they reported. The route gathers; renderBundle is a pure function of what it gathered.
+// of service spec 2.5 with filters, the OPA agents running it with RolledOut, the key each verifies
+// with and KeyRotated, and the newest decisions they reported. The route gathers; renderBundle is a
+// pure function of what it gathered. Only kids are shown: no private key ever reaches a page.
+import { z } from 'zod';
 import type { Condition } from '../../api/index.ts';
 import { agentsReport, type RecentDecision } from '../../fleet/index.ts';
 import { bundleKey, type BundleEntry, type SyncRecord } from '../../store/index.ts';
@@ -46,7 +48,22 @@ function entityFilter(v: BundleView): Html {
   return html`rules whose subject or resource type is ${types.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t}</code>`)}`;
 }
 
+/** status.signingKey as the bundle reconcile records it (the kid signing the revision served), read at the edge. */
+const SignedBy = z.object({ signingKey: z.string().regex(/^[\x21-\x7e]{1,128}$/) });
+
+/** The kid that signs what is served; `unsigned` with --unsigned-bundles; undefined when status names neither. */
+function signedBy(v: BundleView): string | undefined {
+  const parsed = SignedBy.safeParse(v.bundle?.object.raw['status']);
+  if (parsed.success) return parsed.data.signingKey;
+  return conditionIn(v, 'KeyRotated')?.reason === 'Unsigned' ? 'unsigned' : undefined;
+}
+
+function conditionIn(v: BundleView, type: string): Condition | undefined {
+  return v.bundle?.status.conditions?.find((c) => c.type === type);
+}
+
 function factsSection(v: BundleView): Html {
+  const signer = signedBy(v);
   const status = v.bundle?.status ?? {};
   const built = v.entry?.built;
   const connector = v.bundle?.spec?.connector ?? v.entry?.connector;
@@ -61,6 +78,7 @@ function factsSection(v: BundleView): Html {
     <dt>Rego version</dt><dd>${regoVersion === undefined ? '' : `v${regoVersion}`}</dd>
     <dt>Connector</dt><dd>${connector === undefined ? '' : html`<a href="${connectorsUrl(v.tenant)}">${connector}</a>`}</dd>
     <dt>Last sync</dt><dd>${when(lastSync, v.nowMs)}</dd>
+    ${signer === undefined ? '' : html`<dt>Signed by</dt><dd>${signer === 'unsigned' ? html`<span class="muted">unsigned (--unsigned-bundles)</span>` : html`<code>${signer}</code>`}</dd>`}
   </dl>`;
 }
 
@@ -97,6 +115,21 @@ function rulesSection(v: BundleView): Html {
 }
 
 const AGENT_TONE = { current: 'ok', behind: 'warn', failing: 'bad' } as const;
+const STATUS_TONE = { True: 'ok', False: 'bad', Unknown: 'muted' } as const;
+
+/** KeyRotated as the Bundle's status records it, and the agents counted by the key they verify with. */
+function keysLine(v: BundleView, r: AgentsReport): Html {
+  const c = conditionIn(v, 'KeyRotated');
+  const counts = r.signingKeys.map(
+    (k) =>
+      html`<span class="stat-chip">${k.kid === null ? html`<span class="muted">no label</span>` : html`<code>${k.kid}</code>`} ${k.agents}</span>`,
+  );
+  return html`<p>
+      ${c ? html`KeyRotated ${badge(c.status, STATUS_TONE[c.status])} <span class="muted">${c.reason ?? ''}</span>` : ''}
+      ${counts.length > 0 ? html` · verify with ${counts}` : ''}
+    </p>
+    ${c?.message ? html`<p>${c.message}</p>` : ''}`;
+}
 
 function agentsSection(v: BundleView): Html {
   const r = v.agents;
@@ -106,6 +139,7 @@ function agentsSection(v: BundleView): Html {
       <td><code>${a.id}</code></td><td>${badge(a.state, AGENT_TONE[a.state])}</td><td>${a.version ?? ''}</td>
       <td><code>${a.clientIp}</code></td><td class="num">${a.activeRevision ?? html`<span class="muted">none</span>`}</td>
       <td>${when(a.lastReport, v.nowMs)}</td>
+      <td>${a.signingKey === null ? html`<span class="muted">no label</span>` : html`<code>${a.signingKey}</code>`}</td>
       <td>${a.error ? html`<code>${a.httpCode ?? a.error.code}</code> ${a.error.message}` : ''}${a.alsoLoads ? html` also loads ${a.alsoLoads.join(', ')}` : ''}</td>
     </tr>`,
   );
@@ -116,9 +150,10 @@ function agentsSection(v: BundleView): Html {
       <span class="muted">${r.rolledOut.reason}</span>
     </p>
     <p>${r.rolledOut.message}</p>
+    ${keysLine(v, r)}
     ${table(
       'Agents',
-      ['Agent', 'State', 'Version', 'Client IP', 'Active revision', 'Last report', 'Error'],
+      ['Agent', 'State', 'Version', 'Client IP', 'Active revision', 'Last report', 'Verifies with', 'Error'],
       rows,
       `No OPA has reported its status for this bundle in the last ${r.expirySeconds} s.`,
     )}`;

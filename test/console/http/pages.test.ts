@@ -212,6 +212,21 @@ describe('bundle page', () => {
     expect(own.status).toBe(200);
     expect(region(own.text, 'bundle-activity')).toContain('0 of 0 records');
   });
+
+  it('shows the key each agent reports it verifies with, as text, and KeyRotated among the conditions', async () => {
+    const token = await t.token('acme', 'gateways');
+    const report = statusReport('opa-keyed', { docs: { revision: '1' } });
+    // Printable and without spaces, so a label the service keeps: it must still be shown as text.
+    const kid = 'acl-<i>k</i>';
+    await post(`${connectorPath}/status`, token, { ...report, labels: { ...(report['labels'] as object), 'acl-signing-key': kid } });
+    const text = await eventually('/console/t/acme/bundles/docs', (s) => s.includes('opa-keyed'));
+    const agents = region(text, 'bundle-agents');
+    expect(agents).toContain('<th scope="col">Verifies with</th>');
+    expect(agents).toContain('<td><code>acl-&lt;i&gt;k&lt;/i&gt;</code></td>');
+    expect(agents).toContain('<span class="stat-chip"><span class="muted">no label</span> 2</span>');
+    expect(text).not.toContain('<i>k</i>');
+    expect(region(text, 'bundle-facts')).toMatch(/<th scope="row">KeyRotated<\/th><td><span class="badge ok">True<\/span>/);
+  });
 });
 
 describe('directory browser', () => {
