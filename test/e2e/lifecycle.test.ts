@@ -40,8 +40,12 @@ describeE2E('Kubernetes: rules and bundles (real API server)', { timeout: 120_00
       agents: { reporting: 0, rollout: '0/0' },
       conditions: [
         { type: 'Ready', status: 'True', reason: 'Built' },
+        // Signed by the key the operator made at its first start (Secret acl-signing-key).
+        { type: 'Signed', status: 'True', reason: 'Signed' },
         { type: 'RolledOut', status: 'Unknown', reason: 'NoAgents' },
+        { type: 'KeyRotated', status: 'True', reason: 'OneKey' },
       ],
+      signingKey: expect.stringMatching(/^acl-[0-9a-f]{16}$/),
     });
     expect(await api.status('Rule', 'team-documents')).toMatchObject({
       phase: 'Enforced',
