@@ -45,6 +45,14 @@ describe('RolledOut', () => {
     expect(agentsStatus(s).rollout).toBe('1/4');
   });
 
+  it('tells what to do for an OPA without a signing block, which refuses every signed bundle', () => {
+    const refused = { code: 'bundle_error', message: 'verification key not provided' };
+    const c = rolloutCondition(summarize([agent('old', { error: refused, activeRevision: '4' })], '5'), 5, 300);
+    expect(c.message).toContain(
+      'old failing (bundle_error: verification key not provided; runs revision 4; this OPA has no signing block: start it with the configuration acl-operator prints',
+    );
+  });
+
   it('says AgentsBehind when none fails, and how many more than it names', () => {
     const s = summarize(
       Array.from({ length: 8 }, (_, i) => agent(`x${i}`, { activeRevision: i === 0 ? undefined : '4' })),

@@ -25,6 +25,17 @@ export function agentsStatus(s: AgentSummary): AgentsStatus {
   return { reporting: s.reporting, current: s.current, behind: s.behind, failing: s.failing, rollout: `${s.current}/${s.reporting}` };
 }
 
+/**
+ * What to do about an OPA error a person would not connect with us: an OPA started from a
+ * configuration without a `signing` block refuses every signed bundle with this message (OPA 0.61
+ * and 1.1), as a sidecar configured by hand before bundles were signed does after an upgrade.
+ */
+function hintFor(message: string | undefined): string {
+  return message?.includes('verification key not provided')
+    ? '; this OPA has no signing block: start it with the configuration acl-operator prints (ConfigMap acl-opa, or <state-dir>/opa/), docs/opa.md "Signed bundles"'
+    : '';
+}
+
 /** One problem agent, as a person reads it in a condition message. */
 export function describeProblem(p: ProblemAgent): string {
   if (p.alsoLoads.length > 0) {
@@ -32,7 +43,7 @@ export function describeProblem(p: ProblemAgent): string {
   }
   if (p.state === 'failing') {
     const code = p.httpCode === undefined ? (p.error?.code ?? 'error') : String(p.httpCode);
-    return `${p.id} failing (${code}: ${p.error?.message ?? 'no message'}${p.activeRevision === undefined ? '' : `; runs revision ${p.activeRevision}`})`;
+    return `${p.id} failing (${code}: ${p.error?.message ?? 'no message'}${p.activeRevision === undefined ? '' : `; runs revision ${p.activeRevision}`}${hintFor(p.error?.message)})`;
   }
   return `${p.id} behind (${p.activeRevision === undefined ? 'no revision active yet' : `on revision ${p.activeRevision}`})`;
 }
