@@ -37,11 +37,11 @@ async function askOnce(input: unknown): Promise<unknown> {
  * refused while a pod settles, CI saw one exit 1 right after RolledOut), so the forward is retried for
  * up to 30 s; the error names the pod and kubectl's own message.
  */
-function askSidecar(input: unknown): Promise<unknown> {
+export function askSidecar(input: unknown): Promise<unknown> {
   return waitFor('an answer from the storefront sidecar', async () => ({ answer: await askOnce(input) }), 30_000).then((r) => r.answer);
 }
 
-const WRITE = {
+export const WRITE = {
   principal: { type: 'user', id: 'alice', team: 'blue' },
   action: 'write',
   resource: { type: 'document', id: 'd1', team: 'blue' },

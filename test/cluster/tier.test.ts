@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { disruptionTests } from './disruptions.ts';
 import { installTests } from './install.ts';
 import { adaptForServer, cleanSlate, prepareInstallFolder } from './setup.ts';
+import { signingTests } from './signing.ts';
 import { sizingTests } from './sizing.ts';
 import { CLUSTER_KUBECONFIG, kubectl, say } from './support.ts';
 import { tenantTests } from './tenant.ts';
@@ -30,6 +31,7 @@ describe.skipIf(!CLUSTER_KUBECONFIG)('acl-operator in real pods (CLUSTER_KUBECON
 
   describe('install', () => installTests(() => dir));
   describe('the first tenant', () => tenantTests(() => dir));
+  describe('signed bundles and key rotation', () => signingTests());
   describe('failover and upgrades under load', () => disruptionTests(() => dir));
   describe('sizing', () => sizingTests());
   describe('uninstall', () => uninstallTests(() => dir));
