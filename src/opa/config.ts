@@ -21,7 +21,7 @@ export interface OpaSigning {
   readonly keys: readonly { readonly kid: string; readonly publicKeyPem: string }[];
 }
 
-export interface OpaConfigInput {
+interface OpaConfigInput {
   /** The service's base URL (scheme, host, port). */
   readonly url: string;
   /** The CA OPA must trust (`tls.ca_cert`), when the API speaks TLS. */
@@ -40,12 +40,12 @@ export interface OpaConfigInput {
 }
 
 /** The path every OPA-facing endpoint of a connector sits under; OPA appends `bundles/<b>`, `status` and `logs`. */
-export function connectorPath(tenant: string, connector: string): string {
+function connectorPath(tenant: string, connector: string): string {
   return `/${tenant}/connectors/policyagent/${connector}`;
 }
 
 /** The bundle resource, relative to the connector's URL: `bundles/<b>`, and `?key=<kid>` when signed. */
-export function bundleResource(bundle: string, keyid: string | undefined): string {
+function bundleResource(bundle: string, keyid: string | undefined): string {
   return keyid === undefined ? `bundles/${bundle}` : `bundles/${bundle}?key=${encodeURIComponent(keyid)}`;
 }
 

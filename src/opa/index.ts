@@ -1,2 +1,2 @@
-export { bundleResource, connectorPath, opaConfig, SIGNING_KEY_LABEL, type OpaConfigInput, type OpaSigning } from './config.ts';
+export { opaConfig, SIGNING_KEY_LABEL, type OpaSigning } from './config.ts';
 export { openOpa, opaAllows, opaAllowsOnBundle, type Opa } from './opa.ts';

@@ -26,7 +26,7 @@ export class KeyProblem extends Error {
 }
 
 /** The key id of a public key: the same on every replica and after every restart. */
-export function keyIdOf(publicKey: KeyObject): string {
+function keyIdOf(publicKey: KeyObject): string {
   const der = publicKey.export({ type: 'spki', format: 'der' });
   return `acl-${createHash('sha256').update(der).digest('hex').slice(0, 16)}`;
 }
@@ -82,9 +82,4 @@ export interface KeyRing {
 /** The keys of a ring, current first. */
 export function ringKeys(ring: KeyRing): SigningKey[] {
   return ring.previous && ring.previous.kid !== ring.current.kid ? [ring.current, ring.previous] : [ring.current];
-}
-
-/** The key of a ring with this id, if any. */
-export function ringKey(ring: KeyRing, kid: string): SigningKey | undefined {
-  return ringKeys(ring).find((k) => k.kid === kid);
 }
