@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-memory bench-steady bench-steady-kube bench-console bench-console-large clean node-version
+.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-memory bench-signing bench-steady bench-steady-kube bench-console bench-console-large clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -154,6 +154,9 @@ bench-kube: $(INSTALL_STAMP) ## Propagation, startup and memory on a real API se
 # 4 minutes; BENCH_QUICK=1 is a one-minute smoke check.
 bench-memory: $(INSTALL_STAMP) ## Memory per Rule, per Kubernetes object and per Directory entity, with the heap by type
 	node bench/memory.ts
+
+bench-signing: $(INSTALL_STAMP) ## Signed bundles: build and the 304 path against unsigned, in one run (BENCH_QUICK=1: smoke check)
+	node bench/signing.ts
 
 # The console in a real chromium (Debian's, or CHROMIUM): the overview's first page load (bytes, time)
 # against raw node:http serving the same bytes, and decisions with the tenant page open and live against
