@@ -5,6 +5,7 @@
 // have all moved. test/opa/rotation.test.ts runs the same story with real OPAs.
 import { chmod, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +13,14 @@ import { parse } from 'yaml';
 import { generateSigningKeyPem, KeyProblem, readSigningKey } from '../../src/signing/index.ts';
 import { opaConfigFile, publicKeyFile, rotateSigningKey, signingKeyFiles } from '../../src/standalone/index.ts';
 import { statusReport } from '../support/reports.ts';
-import { BASE_MANIFESTS, startTestService, testSigningKeyPem, type TestService, type TestServiceOptions } from '../support/service.ts';
+import {
+  API_KEY,
+  BASE_MANIFESTS,
+  startTestService,
+  testSigningKeyPem,
+  type TestService,
+  type TestServiceOptions,
+} from '../support/service.ts';
 
 interface OpaConfigDoc {
   labels?: Record<string, string>;
@@ -34,9 +42,9 @@ async function opaConfig(service: TestService, bundle = 'docs'): Promise<OpaConf
   return parse(await readFile(opaConfigFile(service.stateDir, 'acme', bundle), 'utf8')) as OpaConfigDoc;
 }
 
-/** Polls `ok` until it holds (5 s at most): a condition, never a fixed wait. */
+/** Polls `ok` until it holds (30 s at most, for a loaded machine): a condition, never a fixed wait. */
 async function until(ok: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -116,6 +124,37 @@ describe('the signing keys of standalone serve', () => {
     ]);
     // No log line holds a private key.
     expect(JSON.stringify(lines)).not.toContain('PRIVATE KEY');
+  });
+
+  it('shows neither private key anywhere while two keys sign: metrics, agents, status, archives, configurations, logs', async () => {
+    const { service, lines } = await start();
+    await rotateSigningKey(service.stateDir, newKeyPem);
+    await service.service.checkSigningKeys();
+    await until(async () => (await opaConfig(service)).labels?.['acl-signing-key'] === NEW_KEY.kid);
+    // A line from the middle of each private key's base64: no surface may hold any of it.
+    const secrets = [testSigningKeyPem(), newKeyPem()].map((pem) => pem.split('\n')[5] ?? '');
+    expect(secrets.every((line) => line.length === 64)).toBe(true);
+    const token = await service.token('acme', 'gateways');
+    const texts: string[] = [JSON.stringify(lines)];
+    for (const key of ['', `?key=${NEW_KEY.kid}`, `?key=${FIRST_KID}`]) {
+      const archive = await service.bundle('acme', 'gateways', `docs${key}`, { Authorization: `Bearer ${token}` });
+      expect(archive.status).toBe(200);
+      texts.push(gunzipSync(Buffer.from(await archive.arrayBuffer())).toString('latin1'));
+    }
+    texts.push(await (await service.ops('/metrics')).text());
+    const agents = await service.api('/acme/connectors/policyagent/gateways/bundles/docs/agents', {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    expect(agents.status).toBe(200);
+    texts.push(await agents.text());
+    texts.push(JSON.stringify(service.service.signing.get().unsigned ? {} : { kids: ringKids(service) }));
+    for (const bundle of ['docs', 'internal']) texts.push(await readFile(opaConfigFile(service.stateDir, 'acme', bundle), 'utf8'));
+    for (const file of await readdir(join(service.stateDir, 'opa', 'keys')))
+      texts.push(await readFile(join(service.stateDir, 'opa', 'keys', file), 'utf8'));
+    for (const text of texts) {
+      expect(text).not.toContain('PRIVATE KEY');
+      for (const line of secrets) expect(text).not.toContain(line);
+    }
   });
 
   it('refuses a key file broken while serving once, in the log, and keeps signing with the last good keys', async () => {
