@@ -40,6 +40,8 @@ export interface RegistryState {
   readonly peers: Map<string, ReadonlyMap<string, readonly Agent[]>>;
   /** When expire() last ran: a peer's agent that crossed the window since then is announced. */
   lastExpireMs: number;
+  /** When a peer replica went away with agents heard within the window (their next reports come here). */
+  peerGoneMs: number | undefined;
 }
 
 /** A registry holding no agents. */
@@ -54,6 +56,7 @@ export function createRegistryState(options: AgentRegistryOptions): RegistryStat
     localListeners: new Set(),
     peers: new Map(),
     lastExpireMs: -Infinity,
+    peerGoneMs: undefined,
   };
 }
 

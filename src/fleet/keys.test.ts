@@ -223,6 +223,26 @@ describe('retiring the previous key', () => {
     expect(retirementDue(r, bundles, B, T0 + 10, LISTENING).due).toBe(true);
   });
 
+  it('is not due when a peer replica that heard an agent on the previous key goes away, until a window has passed', () => {
+    // Two replicas: 'peer-heard' (pinned to A) reports to replica-2. replica-2's Pod is deleted (a
+    // rollout, a drain; the leader may be the one that goes): its agents ConfigMap goes with it, and
+    // this replica forgets 'peer-heard' before that OPA's next report reaches it.
+    const { r } = registry();
+    r.record(seen('own', B, T0, ['docs']));
+    r.setPeer('replica-2', { 'acme/docs': [agent('peer-heard', A)] }, T0);
+    r.setPeer('replica-2', undefined, T0 + 1000);
+    expect(retirementDue(r, bundles, B, T0 + 1000, LISTENING)).toMatchObject({ due: false, agents: 1, waiting: 0 });
+    // The OPA reports here at its next poll: it is waited for by name.
+    r.record(seen('peer-heard', A, T0 + 20_000, ['docs']));
+    expect(retirementDue(r, bundles, B, T0 + 20_000, LISTENING)).toMatchObject({ due: false, waiting: 1 });
+    // Had it stopped instead, a whole window after the peer left nothing holds the key back.
+    const { r: r2 } = registry();
+    r2.record(seen('own', B, T0 + 1000 + WINDOW_MS, ['docs']));
+    r2.setPeer('replica-2', { 'acme/docs': [agent('peer-heard', A)] }, T0);
+    r2.setPeer('replica-2', undefined, T0 + 1000);
+    expect(retirementDue(r2, bundles, B, T0 + 1000 + WINDOW_MS, LISTENING).due).toBe(true);
+  });
+
   it('is never due before status reports have been heard for a whole window: an empty registry after a restart is not an empty fleet', () => {
     const { r } = registry();
     const started = T0;

@@ -133,13 +133,17 @@ export interface Retirement {
 export interface AgentsOf {
   readonly windowMs: number;
   agents(tenant: string, bundle: string, nowMs: number): readonly Agent[];
+  /** When a peer replica went away with the agents it heard (they report here at their next poll). */
+  peerGoneMs?(): number | undefined;
 }
 
 /**
  * Whether the previous key can be retired: every agent heard within the window, of every bundle,
  * verifies with `currentKid`. Never before the fleet has been heard for a whole window
  * (`listeningSinceMs`: when this process began taking status reports): right after a start the
- * registry is empty, and an empty registry is not an agent-free fleet.
+ * registry is empty, and an empty registry is not an agent-free fleet. Nor for a whole window after a
+ * peer replica went away with the agents it heard (`registry.peerGoneMs`): they report here only at
+ * their next poll, and one of them may still verify with the previous key.
  */
 export function retirementDue(
   registry: AgentsOf,
@@ -159,7 +163,8 @@ export function retirementDue(
       if (waitingFor.length < PROBLEMS_NAMED) waitingFor.push(`${b.tenant}/${b.name} ${describeKeyOf(a)}`);
     }
   }
-  const heardMs = nowMs - listeningSinceMs;
+  // A peer replica gone with its agents: those not yet heard here are unknown for a whole window.
+  const heardMs = nowMs - Math.max(listeningSinceMs, registry.peerGoneMs?.() ?? -Infinity);
   const reason =
     waiting > 0
       ? `${waiting} of ${agents} agents do not verify with ${currentKid}`

@@ -50,8 +50,12 @@ export function setPeer(
   const before = state.peers.get(replica);
   const keys = new Set([...(before?.keys() ?? []), ...Object.keys(data ?? {})]);
   const was = new Map([...keys].map((k) => [k, fingerprint(state, k, nowMs)]));
-  if (data === undefined) state.peers.delete(replica);
-  else state.peers.set(replica, new Map(Object.entries(data)));
+  if (data === undefined) {
+    // Its agents are forgotten now, but an agent it heard reaches this replica only at its next poll.
+    const { windowMs } = state.options;
+    if ([...(before?.values() ?? [])].some((agents) => agents.some((a) => nowMs - a.lastReportMs <= windowMs))) state.peerGoneMs = nowMs;
+    state.peers.delete(replica);
+  } else state.peers.set(replica, new Map(Object.entries(data)));
   for (const k of keys) if (fingerprint(state, k, nowMs) !== was.get(k)) announce(state, k);
 }
 

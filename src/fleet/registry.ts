@@ -34,6 +34,11 @@ export interface AgentRegistry {
   setPeer(replica: string, bundles: Readonly<Record<string, readonly Agent[]>> | undefined, nowMs: number): void;
   /** Called when this replica's own agents changed in a way status shows (what it must share). */
   onLocalChange(listener: () => void): () => void;
+  /**
+   * When a peer replica last went away while it heard agents (undefined: none did): they are not
+   * counted from then on, though they run on and report to this replica at their next poll.
+   */
+  peerGoneMs(): number | undefined;
 }
 
 /** Revisions whose publish time is remembered per bundle. */
@@ -137,5 +142,6 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     exportLocal: (nowMs) => exportLocal(state, nowMs),
     setPeer: (replica, data, nowMs) => setPeer(state, replica, data, nowMs),
     onLocalChange: (listener) => subscribe(state.localListeners, listener),
+    peerGoneMs: () => state.peerGoneMs,
   };
 }
