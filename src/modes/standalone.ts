@@ -107,12 +107,13 @@ interface Parts {
  * --agent-expiry-seconds (an OPA it has not heard from yet may still verify with the previous key)
  * and every agent of every bundle reports the current key.
  */
-async function signingKeys(parts: Parts): Promise<KeyFolder> {
+async function signingKeys(parts: Parts): Promise<KeyFolder & { listening(): void }> {
   const { base, state, options, signing } = parts;
-  if (signing.get().unsigned) return { check: async () => {}, close: () => {} };
-  // Status reports are heard from now on (the agents files were cleared: a restarted service has heard none).
-  const listeningSinceMs = base.nowMs();
-  return followKeyFolder({
+  if (signing.get().unsigned) return { check: async () => {}, close: () => {}, listening: () => {} };
+  // Status reports are heard once the API listens (the agents files were cleared: a restarted service
+  // has heard none); a slow first read of the folder before that is no part of the agent window.
+  let listeningSinceMs: number | undefined;
+  const folder = await followKeyFolder({
     stateDir: state.dir,
     holder: signing,
     log: base.log.child({ module: 'signing' }),
@@ -120,9 +121,15 @@ async function signingKeys(parts: Parts): Promise<KeyFolder> {
     ...(options.signingPollMs !== undefined ? { pollMs: options.signingPollMs } : {}),
     retirementDue(currentKid) {
       const bundles = [...base.store.snapshot().tenants.values()].flatMap((t) => [...t.bundles.values()]);
-      return retirementDue(base.fleet.agents, bundles, currentKid, base.nowMs(), listeningSinceMs).due;
+      return listeningSinceMs !== undefined && retirementDue(base.fleet.agents, bundles, currentKid, base.nowMs(), listeningSinceMs).due;
     },
   });
+  return {
+    ...folder,
+    listening: () => {
+      listeningSinceMs ??= base.nowMs();
+    },
+  };
 }
 
 /** Opens and starts everything in order, each pushed on `opened` so a failed start can close it. */
@@ -157,6 +164,7 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
   opened.push(() => activity.stopTimer());
   const api = await serving.listenApi(config.tls);
   opened.push(() => serving.closeApi());
+  keys.listening();
   const adminKeyFile = await state.ensureConsoleAdminKey(newAdminKey);
   const console = await startConsole(
     base,
