@@ -1,6 +1,17 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -131,6 +142,14 @@ describe('rotate-key on the state folder', () => {
       ok: false,
       message: `${files.current} does not exist: acl-operator serve creates the first key when it starts`,
     });
+    // previous.pem alone (current.pem removed by hand): serve makes no key then, it refuses to start.
+    mkdirSync(files.dir, { mode: 0o700 });
+    writeFileSync(files.previous, PEMS[0] as string, { mode: 0o600 });
+    const orphan = await rotateSigningKey(dir, keyMaker(1));
+    expect(orphan.ok).toBe(false);
+    expect(orphan.ok ? '' : orphan.message).not.toContain('serve creates the first key');
+    expect(orphan.ok ? '' : orphan.message).toContain(`${files.previous} exists`);
+    rmSync(files.previous);
     await ensureSigningKey(dir, keyMaker(0));
     await rotateSigningKey(dir, keyMaker(1));
     const again = await rotateSigningKey(dir, keyMaker(2));

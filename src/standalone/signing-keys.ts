@@ -164,6 +164,13 @@ export async function rotateSigningKey(stateDir: string, newKeyPem: () => string
   const files = signingKeyFiles(stateDir);
   const { current, previous } = await readKeyFiles(stateDir);
   if (current.kind === 'missing') {
+    if (previous.kind !== 'missing') {
+      // serve makes no key beside a previous.pem (it refuses to start): naming the first-start key would mislead.
+      return {
+        ok: false,
+        message: `${files.current} does not exist while ${files.previous} exists (a key file was removed by hand): put the current key back, or remove ${files.previous} too to have serve make a new key (OPAs configured with the old keys then need their rewritten configurations)`,
+      };
+    }
     return { ok: false, message: `${files.current} does not exist: acl-operator serve creates the first key when it starts` };
   }
   if (current.kind === 'refused') return { ok: false, message: `${current.problem}. Fix it before rotating` };
