@@ -20,8 +20,11 @@ describe('signing keys', () => {
   it('refuses what cannot sign, saying why', () => {
     const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const huge = generateKeyPairSync('rsa', { modulusLength: 4104 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const cases: [string, RegExp][] = [
       [weak, /1024 bits; at least 2048/],
+      // Each signature is made on the thread that answers decisions: 8192 bits take ~25 ms, 16384 ~190 ms per archive.
+      [huge, /4104 bits; at most 4096/],
       [ec, /ec key; bundles are signed with RS256/],
       ['hello', /not a PEM private key/],
       [readSigningKey(pem).publicKeyPem, /public key or certificate/],

@@ -2,7 +2,7 @@
 //   signing/current.pem    the key that signs (RSA, PEM, mode 0600), made at the first start
 //   signing/previous.pem   during a rotation only: the key the OPAs configured before it verify with
 // (folder mode 0700). A key file is refused, with the reason, when it cannot be read, is not an RSA
-// private key of at least 2048 bits, or can be read or written by anyone but its owner (like ssh's
+// private key of 2048 to 4096 bits, or can be read or written by anyone but its owner (like ssh's
 // private keys: a key others can read signs for them too). rotate-key and serve's retirement are the
 // only writers after the first start; see docs/opa.md#signed-bundles.
 import { chmod, link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
