@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateSigningKeyPem, KeyProblem, readSigningKey, signaturesFile, structuredHash, verifySignaturesFile } from './index.ts';
 
@@ -34,6 +34,32 @@ describe('signing keys', () => {
       expect(() => readSigningKey(text)).toThrow(KeyProblem);
       expect(() => readSigningKey(text)).toThrow(message);
     }
+  });
+  it('refuses a damaged key whose signatures its own public key does not verify (OPA would refuse every bundle)', () => {
+    // One character changed by hand in the PEM: most such keys no longer parse, some parse and sign wrongly.
+    const lines = pem.split('\n');
+    let damaged: string | undefined;
+    for (let i = 1; damaged === undefined && i < lines.length - 2; i++) {
+      for (const at of [5, 30, 50]) {
+        const line = lines[i] as string;
+        const copy = [...lines];
+        copy[i] = `${line.slice(0, at)}${line[at] === 'A' ? 'B' : 'A'}${line.slice(at + 1)}`;
+        const text = copy.join('\n');
+        try {
+          const k = createPrivateKey(text);
+          const signature = sign('sha256', Buffer.from('x'), k);
+          if (k.asymmetricKeyDetails?.modulusLength === 2048 && !verify('sha256', Buffer.from('x'), createPublicKey(k), signature)) {
+            damaged = text;
+            break;
+          }
+        } catch {
+          // Does not parse: refused anyway.
+        }
+      }
+    }
+    expect(damaged).toBeDefined();
+    expect(() => readSigningKey(damaged as string)).toThrow(KeyProblem);
+    expect(() => readSigningKey(damaged as string)).toThrow(/damaged/);
   });
 });
 
