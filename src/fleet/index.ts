@@ -3,7 +3,7 @@ export { EMPTY_SUMMARY, type Agent, type AgentSummary } from './agents.ts';
 export { classify, parseDecisionUpload, type DecisionResult } from './events.ts';
 export { jsonSizeAtMost, MAX_KEPT_BYTES, parseLosslessJson, redact, REDACTED, TOO_DEEP } from './json.ts';
 export { createRecentDecisions, type RecentDecision, type RecentDecisions } from './recent.ts';
-export { MAX_BUNDLES_NAMED, type BundleReport, type StatusReport } from './report.ts';
+export { AGENT_ID, MAX_BUNDLES_NAMED, type BundleReport, type StatusReport } from './report.ts';
 export { createDecisionSink, MAX_BACKLOG_BYTES, type DecisionSink, type Destination, type SinkTarget } from './sink.ts';
 export { agentDecisionLine, serviceDecisionLine } from './lines.ts';
 export { agentsReport, agentsStatus, rolloutCondition, type AgentsStatus } from './rollout.ts';

@@ -6,7 +6,7 @@ import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { SigningState } from '../controller/index.ts';
-import { GENERATED_RSA_BITS, KeyProblem, readSigningKey, type KeyRing } from '../signing/index.ts';
+import { GENERATED_RSA_BITS, KeyProblem, readSigningKey, type KeyRing, type SigningKey } from '../signing/index.ts';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './client.ts';
 
 /** Any new value starts a rotation (`kubectl annotate --overwrite secret acl-signing-key acl.policyagent.dev/rotate=<anything new>`). */
@@ -25,7 +25,12 @@ const TYPES: readonly string[] = ['Opaque', 'kubernetes.io/tls'];
 /** What a Secret holds: the ring and the PEM texts it was read from, or why it cannot sign. */
 export type KeySecretReading =
   | { readonly ring: KeyRing; readonly currentPem: string; readonly problem?: undefined }
-  | { readonly problem: string; readonly missing: boolean };
+  | {
+      readonly problem: string;
+      readonly missing: boolean;
+      /** A good tls.key beside a broken previous.key: what a replica with no last good ring signs with. */
+      readonly current?: SigningKey;
+    };
 
 function text(secret: V1Secret, field: string): string | undefined {
   const b64 = secret.data?.[field];
@@ -54,14 +59,18 @@ export function readKeySecret(secret: V1Secret | undefined, ref: string): KeySec
   const previousPem = text(secret, PREVIOUS_KEY);
   if (previousPem === undefined || previousPem.trim() === '') return { ring: { current }, currentPem };
   const previous = field(PREVIOUS_KEY, previousPem);
-  if (typeof previous === 'string') return { problem: previous, missing: false };
+  if (typeof previous === 'string') return { problem: previous, missing: false, current };
   return { ring: { current, previous: previous.kid === current.kid ? undefined : previous }, currentPem };
 }
 
-/** The holder's next state: a good reading replaces the ring; a bad one keeps the last good ring and says why. */
+/**
+ * The holder's next state: a good reading replaces the ring; a bad one keeps the last good ring and
+ * says why (with none, a good tls.key signs alone, as standalone's current.pem does).
+ */
 export function stateAfter(last: SigningState, reading: KeySecretReading): Extract<SigningState, { unsigned: false }> {
   if (reading.problem === undefined) return { unsigned: false, ring: reading.ring, problem: undefined };
-  return { unsigned: false, ring: last.unsigned ? undefined : last.ring, problem: reading.problem };
+  const lastRing = last.unsigned ? undefined : last.ring;
+  return { unsigned: false, ring: lastRing ?? (reading.current ? { current: reading.current } : undefined), problem: reading.problem };
 }
 
 const b64 = (t: string): string => Buffer.from(t, 'utf8').toString('base64');

@@ -67,6 +67,12 @@ describe("a replica's agents in its ConfigMap", () => {
     ]);
   });
 
+  it("reads a peer's unprintable key label as no label, as a status report's is (the CLI prints it to a terminal)", async () => {
+    const odd = { v: 1, replica: 'r0', updatedMs: 5, bundles: { 'acme/docs': [{ ...agent(4), signingKey: '\u001b]0;owned\u0007acl-x' }] } };
+    const read = await peerAgents(gzipSync(JSON.stringify(odd)).toString('base64'));
+    expect(read['acme/docs']?.[0]).toMatchObject({ id: agent(4).id, signingKey: undefined });
+  });
+
   it('reads the ConfigMap of a replica older than signed bundles (no signingKey field) as agents without the label', async () => {
     const old = { v: 1, replica: 'r0', updatedMs: 5, bundles: { 'acme/docs': [{ ...agent(3), signingKey: undefined }] } };
     const read = await peerAgents(gzipSync(JSON.stringify(old)).toString('base64'));

@@ -10,7 +10,7 @@ import { gunzip, gzip } from 'node:zlib';
 import { makeInformer, type Informer, type KubernetesListObject, type ObjectCache, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { MAX_BUNDLES_NAMED, type Agent, type AgentRegistry } from '../fleet/index.ts';
+import { AGENT_ID, MAX_BUNDLES_NAMED, type Agent, type AgentRegistry } from '../fleet/index.ts';
 import { describeError, statusOf, type KubeClients } from './client.ts';
 
 const gzipAsync = promisify(gzip);
@@ -37,8 +37,9 @@ const PeerAgent = z.object({
   httpCode: z.number().int().optional(),
   // As many as a report may name (one OPA listing 65 bundles must not make peers refuse the whole ConfigMap).
   alsoLoads: z.array(z.string().max(253)).max(MAX_BUNDLES_NAMED),
-  // Absent from the payloads of replicas older than signed bundles: read as no label.
-  signingKey: z.string().max(128).optional(),
+  // Absent from the payloads of replicas older than signed bundles: read as no label; so is one a
+  // status report would not have carried (printable ASCII only: the status command prints it as is).
+  signingKey: z.string().regex(AGENT_ID).optional().catch(undefined),
 });
 const PeerData = z.object({
   v: z.literal(1),

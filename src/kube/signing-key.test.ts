@@ -85,6 +85,18 @@ describe('reading the signing key Secret', () => {
     expect(broken.ring?.current.kid).toBe(kid(A));
     expect(broken.problem).toContain('field tls.key');
   });
+  it('signs with a good tls.key alone when a replica starts beside a broken previous.key, as standalone does', () => {
+    // previous.key broken by hand: a replica (re)started now has no last good ring; it must not serve nothing.
+    const fresh = { unsigned: false, ring: undefined, problem: undefined } as const;
+    const started = stateAfter(fresh, readKeySecret(secret({ 'tls.key': B, 'previous.key': 'junk' }), REF));
+    expect(started.ring?.current.kid).toBe(kid(B));
+    expect(started.ring?.previous).toBeUndefined();
+    expect(started.problem).toContain('field previous.key');
+    // A replica that signed keeps its whole last good ring, as before.
+    const good = stateAfter(fresh, readKeySecret(secret({ 'tls.key': B, 'previous.key': A }), REF));
+    const kept = stateAfter(good, readKeySecret(secret({ 'tls.key': B, 'previous.key': 'junk' }), REF));
+    expect([kept.ring?.current.kid, kept.ring?.previous?.kid]).toEqual([kid(B), kid(A)]);
+  });
 });
 
 describe("the leader's write", () => {

@@ -60,7 +60,7 @@ export async function followKeyFolder(o: KeyFolderOptions): Promise<KeyFolder> {
   const first = await read();
   if (!first.ring) {
     throw new KeyProblem(
-      `cannot sign bundles: ${first.problem ?? 'no key'}. Put a good RSA key (2048 bits or more, PEM, mode 0600) in ` +
+      `cannot sign bundles: ${first.problem ?? 'no key'}. Put a good RSA key (2048 to 4096 bits, PEM, mode 0600) in ` +
         `${signingKeyFiles(stateDir).current}, or remove the broken file to have a new key made (OPAs configured with the ` +
         `old key then need their rewritten configuration), or serve with --unsigned-bundles`,
     );

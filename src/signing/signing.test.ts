@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateSigningKeyPem, KeyProblem, readSigningKey, signaturesFile, structuredHash, verifySignaturesFile } from './index.ts';
 
@@ -20,8 +20,11 @@ describe('signing keys', () => {
   it('refuses what cannot sign, saying why', () => {
     const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const huge = generateKeyPairSync('rsa', { modulusLength: 4104 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const cases: [string, RegExp][] = [
       [weak, /1024 bits; at least 2048/],
+      // Each signature is made on the thread that answers decisions: 8192 bits take ~25 ms, 16384 ~190 ms per archive.
+      [huge, /4104 bits; at most 4096/],
       [ec, /ec key; bundles are signed with RS256/],
       ['hello', /not a PEM private key/],
       [readSigningKey(pem).publicKeyPem, /public key or certificate/],
@@ -31,6 +34,32 @@ describe('signing keys', () => {
       expect(() => readSigningKey(text)).toThrow(KeyProblem);
       expect(() => readSigningKey(text)).toThrow(message);
     }
+  });
+  it('refuses a damaged key whose signatures its own public key does not verify (OPA would refuse every bundle)', () => {
+    // One character changed by hand in the PEM: most such keys no longer parse, some parse and sign wrongly.
+    const lines = pem.split('\n');
+    let damaged: string | undefined;
+    for (let i = 1; damaged === undefined && i < lines.length - 2; i++) {
+      for (const at of [5, 30, 50]) {
+        const line = lines[i] as string;
+        const copy = [...lines];
+        copy[i] = `${line.slice(0, at)}${line[at] === 'A' ? 'B' : 'A'}${line.slice(at + 1)}`;
+        const text = copy.join('\n');
+        try {
+          const k = createPrivateKey(text);
+          const signature = sign('sha256', Buffer.from('x'), k);
+          if (k.asymmetricKeyDetails?.modulusLength === 2048 && !verify('sha256', Buffer.from('x'), createPublicKey(k), signature)) {
+            damaged = text;
+            break;
+          }
+        } catch {
+          // Does not parse: refused anyway.
+        }
+      }
+    }
+    expect(damaged).toBeDefined();
+    expect(() => readSigningKey(damaged as string)).toThrow(KeyProblem);
+    expect(() => readSigningKey(damaged as string)).toThrow(/damaged/);
   });
 });
 

@@ -1,5 +1,17 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -86,6 +98,28 @@ describe('the signing key of the state folder', () => {
     expect(read.ring?.previous).toBeUndefined();
     expect(read.problem).toMatch(/previous\.pem is not a PEM private key/);
   });
+  it('refuses a key file that is not a regular file or is enormous without reading it (a FIFO would hang every poll)', async () => {
+    const dir = stateDir();
+    const files = signingKeyFiles(dir);
+    await ensureSigningKey(dir, keyMaker(0));
+    const good = ringOf(await readKeyFiles(dir), dir, undefined).ring;
+    const within = <T>(p: Promise<T>): Promise<T> =>
+      Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('the read hangs')), 2000))]);
+    // A FIFO nobody writes to: reading it blocks forever (the poll, serve's start, rotate-key).
+    rmSync(files.previous, { force: true });
+    execFileSync('mkfifo', ['-m', '600', files.previous]);
+    const fifo = ringOf(await within(readKeyFiles(dir)), dir, good);
+    expect(fifo.problem).toMatch(/previous\.pem is not a regular file/);
+    expect(fifo.ring).toBe(good);
+    rmSync(files.previous);
+    // A character device that never ends (other users' mode bits are checked before any read, too).
+    symlinkSync('/dev/zero', files.previous);
+    expect(ringOf(await within(readKeyFiles(dir)), dir, good).problem).toMatch(/previous\.pem is not a regular file/);
+    rmSync(files.previous);
+    // An enormous file: a good key followed by junk, refused by its size.
+    writeFileSync(files.previous, PEMS[1] + 'x'.repeat(2 * 1024 * 1024), { mode: 0o600 });
+    expect(ringOf(await within(readKeyFiles(dir)), dir, good).problem).toMatch(/previous\.pem is \d+ bytes/);
+  });
 });
 
 describe('rotate-key on the state folder', () => {
@@ -108,6 +142,14 @@ describe('rotate-key on the state folder', () => {
       ok: false,
       message: `${files.current} does not exist: acl-operator serve creates the first key when it starts`,
     });
+    // previous.pem alone (current.pem removed by hand): serve makes no key then, it refuses to start.
+    mkdirSync(files.dir, { mode: 0o700 });
+    writeFileSync(files.previous, PEMS[0] as string, { mode: 0o600 });
+    const orphan = await rotateSigningKey(dir, keyMaker(1));
+    expect(orphan.ok).toBe(false);
+    expect(orphan.ok ? '' : orphan.message).not.toContain('serve creates the first key');
+    expect(orphan.ok ? '' : orphan.message).toContain(`${files.previous} exists`);
+    rmSync(files.previous);
     await ensureSigningKey(dir, keyMaker(0));
     await rotateSigningKey(dir, keyMaker(1));
     const again = await rotateSigningKey(dir, keyMaker(2));

@@ -2,7 +2,7 @@
 //   signing/current.pem    the key that signs (RSA, PEM, mode 0600), made at the first start
 //   signing/previous.pem   during a rotation only: the key the OPAs configured before it verify with
 // (folder mode 0700). A key file is refused, with the reason, when it cannot be read, is not an RSA
-// private key of at least 2048 bits, or can be read or written by anyone but its owner (like ssh's
+// private key of 2048 to 4096 bits, or can be read or written by anyone but its owner (like ssh's
 // private keys: a key others can read signs for them too). rotate-key and serve's retirement are the
 // only writers after the first start; see docs/opa.md#signed-bundles.
 import { chmod, link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
@@ -21,24 +21,36 @@ export type KeyFile =
   | { readonly kind: 'key'; readonly key: SigningKey }
   | { readonly kind: 'refused'; readonly problem: string };
 
-/** Reads one key file; never throws. */
+/** The largest key file read: a PEM RSA key is a few KiB (with a certificate chain beside it, still far less). */
+const MAX_KEY_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads one key file; never throws. Only a regular file of at most MAX_KEY_FILE_BYTES, with no group
+ * or other mode bits, is read at all: a FIFO would block the read (serve's start, every poll after,
+ * rotate-key) forever, and a device or an enormous file would be held in memory whole.
+ */
 export async function readKeyFile(file: string): Promise<KeyFile> {
-  let mode: number;
   let text: string;
   try {
-    mode = (await stat(file)).mode;
+    const s = await stat(file);
+    if (!s.isFile()) return { kind: 'refused', problem: `${file} is not a regular file; a key file holds a PEM private key` };
+    if ((s.mode & 0o077) !== 0) {
+      const octal = (s.mode & 0o777).toString(8).padStart(4, '0');
+      return {
+        kind: 'refused',
+        problem: `${file} can be read or written by other users (mode ${octal}); make it the owner's only: chmod 600 ${file}`,
+      };
+    }
+    if (s.size > MAX_KEY_FILE_BYTES)
+      return {
+        kind: 'refused',
+        problem: `${file} is ${s.size} bytes; a PEM private key is a few KiB (at most ${MAX_KEY_FILE_BYTES} read)`,
+      };
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'missing' };
     return { kind: 'refused', problem: `${file} cannot be read (${code ?? (err instanceof Error ? err.message : String(err))})` };
-  }
-  if ((mode & 0o077) !== 0) {
-    const octal = (mode & 0o777).toString(8).padStart(4, '0');
-    return {
-      kind: 'refused',
-      problem: `${file} can be read or written by other users (mode ${octal}); make it the owner's only: chmod 600 ${file}`,
-    };
   }
   try {
     return { kind: 'key', key: readSigningKey(text) };
@@ -152,6 +164,13 @@ export async function rotateSigningKey(stateDir: string, newKeyPem: () => string
   const files = signingKeyFiles(stateDir);
   const { current, previous } = await readKeyFiles(stateDir);
   if (current.kind === 'missing') {
+    if (previous.kind !== 'missing') {
+      // serve makes no key beside a previous.pem (it refuses to start): naming the first-start key would mislead.
+      return {
+        ok: false,
+        message: `${files.current} does not exist while ${files.previous} exists (a key file was removed by hand): put the current key back, or remove ${files.previous} too to have serve make a new key (OPAs configured with the old keys then need their rewritten configurations)`,
+      };
+    }
     return { ok: false, message: `${files.current} does not exist: acl-operator serve creates the first key when it starts` };
   }
   if (current.kind === 'refused') return { ok: false, message: `${current.problem}. Fix it before rotating` };
