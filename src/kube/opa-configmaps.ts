@@ -4,6 +4,7 @@
 // deleting it when its tenant wants none; what they hold is the caller's (modes/opa-configmaps.ts).
 import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { coalesce } from '../work/index.ts';
 import { describeError, LABEL_MANAGED_BY, MANAGED_BY, statusOf } from './client.ts';
 
 /** The name of the ConfigMap in every tenant namespace. */
@@ -66,8 +67,6 @@ export function createOpaConfigMaps(o: OpaConfigMapsOptions): OpaConfigMaps {
   /** Namespace → fingerprint of what its ConfigMap holds; undefined until listed. */
   let written: Map<string, string> | undefined;
   const warned = new Set<string>();
-  let running: Promise<void> | undefined;
-  let again = false;
 
   const list = async (): Promise<Map<string, string>> => {
     const found = new Map<string, string>();
@@ -147,23 +146,13 @@ export function createOpaConfigMaps(o: OpaConfigMapsOptions): OpaConfigMaps {
     }
   };
 
-  const sync = (): Promise<void> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await pass().catch((err: unknown) => {
-          written = undefined;
-          o.log.warn({ err: describeError(err) }, 'Failed to list the OPA configuration ConfigMaps');
-        });
-      } while (again);
-      running = undefined;
-    })();
-    return running;
-  };
+  // Syncs asked for while one runs collapse into one more pass after it.
+  const sync = coalesce(() =>
+    pass().catch((err: unknown) => {
+      written = undefined;
+      o.log.warn({ err: describeError(err) }, 'Failed to list the OPA configuration ConfigMaps');
+    }),
+  );
 
   return {
     sync,

@@ -7,6 +7,7 @@
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { signingFingerprint, type SigningHolder } from '../controller/index.ts';
+import { coalesce } from '../work/index.ts';
 import { describeError, statusOf } from './client.ts';
 import {
   generateOffLoop,
@@ -166,23 +167,8 @@ export function createSigningKeySecret(o: SigningKeySecretOptions): SigningKeySe
     loggedDeferred: undefined,
   };
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   // Checks asked for while one runs collapse into one more pass after it.
-  const check = (): Promise<void> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await pass(k);
-      } while (again);
-      running = undefined;
-    })();
-    return running;
-  };
+  const check = coalesce(() => pass(k));
   return {
     check,
     start() {

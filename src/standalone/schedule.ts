@@ -2,6 +2,7 @@
 // after the folder changes (watch.ts tells), at the earliest time a settling file or an unconfirmed
 // deletion asked for, and every so often anyway; stop() ends all of it.
 import type { Logger } from 'pino';
+import { coalesce } from '../work/index.ts';
 import { createFolderWatcher, type FolderWatcher } from './watch.ts';
 
 /** The scans of one folder source. */
@@ -29,8 +30,6 @@ export function createScheduler(o: {
   /** Reads the folder once; resolves to the folders whose changes matter (walk.ts). */
   readonly scan: () => Promise<readonly string[]>;
 }): Scheduler {
-  let scanning: Promise<void> | undefined;
-  let again = false;
   let stopped = false;
   let watcher: FolderWatcher | undefined;
   let periodTimer: NodeJS.Timeout | undefined;
@@ -60,23 +59,11 @@ export function createScheduler(o: {
     await syncWatches();
   }
 
+  // Rescans asked for while one runs collapse into one more after it (none once stopped).
+  const scanAgain = coalesce(scanOnce, () => !stopped);
   async function rescan(): Promise<void> {
     if (stopped) return;
-    if (scanning) {
-      again = true;
-      return scanning;
-    }
-    scanning = (async () => {
-      try {
-        do {
-          again = false;
-          await scanOnce();
-        } while (again && !stopped);
-      } finally {
-        scanning = undefined;
-      }
-    })();
-    return scanning;
+    return scanAgain();
   }
   function rescanLogged(): void {
     rescan().catch((err: unknown) => o.log.error({ err, dir: o.dir }, 'Failed to read the manifests folder'));

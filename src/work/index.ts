@@ -1,3 +1,4 @@
+export { coalesce } from './coalesce.ts';
 export { createInlineThread } from './inline.ts';
 export { createWorkerThread, scriptBeside, threadStop, type WorkerThread } from './pool.ts';
 export { createSlicer, drive, type Slicer } from './slice.ts';
