@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateSigningKeyPem, readSigningKey, structuredHash, verifySignaturesFile } from '../signing/index.ts';
 import { ruleModelFor } from '../../test/support/rules.ts';
-import { tarFile } from '../../test/support/tar.ts';
+import { tarFile, tarNames } from '../../test/support/tar.ts';
 import { buildBundle, selectRules, type BuiltBundle, type BundleInput } from './index.ts';
 import { packBundleFiles } from './bundle.ts';
 import { createPieceCache } from './gzip.ts';
@@ -36,30 +36,6 @@ const input: BundleInput = {
   rules: selectRules('acme', rules, {}),
 };
 
-/** The names of a tar.gz's entries, in order. */
-function names(bytes: Uint8Array): string[] {
-  const tar = gunzipSync(bytes);
-  const out: string[] = [];
-  for (let off = 0; off + 512 <= tar.length; ) {
-    const name = tar
-      .subarray(off, off + 100)
-      .toString('utf8')
-      .replace(/\0.*$/s, '');
-    if (name === '') break;
-    out.push(name);
-    const size = parseInt(
-      tar
-        .subarray(off + 124, off + 136)
-        .toString('utf8')
-        .replace(/\0.*$/s, '')
-        .trim(),
-      8,
-    );
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return out;
-}
-
 /** What identifies a build: its revision, input digest and each archive's key and bytes. */
 function identity(b: BuiltBundle): unknown {
   const archive = (a: { kid: string | undefined; digest: string; etag: string; bytes: Uint8Array }) => ({
@@ -74,7 +50,7 @@ function identity(b: BuiltBundle): unknown {
 describe('a signed bundle', () => {
   it('holds .manifest, policy.rego and .signatures.json in that order, signed by the current key over both files', async () => {
     const b = await buildBundle(input, 3, { ring: { current: A } });
-    expect(names(b.bytes)).toEqual(['.manifest', 'policy.rego', '.signatures.json']);
+    expect(tarNames(b.bytes)).toEqual(['.manifest', 'policy.rego', '.signatures.json']);
     expect(b.kid).toBe(A.kid);
     expect(b.previous).toBeUndefined();
     const signatures = tarFile(b.bytes, '.signatures.json') as string;
@@ -95,7 +71,7 @@ describe('a signed bundle', () => {
 
   it('stays .manifest and policy.rego alone when unsigned, with the same bytes as before signing existed', async () => {
     const b = await buildBundle(input, 3);
-    expect(names(b.bytes)).toEqual(['.manifest', 'policy.rego']);
+    expect(tarNames(b.bytes)).toEqual(['.manifest', 'policy.rego']);
     expect(b.kid).toBeUndefined();
     // The digest print-bundle-digest gave before this change: an upgrade with --unsigned-bundles moves no revision.
     expect(b.digest).toBe(

@@ -1,4 +1,4 @@
-import { gunzipSync } from 'node:zlib';
+import { tarNames } from '../support/tar.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_KEY, BASE_MANIFESTS, GLOBEX_MANIFEST, startTestService, type TestService } from '../support/service.ts';
 
@@ -17,30 +17,6 @@ const withGateways = (spec: string): string =>
     `metadata: { name: gateways, namespace: acme }\nspec: ${spec}`,
   );
 const bearer = (token: string): Record<string, string> => ({ Authorization: `Bearer ${token}` });
-
-/** Names of the files in a tar.gz, in order. */
-function tarNames(bytes: Uint8Array): string[] {
-  const tar = gunzipSync(bytes);
-  const names: string[] = [];
-  for (let off = 0; off + 512 <= tar.length; ) {
-    const name = tar
-      .subarray(off, off + 100)
-      .toString('utf8')
-      .replace(/\0.*$/s, '');
-    if (name === '') break;
-    names.push(name);
-    const size = parseInt(
-      tar
-        .subarray(off + 124, off + 136)
-        .toString('utf8')
-        .replace(/\0.*$/s, '')
-        .trim(),
-      8,
-    );
-    off += 512 + Math.ceil(size / 512) * 512;
-  }
-  return names;
-}
 
 describe('GET /{tenant}/connectors/policyagent/{connector}/bundles/{bundle}', () => {
   it('serves the tar.gz with its ETag and the OPA bundle content type', async () => {

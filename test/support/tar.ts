@@ -2,9 +2,10 @@
 // look at .manifest and policy.rego as OPA would, without trusting the code that packed them.
 import { gunzipSync } from 'node:zlib';
 
-/** The text of one file of a tar.gz, or undefined when the archive has no such file. */
-export function tarFile(bytes: Uint8Array, file: string): string | undefined {
+/** Every file of a tar.gz, in archive order. */
+export function tarEntries(bytes: Uint8Array): { name: string; text: string }[] {
   const tar = gunzipSync(bytes);
+  const out: { name: string; text: string }[] = [];
   for (let off = 0; off + 512 <= tar.length; ) {
     const name = tar
       .subarray(off, off + 100)
@@ -19,8 +20,18 @@ export function tarFile(bytes: Uint8Array, file: string): string | undefined {
         .trim(),
       8,
     );
-    if (name === file) return tar.subarray(off + 512, off + 512 + size).toString('utf8');
+    out.push({ name, text: tar.subarray(off + 512, off + 512 + size).toString('utf8') });
     off += 512 + Math.ceil(size / 512) * 512;
   }
-  return undefined;
+  return out;
+}
+
+/** The names of a tar.gz's files, in archive order. */
+export function tarNames(bytes: Uint8Array): string[] {
+  return tarEntries(bytes).map((e) => e.name);
+}
+
+/** The text of one file of a tar.gz, or undefined when the archive has no such file. */
+export function tarFile(bytes: Uint8Array, file: string): string | undefined {
+  return tarEntries(bytes).find((e) => e.name === file)?.text;
 }
