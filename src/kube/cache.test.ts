@@ -148,6 +148,11 @@ describe("the cluster source's cache", () => {
 });
 
 /** The controller over objects held as the cluster source holds them; a status write comes back through toSource. */
+/** The reason of a status's Warning condition (its first lint finding's code), if any. */
+function warningOf(status: Record<string, unknown> | undefined): string | undefined {
+  return (status?.['conditions'] as { type: string; reason: string }[] | undefined)?.find((c) => c.type === 'Warning')?.reason;
+}
+
 function clusterLike(objects: KubernetesObject[]) {
   let version = 100;
   const asHeld = (o: KubernetesObject): SourceObject => toSource(o.kind as Kind, o, log) as SourceObject;
@@ -234,10 +239,7 @@ describe('a controller over abridged Rule statuses', () => {
     ]);
     const run = start();
     await run.drain();
-    const warning = () =>
-      (source.status('Rule', 'reports')?.['conditions'] as { type: string; reason: string }[] | undefined)?.find(
-        (c) => c.type === 'Warning',
-      )?.reason;
+    const warning = () => warningOf(source.status('Rule', 'reports'));
     expect(warning()).toBe('RuleNotBundled');
     const writes = source.writes.length;
     const all = toSource('Bundle', served('Bundle', 'all', { connector: 'gateways' }), log) as SourceObject;
@@ -270,10 +272,7 @@ describe("a controller's lint pass over a tenant", () => {
     const run = start();
     await run.drain();
     expect(passes).toBe(1);
-    const warning = () =>
-      (source.status('Rule', 'reports')?.['conditions'] as { type: string; reason: string }[] | undefined)?.find(
-        (c) => c.type === 'Warning',
-      )?.reason;
+    const warning = () => warningOf(source.status('Rule', 'reports'));
     expect(warning()).toBe('RuleNotBundled');
     // The echo of every status write, and a resync: nothing lint reads changed.
     await run.drain();
@@ -297,10 +296,7 @@ describe("a controller's lint pass over a tenant", () => {
     ]);
     const run = start();
     await run.drain();
-    const warning = () =>
-      (source.status('Rule', 'reports')?.['conditions'] as { type: string; reason: string }[] | undefined)?.find(
-        (c) => c.type === 'Warning',
-      )?.reason;
+    const warning = () => warningOf(source.status('Rule', 'reports'));
     expect(warning()).toBeUndefined();
     // Bundle all goes while this replica follows; then it leads again and reconciles every key.
     run.leading = false;
