@@ -1,19 +1,11 @@
+import { bundleEntry } from '../../test/support/fleet.ts';
 import { describe, expect, it } from 'vitest';
 import type { Sighting } from './agents.ts';
 import { createAgentRegistry } from './registry.ts';
 import type { BundleReport } from './report.ts';
 
 const T0 = Date.parse('2026-11-24T10:00:00Z');
-const entry = (name: string, over: Partial<BundleReport> = {}): BundleReport => ({
-  name,
-  activeRevision: '3',
-  lastActivation: undefined,
-  lastDownload: undefined,
-  error: undefined,
-  httpCode: undefined,
-  stopping: false,
-  ...over,
-});
+const entry = bundleEntry;
 const seen = (agentId: string, timeMs: number, bundles: BundleReport[], over: Partial<Sighting> = {}): Sighting => ({
   tenant: 'acme',
   agentId,

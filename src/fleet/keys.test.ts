@@ -5,35 +5,16 @@ import { keyCounts, keyRotated, keysInUse, retirementDue } from './index.ts';
 import { keyRotatedCondition } from './keys.ts';
 import { createAgentRegistry } from './registry.ts';
 import { parseStatusReport, SIGNING_KEY_LABEL, type BundleReport } from './report.ts';
+import { agentFixture, bundleEntry } from '../../test/support/fleet.ts';
 
 const A = 'acl-aaaaaaaaaaaaaaaa';
 const B = 'acl-bbbbbbbbbbbbbbbb';
 const T0 = Date.parse('2026-11-28T08:00:00Z');
 const WINDOW_MS = 60_000;
 
-const agent = (id: string, signingKey: string | undefined, over: Partial<Agent> = {}): Agent => ({
-  id,
-  version: '1.1.0',
-  clientIp: '10.0.0.1',
-  lastReportMs: T0,
-  activeRevision: '3',
-  lastActivation: undefined,
-  lastDownload: undefined,
-  error: undefined,
-  httpCode: undefined,
-  alsoLoads: [],
-  signingKey,
-  ...over,
-});
-const entry = (name: string): BundleReport => ({
-  name,
-  activeRevision: '3',
-  lastActivation: undefined,
-  lastDownload: undefined,
-  error: undefined,
-  httpCode: undefined,
-  stopping: false,
-});
+const agent = (id: string, signingKey: string | undefined, over: Partial<Agent> = {}): Agent =>
+  agentFixture(id, { lastReportMs: T0, activeRevision: '3', signingKey, ...over });
+const entry = (name: string): BundleReport => bundleEntry(name);
 const seen = (agentId: string, signingKey: string | undefined, timeMs: number, bundles: string[], tenant = 'acme'): Sighting => ({
   tenant,
   agentId,

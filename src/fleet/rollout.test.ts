@@ -1,21 +1,9 @@
+import { agentFixture } from '../../test/support/fleet.ts';
 import { describe, expect, it } from 'vitest';
-import { summarize, type Agent } from './agents.ts';
+import { summarize } from './agents.ts';
 import { agentsStatus, rolloutCondition } from './rollout.ts';
 
-const agent = (id: string, over: Partial<Agent> = {}): Agent => ({
-  id,
-  version: '1.1.0',
-  signingKey: undefined,
-  clientIp: '10.0.0.1',
-  lastReportMs: 0,
-  activeRevision: '5',
-  lastActivation: undefined,
-  lastDownload: undefined,
-  error: undefined,
-  httpCode: undefined,
-  alsoLoads: [],
-  ...over,
-});
+const agent = agentFixture;
 
 describe('RolledOut', () => {
   it('is True when every agent runs the served revision', () => {

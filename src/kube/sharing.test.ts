@@ -1,21 +1,15 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { agentFixture } from '../../test/support/fleet.ts';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../fleet/index.ts';
 import { encodeAgents, peerAgents } from './sharing.ts';
 
-const agent = (i: number): Agent => ({
-  id: `opa-${i.toString(36)}-${((i * 2654435761) % 4294967296).toString(16)}`,
-  version: '1.1.0',
-  signingKey: undefined,
-  clientIp: `10.${i % 250}.${(i >> 8) % 250}.7`,
-  lastReportMs: 1_000_000 + i,
-  activeRevision: String(i % 7),
-  lastActivation: undefined,
-  lastDownload: undefined,
-  error: undefined,
-  httpCode: undefined,
-  alsoLoads: [],
-});
+const agent = (i: number): Agent =>
+  agentFixture(`opa-${i.toString(36)}-${((i * 2654435761) % 4294967296).toString(16)}`, {
+    clientIp: `10.${i % 250}.${(i >> 8) % 250}.7`,
+    lastReportMs: 1_000_000 + i,
+    activeRevision: String(i % 7),
+  });
 
 describe("a replica's agents in its ConfigMap", () => {
   it('carries every agent when they fit', async () => {

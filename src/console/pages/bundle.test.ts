@@ -1,3 +1,4 @@
+import { bundleEntry } from '../../../test/support/fleet.ts';
 import { describe, expect, it } from 'vitest';
 import { agentsReport, createAgentRegistry, type RecentDecision } from '../../fleet/index.ts';
 import { EMPTY_DIRECTORY, type RuleModel } from '../../policy/index.ts';
@@ -144,17 +145,7 @@ describe('bundle page', () => {
         signingKey,
         clientIp: '10.0.0.9',
         timeMs: NOW - 5000,
-        bundles: [
-          {
-            name: 'docs',
-            activeRevision: '3',
-            lastActivation: undefined,
-            lastDownload: undefined,
-            error: undefined,
-            httpCode: undefined,
-            stopping: false,
-          },
-        ],
+        bundles: [bundleEntry('docs')],
       });
     report('opa-new-1', B);
     report('opa-new-2', B);
