@@ -3,14 +3,14 @@
 // shows it per agent in GET .../agents and counts it in KeyRotated. Both OPA lines send custom
 // labels beside `id` and `version`; an OPA without the label shows as naming no key.
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { SIGNING_KEY_LABEL } from '../../src/opa/index.ts';
 import { opaConfigFile } from '../../src/standalone/index.ts';
-import { runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
+import { opaTestScope, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
@@ -22,15 +22,8 @@ interface Agents {
   list: { id: string; signingKey: string | null; activeRevision: string | null }[];
 }
 
-let t: TestService | undefined;
-const opas: RunningOpa[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(opas.splice(0).map((o) => o.stop()));
-  await t?.stop();
-  t = undefined;
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const scope = opaTestScope();
+const { opas, dirs } = scope;
 
 /** An OPA from the configuration the service wrote, with `acl-signing-key` set when `kid` is given. */
 async function startOpa(service: TestService, kid: string | undefined): Promise<RunningOpa> {
@@ -54,7 +47,7 @@ if (OPA_BIN)
         manifests: { 'connectors.yaml': sidecarsManifest('{}'), 'keys.yaml': BASE_MANIFESTS['keys.yaml'] as string },
         serviceOptions: { agentStatusIntervalMs: 200 },
       });
-      t = service;
+      scope.service = service;
       const labelled = await startOpa(service, KID);
       await startOpa(service, undefined);
       const read = async (): Promise<Agents> =>

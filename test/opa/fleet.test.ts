@@ -5,13 +5,13 @@
 // refused and recorded nowhere, an OPA that stops leaves, and the decisions OPA makes reach the
 // recent-decisions buffer and the decision log.
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { opaConfigFile } from '../../src/standalone/index.ts';
-import { opaJson, opaVersion, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
+import { opaJson, opaVersion, opaTestScope, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { API_KEY, BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
@@ -39,15 +39,8 @@ interface Agents {
   }[];
 }
 
-let t: TestService | undefined;
-const opas: RunningOpa[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(opas.splice(0).map((o) => o.stop()));
-  await t?.stop();
-  t = undefined;
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const scope = opaTestScope();
+const { opas, dirs } = scope;
 
 async function agents(service: TestService): Promise<Agents> {
   const res = await service.api(`/${TENANT}/connectors/policyagent/${CONNECTOR}/bundles/${BUNDLE}/agents`, {
@@ -99,7 +92,7 @@ if (OPA_BIN)
         config: extra.decisionLog === undefined ? {} : { decisionLog: { kind: 'file', path: extra.decisionLog } },
         serviceOptions: { agentStatusIntervalMs: 200 },
       });
-      t = service;
+      scope.service = service;
       const fleet = await Promise.all(Array.from({ length: FLEET }, () => startOpa(service)));
       onTestFailed(async () => {
         console.error(`--- agents as the service sees them:\n${JSON.stringify(await agents(service), null, 1)}`);
@@ -263,7 +256,7 @@ if (OPA_BIN)
       });
       await Promise.all(opas.splice(0).map((o) => o.stop()));
       await service.stop();
-      t = undefined;
+      scope.service = undefined;
       const lines = (await readFile(logFile, 'utf8'))
         .trimEnd()
         .split('\n')

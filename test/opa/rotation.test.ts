@@ -6,14 +6,14 @@
 // deletes signing/previous.pem by itself. Decisions are asked of every running OPA throughout, and
 // neither OPA ever logs a verification error.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { parse } from 'yaml';
 import { opaConfigFile, signingKeyFiles } from '../../src/standalone/index.ts';
-import { opaJson, opaVersion, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
+import { opaJson, opaVersion, opaTestScope, runOpa, SIDECARS, sidecarsManifest, waitForOpa, type RunningOpa } from '../support/opa.ts';
 import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const OPA_BIN = process.env['OPA_BIN'];
@@ -31,15 +31,8 @@ const ask = (action: string): Record<string, unknown> => ({
 /** What OPA logs when a bundle does not verify (test/opa/signing.test.ts shows each). */
 const VERIFICATION_ERROR = /verif|signature|digest mismatch|\.signatures\.json/i;
 
-let t: TestService | undefined;
-const opas: RunningOpa[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(opas.splice(0).map((o) => o.stop()));
-  await t?.stop();
-  t = undefined;
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
+const scope = opaTestScope();
+const { opas, dirs } = scope;
 
 interface Logged {
   readonly opa: RunningOpa;
@@ -114,7 +107,7 @@ if (OPA_BIN)
 
     it('rotates A → A+B → B with decisions answered throughout and no verification error in any OPA', async () => {
       const startedAt = performance.now();
-      t = await startTestService({
+      scope.service = await startTestService({
         manifests: {
           'connectors.yaml': sidecarsManifest('{}'),
           'rules.yaml': RULE('read'),
@@ -126,7 +119,7 @@ if (OPA_BIN)
         // serve follows signing/ by itself, as it does by default every 2 s.
         serviceOptions: { signingPollMs: 100, agentStatusIntervalMs: 0 },
       });
-      const service = t;
+      const service = scope.service;
       const [keyA] = ring(service);
       const one = await startOpa(service);
       const running = [one.opa];
@@ -197,7 +190,7 @@ if (OPA_BIN)
     }, 180_000);
 
     it('restarts an OPA with the rewritten configuration in its own folder: the bundle it persisted under A is refused from disk, and B is active at once', async () => {
-      t = await startTestService({
+      scope.service = await startTestService({
         manifests: {
           'connectors.yaml': sidecarsManifest('{}'),
           'rules.yaml': RULE('read'),
@@ -205,7 +198,7 @@ if (OPA_BIN)
         },
         serviceOptions: { signingPollMs: 100 },
       });
-      const service = t;
+      const service = scope.service;
       const [keyA] = ring(service);
       const first = await startOpa(service);
       await waitForOpa(first.opa, 'OPA (pinned to A) to allow a read', 30_000, async () =>

@@ -1,7 +1,10 @@
 // Running a real OPA (OPA_BIN) for the tests of test/opa: its version, a free port, and `opa run
 // --server` with a configuration file, keeping the tail of its output for failure messages.
 import { execFileSync, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+import type { TestService } from './service.ts';
 
 /** "0.61.0" → [0, 61, 0]; throws with OPA's output when OPA_BIN does not run. */
 export function opaVersion(bin: string): [number, number, number] {
@@ -143,4 +146,23 @@ kind: Bundle
 metadata: { name: ${bundle}, namespace: ${tenant} }
 spec: { connector: ${connector} }
 `;
+}
+
+/** What one test of test/opa starts: its service, its OPAs and their folders. */
+export interface OpaScope {
+  service: TestService | undefined;
+  readonly opas: RunningOpa[];
+  readonly dirs: string[];
+}
+
+/** A scope whose OPAs, service and folders are stopped and removed after each test of the file. */
+export function opaTestScope(): OpaScope {
+  const scope: OpaScope = { service: undefined, opas: [], dirs: [] };
+  afterEach(async () => {
+    await Promise.all(scope.opas.splice(0).map((o) => o.stop()));
+    await scope.service?.stop();
+    scope.service = undefined;
+    for (const d of scope.dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  });
+  return scope;
 }
