@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_VERSION, Conditions, DnsSubdomain, ObjectMeta, TypeName } from './meta.ts';
+import { API_VERSION, Conditions, DnsSubdomain, ObjectMeta, Timestamp, TypeName } from './meta.ts';
 
 /** Lifecycle states a person sets in `spec.state` (service spec 3.1). */
 export const RuleState = z
@@ -34,6 +34,33 @@ export type RuleSpec = z.infer<typeof RuleSpec>;
 
 export const TranslationStatus = z.enum(['Current', 'Stale', 'Error']);
 
+const Count = z.number().int().min(0);
+
+/** Shadow decisions of a Proposed rule, or of an Enforced rule marked for removal (docs/rules.md, "Shadow decisions"). */
+export const RuleShadowStatus = z.object({
+  role: z.enum(['Proposed', 'Removal']).describe('Proposed: would it allow what is denied? Removal: would its going deny what is allowed?'),
+  summary: z.string().max(200).describe('One line for kubectl get rules, e.g. "would allow 12 of 3,400".'),
+  observedGeneration: Count.optional().describe('The generation whose spec was counted: counts start again when the spec changes.'),
+  since: Timestamp.optional().describe('When counting began for this spec and role.'),
+  evaluated: Count.describe('Live decisions whose subject type, action and resource type the rule covers.'),
+  matched: Count.describe('Of those, how many its condition was true for.'),
+  flips: Count.describe('Decisions it would have changed: deny to allow (Proposed) or allow to deny (Removal).'),
+  firstTime: Timestamp.optional(),
+  lastTime: Timestamp.optional(),
+  lastFlipTime: Timestamp.optional(),
+  examples: z
+    .array(z.object({ time: Timestamp, input: z.string().max(1024).describe('The decision input, redacted, as JSON text.') }))
+    .max(3)
+    .optional()
+    .describe('The first decisions it would have changed.'),
+  replicas: z
+    .array(z.object({ session: z.string().max(128), evaluated: Count, matched: Count, flips: Count }))
+    .max(64)
+    .optional()
+    .describe('Bookkeeping: each serving replica session whose counts the totals include.'),
+});
+export type RuleShadowStatus = z.infer<typeof RuleShadowStatus>;
+
 export const RuleStatus = z.object({
   phase: RulePhase.optional(),
   observedGeneration: z.number().int().min(0).optional(),
@@ -48,6 +75,7 @@ export const RuleStatus = z.object({
       spec: RuleSpec.optional().describe('The spec this translation was made from: what stays in force while a newer spec is invalid.'),
     })
     .optional(),
+  shadow: RuleShadowStatus.optional(),
 });
 export type RuleStatus = z.infer<typeof RuleStatus>;
 

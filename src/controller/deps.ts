@@ -1,7 +1,7 @@
 // What a reconcile is given (the ports, the store's draft, the clock) and what it answers.
 import type { SigningHolder } from './signing.ts';
 import type { Logger } from 'pino';
-import type { BundleStatus, ConnectorStatus, DirectoryStatus, RuleStatus } from '../api/index.ts';
+import type { BundleStatus, ConnectorStatus, DirectoryStatus, RuleShadowStatus, RuleStatus } from '../api/index.ts';
 import type { BundlePacker } from '../bundle/index.ts';
 import type { Slicer } from '../work/index.ts';
 import type { Agent, AgentSummary } from '../fleet/index.ts';
@@ -29,6 +29,27 @@ export interface ReconcileDeps {
   readonly signing: SigningHolder;
   /** Gives the event loop back between slices of long work (translation, index). */
   readonly slicer: Slicer;
+  /**
+   * The shadow counts of Proposed rules and rules marked for removal, summed over the replicas
+   * serving (docs/rules.md, "Shadow decisions"); absent: none are counted (offline commands).
+   */
+  readonly shadow?: ShadowView;
+}
+
+/** What a Rule's status shows of its shadow decisions (issue 28). */
+export interface ShadowView {
+  /**
+   * status.shadow for a rule with this role at this generation, made from the recorded status (the
+   * counts of replica sessions that ended are kept there) and every serving replica's counts;
+   * undefined: the rule is neither Proposed nor marked for removal.
+   */
+  statusOf(
+    tenant: string,
+    rule: string,
+    role: 'Proposed' | 'Removal' | undefined,
+    generation: number,
+    recorded: RuleShadowStatus | undefined,
+  ): RuleShadowStatus | undefined;
 }
 
 /** What the controller reads of the OPA agents: a bundle's agents against the revision it serves. */

@@ -1,6 +1,6 @@
 // The state HTTP handlers read: one immutable Snapshot, replaced whole on every publish.
 import type { BuiltBundle } from '../bundle/index.ts';
-import type { EntityDirectory, RegoVersion, RuleIndex, RuleModel } from '../policy/index.ts';
+import type { EntityDirectory, RegoVersion, RuleIndex, RuleModel, ShadowSet } from '../policy/index.ts';
 
 /** A connector as the bundle route needs it. */
 export interface ConnectorEntry {
@@ -36,6 +36,8 @@ export interface TenantSnapshot {
   readonly bundles: ReadonlyMap<string, BundleEntry>;
   /** Entities whose properties decisions merge under the request's (Directory resources). */
   readonly directory: EntityDirectory;
+  /** The tenant's proposal (Proposed rules, rules marked for removal); undefined when it has none, so a decision pays nothing. */
+  readonly shadow?: ShadowSet | undefined;
 }
 
 /** Who an API key belongs to. */
