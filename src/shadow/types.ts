@@ -2,6 +2,7 @@
 // rules marked for removal, every live decision is also decided as if the proposal were in force, off
 // the answer's path, and counted per rule. This is what one replica counts; status sums replicas.
 
+import type { Decision, DecisionInput, EntityDirectory, RuleIndex, ShadowSet } from '../policy/index.ts';
 /** A Proposed rule (would it allow what is denied today?), or an Enforced one marked for removal (would its going deny what is allowed today?). */
 export type ShadowRole = 'Proposed' | 'Removal';
 
@@ -33,4 +34,21 @@ export interface ShadowTally {
   readonly lastFlipMs: number | undefined;
   /** The first flips, oldest first, at most SHADOW_EXAMPLES. */
   readonly examples: readonly ShadowExample[];
+}
+
+/** One replica's shadow counts: fed by every live decision of a tenant with a proposal, read by status, metrics and peers. */
+export interface ShadowLedger {
+  /** This process's counting session (`<replica>-<start, base 36>`): status sums sessions, each once. */
+  readonly session: string;
+  /**
+   * Counts one live decision against the tenant's proposal (after the answer was sent): `decision`
+   * is what `decide(live, input, directory)` answered. Never throws into the caller's path.
+   */
+  observe(tenant: string, shadow: ShadowSet, live: RuleIndex, input: DecisionInput, directory: EntityDirectory, decision: Decision): void;
+  /** This replica's tally of a rule, under the spec and role it is counted for now (undefined: nothing counted). */
+  tally(tenant: string, rule: string): ShadowTally | undefined;
+  /** Every tally held (shared with peers, read by metrics). */
+  all(): Iterable<{ readonly tenant: string; readonly rule: string; readonly tally: ShadowTally }>;
+  /** `<tenant>/<rule>` of the tallies changed since the last call. */
+  takeChanged(): string[];
 }
