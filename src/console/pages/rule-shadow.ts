@@ -6,6 +6,7 @@ import type { RuleShadowStatus } from '../../api/index.ts';
 import { ANNOTATION_PROPOSED_STATE } from '../../shadow/index.ts';
 import { type Html, html } from '../html.ts';
 import { badge, when } from '../layout.ts';
+import type { Mode } from '../deps.ts';
 import type { RuleView } from './rule-view.ts';
 
 /** States a rule marked for removal may be proposed to move to. */
@@ -32,11 +33,14 @@ function meaning(role: RuleShadowStatus['role'], tenant: string): Html {
         Proposed, allows them). The answers sent do not change.`;
 }
 
-function howToMark(view: RuleView): Html {
+function howToMark(view: RuleView, mode: Mode): Html {
   const kubectl = `kubectl -n ${view.tenant} annotate rule ${view.name} ${ANNOTATION_PROPOSED_STATE}=Suspended`;
+  const where =
+    mode === 'kubernetes'
+      ? html`: <code>${kubectl}</code>`
+      : html` under <code>metadata.annotations</code> in its manifest file (with kubectl in a cluster: <code>${kubectl}</code>)`;
   return html`To see what removing it would stop allowing, mark it for removal: set the annotation
-    <code>${ANNOTATION_PROPOSED_STATE}</code> to the state it would move to (${REMOVAL_STATES.join(', ')}),
-    ${view.rule.object.metadata.namespace === undefined ? '' : html`e.g. <code>${kubectl}</code>, or in its manifest file`}.
+    <code>${ANNOTATION_PROPOSED_STATE}</code> to the state it would move to (${REMOVAL_STATES.join(', ')})${where}.
     It keeps deciding as it does; remove the annotation to stop counting.`;
 }
 
@@ -63,7 +67,7 @@ function examples(s: RuleShadowStatus, nowMs: number): Html {
 }
 
 /** What the page says when status has no shadow counts: why, and how to get them. */
-function noCounts(view: RuleView): Html {
+function noCounts(view: RuleView, mode: Mode): Html {
   const state = view.spec?.state;
   const marked = view.rule.object.metadata.annotations?.[ANNOTATION_PROPOSED_STATE];
   if (state === 'Proposed') {
@@ -77,19 +81,19 @@ function noCounts(view: RuleView): Html {
       : html`<p>The annotation <code>${ANNOTATION_PROPOSED_STATE}</code> is <code>${marked}</code>, which is not a state a rule is
           removed to (${REMOVAL_STATES.join(', ')}): it is ignored, and the rule's Ready condition says so.</p>`;
   }
-  if (state === 'Enforced' || state === 'Approved') return html`<p>${howToMark(view)}</p>`;
+  if (state === 'Enforced' || state === 'Approved') return html`<p>${howToMark(view, mode)}</p>`;
   return html`<p class="muted">Live traffic is counted for Proposed rules (what they would allow) and for Enforced rules marked for
     removal (what their going would deny). Set <code>state: Proposed</code> to count what this rule would do.</p>`;
 }
 
 /** The rule page's "Shadow decisions" section, from status.shadow. */
-export function shadowSection(view: RuleView, nowMs: number): Html {
+export function shadowSection(view: RuleView, nowMs: number, mode: Mode): Html {
   const s = view.rule.status.shadow;
   const heading = s
     ? html`Shadow decisions ${badge(s.role === 'Proposed' ? 'Proposed' : 'Marked for removal', s.flips > 0 ? 'warn' : 'info')}`
     : html`Shadow decisions`;
   return html`<section aria-labelledby="shadow-heading">
     <h3 id="shadow-heading">${heading}</h3>
-    ${s ? html`<p>${meaning(s.role, view.tenant)}</p>${facts(s, nowMs)}${examples(s, nowMs)}` : noCounts(view)}
+    ${s ? html`<p>${meaning(s.role, view.tenant)}</p>${facts(s, nowMs)}${examples(s, nowMs)}` : noCounts(view, mode)}
   </section>`;
 }

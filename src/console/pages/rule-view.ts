@@ -111,7 +111,7 @@ function tabs(view: RuleView, current: Tab): Html {
 export function rulePage(req: PageRequest, view: RuleView, tab: Tab, body: Html, status?: number): PageAnswer {
   const page = html`<h1>Rule ${view.name} ${phaseBadge(view.rule.status.phase)}</h1>
     ${gitOpsBanner(view.rule.object, req.deps.mode)}
-    <div id="rule-live" data-live>${conditionsOf(view)}${specFacts(view)}${shadowSection(view, req.nowMs)}</div>
+    <div id="rule-live" data-live>${conditionsOf(view)}${specFacts(view)}${shadowSection(view, req.nowMs, req.deps.mode)}</div>
     <h2>Verify Panel</h2>
     ${tabs(view, tab)}
     ${body}`;
