@@ -80,6 +80,7 @@ describe('replaying recent decisions with an edited condition', () => {
       already: false,
     });
     expect(JSON.parse(r.flips[0]?.input ?? '')).toMatchObject({ resource: { level: 5 } });
+    expect(r.flips[0]?.request).toBe('user u1 read document d1');
   });
 
   it('shows what a Proposed rule would allow, as if it were Enforced', () => {

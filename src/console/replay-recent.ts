@@ -41,7 +41,9 @@ export interface RecentFlip {
   readonly ruleAfter: string | undefined;
   /** The rules in force now already decide it the new way: the flip is not this edit's alone (the rules changed since OPA decided). */
   readonly already: boolean;
-  /** The input as the fleet holds it (credentials redacted), as JSON text. */
+  /** Who asked what, in a line: `user alice read document d1`. */
+  readonly request: string;
+  /** The input as the fleet holds it (credentials redacted), as indented JSON text. */
   readonly input: string;
 }
 
@@ -102,6 +104,12 @@ function indexFor(tenant: string, rules: readonly CompiledRule[], types: Readonl
   const taken = rules.filter((r) => entityTypesTake(types, r.model.subjectType, r.model.resourceType));
   if (edited === undefined) return buildIndex(tenant, taken);
   return buildIndex(tenant, [...taken.filter((r) => r.model.name !== edited.model.name), edited]);
+}
+
+/** A request in a line, for a table row to be scanned by eye. */
+function requestLine(input: DecisionInput): string {
+  const { principal, resource } = input;
+  return `${String(principal['type'])} ${String(principal['id'])} ${input.action} ${String(resource['type'])} ${String(resource['id'])}`;
 }
 
 export interface ReplayRecentOptions {
@@ -167,7 +175,8 @@ export function replayRecent(o: ReplayRecentOptions): RecentReplay {
         ruleBefore: before && inForce.allow ? inForce.rule?.model.name : undefined,
         ruleAfter: after.rule?.model.name,
         already: inForce.allow === after.allow,
-        input: JSON.stringify(d.input),
+        request: requestLine(read.input),
+        input: JSON.stringify(d.input, null, 2),
       });
     }
   }

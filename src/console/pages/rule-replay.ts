@@ -60,7 +60,7 @@ function flipRow(req: PageRequest, view: RuleView, f: RecentFlip): Html {
     <td>${when(f.time, req.nowMs)}<br /><span class="muted">${f.agent}${f.revision === undefined ? '' : `, revision ${f.revision}`}</span></td>
     <td>${ruleCell(view, f.ruleBefore, f.change === 'deny-to-allow')}</td>
     <td>${ruleCell(view, f.ruleAfter, true)}</td>
-    <td><details><summary>input</summary><pre>${f.input}</pre></details></td>
+    <td><details><summary>${f.request}</summary><pre>${f.input}</pre></details></td>
   </tr>`;
 }
 
@@ -90,7 +90,7 @@ function result(req: PageRequest, view: RuleView, r: RecentReplay): Html {
     }
     ${table(
       'What would flip',
-      ['Direction', 'Bundle', 'Decided', 'Rule before', 'Rule after', 'Input (redacted)'],
+      ['Direction', 'Bundle', 'Decided', 'Rule before', 'Rule after', 'Request (input redacted)'],
       shown.items.map((f) => flipRow(req, view, f)),
       'No decision would flip.',
     )}
