@@ -4,7 +4,15 @@ import { createRecentDecisions, parseLosslessJson, type RecentDecision } from '.
 import { buildDirectory, buildIndex, compileRule, EMPTY_DIRECTORY, type RuleModel } from '../policy/index.ts';
 import type { BundleEntry } from '../store/index.ts';
 import type { TenantServed } from './playground.ts';
-import { bundlesSelecting, loggedInput, replayRecent } from './replay-recent.ts';
+import { bundlesSelecting, loggedInput, type ReplayRecentOptions, replayRecentSteps } from './replay-recent.ts';
+
+/** The steps straight through, as a slicer that never yields runs them. */
+function replayRecent(o: ReplayRecentOptions) {
+  for (const steps = replayRecentSteps(o); ; ) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
 
 const team = ruleModelFor('team-docs', { actions: ['read', 'write'], condition: 'principal.team == resource.team' });
 const admins = ruleModelFor('admins', { actions: ['read'], condition: '"admin" in principal.roles' });
@@ -165,6 +173,19 @@ describe('replaying recent decisions with an edited condition', () => {
     expect(r.why['refused-input']).toMatch(/^The API would refuse it: /);
     expect(r.why['not-a-decision']).toContain('error');
     expect(r.replayed).toBe(r.unchanged + r.allowToDeny + r.denyToAllow);
+  });
+
+  it('replays in steps, so a slicer can give the event loop back between them', () => {
+    const tenant = served([team], [bundle('a'), bundle('b')]);
+    const list = Array.from({ length: 100 }, (_, i) => decision(read({ team: 'x' }, { team: i % 2 ? 'x' : 'y' }), i % 2 === 1));
+    const recent = recentOf({ 'acme/a': list, 'acme/b': list });
+    const steps = replayRecentSteps({ tenant: 'acme', served: tenant, edited: team, recent });
+    let count = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) count++;
+    // Two indexes built in steps, and a step every 25 of the 200 decisions.
+    expect(count).toBeGreaterThanOrEqual(8);
+    expect(step.value).toMatchObject({ replayed: 200, unchanged: 200 });
   });
 
   it('replays the inputs as held, credentials redacted', () => {

@@ -8,7 +8,7 @@ import { decisionInputOf } from '../authzen/index.ts';
 import { entityTypesTake } from '../bundle/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
 import {
-  buildIndex,
+  buildIndexSteps,
   type CompiledRule,
   compileRule,
   decide,
@@ -100,11 +100,19 @@ export function loggedInput(logged: unknown): { ok: true; input: DecisionInput }
 }
 
 /** The index an OPA on `bundle` would decide with: the tenant's rules its filter takes, `edited` (as Enforced) in place of its namesake. */
-function indexFor(tenant: string, rules: readonly CompiledRule[], types: ReadonlySet<string>, edited?: CompiledRule): RuleIndex {
+function indexFor(
+  tenant: string,
+  rules: readonly CompiledRule[],
+  types: ReadonlySet<string>,
+  edited?: CompiledRule,
+): Generator<void, RuleIndex> {
   const taken = rules.filter((r) => entityTypesTake(types, r.model.subjectType, r.model.resourceType));
-  if (edited === undefined) return buildIndex(tenant, taken);
-  return buildIndex(tenant, [...taken.filter((r) => r.model.name !== edited.model.name), edited]);
+  if (edited === undefined) return buildIndexSteps(tenant, taken);
+  return buildIndexSteps(tenant, [...taken.filter((r) => r.model.name !== edited.model.name), edited]);
 }
+
+/** Decisions replayed between two steps (a caller's slicer may give the event loop back there). */
+const PER_STEP = 25;
 
 /** A request in a line, for a table row to be scanned by eye. */
 function requestLine(input: DecisionInput): string {
@@ -121,8 +129,12 @@ export interface ReplayRecentOptions {
   readonly recent: (bundle: string) => readonly RecentDecision[];
 }
 
-/** Replays the recent decisions of every bundle that would carry the edited rule; each is replayed, unreplayable by a cause, never dropped. */
-export function replayRecent(o: ReplayRecentOptions): RecentReplay {
+/**
+ * Replays the recent decisions of every bundle that would carry the edited rule; each is replayed,
+ * unreplayable by a cause, never dropped. As steps: a large tenant's indexes are built, and its
+ * decisions replayed, a slice at a time (work/drive), so the event loop keeps answering decisions.
+ */
+export function* replayRecentSteps(o: ReplayRecentOptions): Generator<void, RecentReplay> {
   const rules = o.served?.index.rules ?? [];
   const directory = o.served?.directory ?? EMPTY_DIRECTORY;
   const edited = compileRule({ ...o.edited, state: 'Enforced' });
@@ -134,6 +146,7 @@ export function replayRecent(o: ReplayRecentOptions): RecentReplay {
   };
   const flips: RecentFlip[] = [];
   const bundles: BundleReplayed[] = [];
+  const indexes = new Map<string, { readonly now: RuleIndex; readonly next: RuleIndex }>();
   let replayed = 0;
   let allowToDeny = 0;
   let denyToAllow = 0;
@@ -141,10 +154,17 @@ export function replayRecent(o: ReplayRecentOptions): RecentReplay {
     const held = o.recent(`${o.tenant}/${bundle.name}`);
     bundles.push({ name: bundle.name, held: held.length });
     if (held.length === 0) continue;
-    const types = typesOf(bundle);
-    const now = indexFor(o.tenant, rules, types);
-    const next = indexFor(o.tenant, rules, types, edited);
+    // Bundles with the same filter decide with the same rules: their indexes are built once.
+    let pair = indexes.get(bundle.source.entityTypes);
+    if (pair === undefined) {
+      const types = typesOf(bundle);
+      pair = { now: yield* indexFor(o.tenant, rules, types), next: yield* indexFor(o.tenant, rules, types, edited) };
+      indexes.set(bundle.source.entityTypes, pair);
+    }
+    const { now, next } = pair;
+    let i = 0;
     for (const d of held) {
+      if (++i % PER_STEP === 0) yield;
       if (d.decision !== 'allow' && d.decision !== 'deny') {
         skip('not-a-decision', `OPA's result was ${d.decision} (query ${d.path ?? 'unknown'}), not allow or deny.`);
         continue;

@@ -6,7 +6,8 @@ import { type Cond, compileCondition, type RuleModel } from '../../policy/index.
 import { type Html, html, raw } from '../html.ts';
 import { badge, firstOf, notice, table, when } from '../layout.ts';
 import { bundleUrl, consoleUrl, ruleUrl } from '../paths.ts';
-import { RECENT_CAUSES, type RecentCause, type RecentFlip, type RecentReplay, replayRecent } from '../replay-recent.ts';
+import { RECENT_CAUSES, type RecentCause, type RecentFlip, type RecentReplay, replayRecentSteps } from '../replay-recent.ts';
+import { createSlicer, drive } from '../../work/index.ts';
 import type { PageAnswer, PageRequest } from '../routes.ts';
 import { loadRule, type RuleView, rulePage } from './rule-view.ts';
 
@@ -128,7 +129,7 @@ function conditionOf(
 }
 
 /** POST …/replay (any signed-in viewer of the tenant; CSRF-checked by app.ts): replays with the condition typed; saves nothing. */
-export function tryReplay(req: PageRequest): PageAnswer {
+export async function tryReplay(req: PageRequest): Promise<PageAnswer> {
   const view = loadRule(req);
   if ('kind' in view) return view;
   const text = (req.form?.get('condition') ?? '').replace(/\r\n/g, '\n');
@@ -139,6 +140,7 @@ export function tryReplay(req: PageRequest): PageAnswer {
   const condition = conditionOf(text);
   if (!condition.ok) return rulePage(req, view, 'replay', replayTab(req, view, { text, error: condition.error }), 422);
   const edited: RuleModel = { ...model, conditionText: condition.cond === undefined ? undefined : text, condition: condition.cond };
-  const result = replayRecent({ tenant: view.tenant, served: view.served, edited, recent: (key) => req.deps.recent.list(key) });
+  const steps = replayRecentSteps({ tenant: view.tenant, served: view.served, edited, recent: (key) => req.deps.recent.list(key) });
+  const result = await drive(steps, createSlicer());
   return rulePage(req, view, 'replay', replayTab(req, view, { text, result }));
 }
