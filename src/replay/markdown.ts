@@ -3,7 +3,7 @@
 // Every cell is escaped (pipes, line breaks, backticks, HTML, emphasis, links, mentions) and every
 // code block fenced longer than any backtick run inside it, so no input can break a table or inject HTML.
 import { CAUSES, type Counts, type ReplayReport } from './types.ts';
-import { counted, direction, inputText, n, safe, targetName, unreplayableTotal, verdict } from './words.ts';
+import { count, counted, direction, inputText, n, safe, targetName, unreplayableTotal, verdict } from './words.ts';
 
 /** Groups listed in the table; the rest are summed in one line (a comment has a size limit). */
 const TABLE_GROUPS = 50;
@@ -99,7 +99,7 @@ function opaSection(r: ReplayReport): string[] {
   if (o === undefined) return [];
   const out = [
     '',
-    `OPA ${cell(o.version)} decided ${n(o.decided)} times on the candidate's bundles: ${n(o.disagreements)} disagreement${o.disagreements === 1 ? '' : 's'} with the native replay.`,
+    `OPA ${cell(o.version)} decided ${n(o.decided)} times on the candidate's bundles: ${count(o.disagreements, 'disagreement')} with the native replay.`,
   ];
   if (o.disagreementExamples.length > 0) {
     const text = o.disagreementExamples.map(
@@ -115,9 +115,9 @@ export function formatMarkdown(r: ReplayReport): string {
   const mark = r.gate.passed ? '✅' : '❌';
   const notReplayed = unreplayableTotal(r);
   return [
-    `### ${mark} Replay ${cell(verdict(r))}`,
+    `### ${mark} Replay ${verdict(r)}`,
     '',
-    `${n(r.lines)} logged decisions replayed against ${cell(r.manifests)}: ${n(r.totals.replayed)} replayed, ${n(r.outsideWindow)} outside the window, ${n(notReplayed)} not replayable.`,
+    `${count(r.lines, 'line')} of the decision log against ${cell(r.manifests)}: ${n(r.totals.replayed)} replayed, ${n(r.outsideWindow)} outside the window, ${n(notReplayed)} not replayable.`,
     '',
     ...totalsTable(r),
     ...flipsSection(r),
