@@ -160,7 +160,7 @@ describe('Markdown', () => {
 describe('text and JSON', () => {
   it('prints no control character to a terminal, and says the gate’s verdict', () => {
     const text = FORMATS.text(hostileReport());
-    expect(text).not.toMatch(/[\u001b\u202e\r]/);
+    expect(text.replaceAll('\n', '')).not.toMatch(/[\p{Cc}\u202e]/u);
     expect(text).toContain('gate FAILED: 3 flips counted, at most 0 allowed');
     expect(summaryLine(hostileReport())).toBe(
       'replay: 4 lines, 3 replayed: 0 unchanged, 2 allow → deny, 1 deny → allow, 1 not replayable; OPA 1.1.0: 1 disagreement; gate FAILED: 3 flips counted, at most 0 allowed',
