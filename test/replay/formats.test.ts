@@ -162,6 +162,19 @@ describe('Markdown', () => {
   });
 });
 
+describe('an empty replay (no line read)', () => {
+  it('prints in every format: JUnit that validates, Markdown with its totals table, a passing gate', () => {
+    const r = createReportBuilder({ manifests: 'candidate', sources: [], maxFlips: 0 }).build();
+    expect(XMLValidator.validate(FORMATS.junit(r))).toBe(true);
+    expect(cells(tables(FORMATS.markdown(r))[0] as Tokens.Table)).toEqual([
+      ['', 'Replayed', 'Unchanged', 'Allow → deny', 'Deny → allow'],
+      ['All', '0', '0', '0', '0'],
+    ]);
+    expect(FORMATS.text(r)).toContain('gate passed: 0 flips counted, at most 0 allowed');
+    expect(JSON.parse(FORMATS.json(r))).toMatchObject({ lines: 0, groups: [], gate: { passed: true } });
+  });
+});
+
 describe('Markdown size', () => {
   it('stays within a GitHub comment (65,536 characters) for 1,000 groups of long hostile types and inputs', () => {
     const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log'], maxFlips: 0 });
