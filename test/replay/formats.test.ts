@@ -23,8 +23,8 @@ const HOSTILE =
   'x | y\n| --- |\r\n<script>alert(1)</script><img src=x onerror=alert(2)> ```` `tick` **b** [l](javascript:alert(3)) @org/team </details> \u001b[31mred\u202e';
 const red = { type: 'user', id: 'u-red', team: 'red' };
 
-function hostileReport(): ReplayReport {
-  const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log', HOSTILE], maxFlips: 0 });
+function hostileReport(allowDirection?: 'deny-to-allow'): ReplayReport {
+  const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log', HOSTILE], maxFlips: 0, allowDirection });
   const replay = createReplayer(world);
   const records: Recorded[] = [
     recorded({
@@ -106,6 +106,17 @@ describe('JUnit', () => {
     expect(cause?.skipped?.message).toBe('1 line not replayable (not-ours)');
     expect(cause?.['system-out']).toBe(`${HOSTILE}:4  a field ${HOSTILE}`.replaceAll('\u001b', '\ufffd').replaceAll('\r\n', '\n'));
     expect(doc.testsuites).toMatchObject({ tests: '6', failures: '4', skipped: '1' });
+  });
+});
+
+describe('JUnit with --allow-direction deny-to-allow', () => {
+  it('passes the deny → allow groups, with a note saying they were allowed, and fails the others', () => {
+    const doc = XML.parse(FORMATS.junit(hostileReport('deny-to-allow'))) as { testsuites: { testsuite: { testcase: JunitCase[] }[] } };
+    const acme = doc.testsuites.testsuite[0]?.testcase ?? [];
+    const denyToAllow = acme.find((c) => c.name.startsWith('deny → allow'));
+    expect(denyToAllow?.failure).toBeUndefined();
+    expect(denyToAllow?.['system-out']).toMatch(/^1 decision would flip deny → allow \(allowed by --allow-direction deny-to-allow\)/);
+    expect(acme.filter((c) => c.failure).map((c) => c.name.slice(0, 12))).toEqual(['allow → deny', 'allow → deny']);
   });
 });
 
