@@ -122,7 +122,9 @@ function firstExamples(all: readonly ShadowExample[]): ShadowExample[] {
   const seen = new Set<string>();
   const unique = all.filter((e) => {
     const k = `${e.time}\n${e.input}`;
-    return seen.has(k) ? false : (seen.add(k), true);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
   });
   return unique.sort((a, b) => Date.parse(a.time) - Date.parse(b.time)).slice(0, SHADOW_EXAMPLES);
 }
