@@ -7,6 +7,7 @@ import { canonicalJson } from '../bundle/index.ts';
 import { compileRule, ruleModel, ruleTranslation, type RuleModel } from '../policy/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
+import { shadowRoleOf, shadowStatusPart } from './shadow-status.ts';
 import { ANNOTATION_REGENERATE, keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 interface Translated {
@@ -219,7 +220,12 @@ function currentStatus(seen: Seen, spec: RuleSpec, t: Translated, phase: RulePha
     spec,
     ...(seen.regenerate === undefined ? {} : { regenerate: seen.regenerate }),
   };
-  return statusOf(seen, deps, phase, current, { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message });
+  const { role, note } = shadowRoleOf(seen.obj, spec.state);
+  const ready: ConditionInput = { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message: message + note };
+  return {
+    ...statusOf(seen, deps, phase, current, ready),
+    ...shadowStatusPart(deps, seen.obj, role, seen.generation, seen.previous.shadow),
+  };
 }
 
 function statusOf(seen: Seen, deps: ReconcileDeps, phase: RulePhase, translation: RuleTranslation, ready: ConditionInput): RuleStatus {

@@ -1,0 +1,32 @@
+// status.shadow of a Rule (docs/rules.md, "Shadow decisions"): which role the rule plays in its
+// tenant's proposal, and its counts summed over replicas by deps.shadow.
+import type { RuleShadowStatus, RuleSpec } from '../api/index.ts';
+import { ANNOTATION_PROPOSED_STATE, type ShadowRole } from '../shadow/index.ts';
+import type { ReconcileDeps } from './deps.ts';
+import type { SourceObject } from './types.ts';
+
+/** The states a rule marked for removal may be proposed to move to: those that leave Enforced. */
+const LEAVING = new Set(['Suspended', 'Archived', 'Draft']);
+
+/** The rule's role in its tenant's proposal, and a note for its Ready message when its mark is ignored. */
+export function shadowRoleOf(obj: SourceObject, state: RuleSpec['state']): { role: ShadowRole | undefined; note: string } {
+  if (state === 'Proposed') return { role: 'Proposed', note: '' };
+  const mark = obj.metadata.annotations?.[ANNOTATION_PROPOSED_STATE];
+  if (mark === undefined) return { role: undefined, note: '' };
+  const deployed = state === 'Enforced' || state === 'Approved';
+  if (deployed && LEAVING.has(mark)) return { role: 'Removal', note: '' };
+  const why = deployed ? 'expected Suspended, Archived or Draft' : `the rule is ${state}, not Enforced`;
+  return { role: undefined, note: `; annotation ${ANNOTATION_PROPOSED_STATE}=${JSON.stringify(mark).slice(0, 80)} ignored: ${why}` };
+}
+
+/** status.shadow for a translated rule with this role; absent when it has none, or nothing counts (offline). */
+export function shadowStatusPart(
+  deps: ReconcileDeps,
+  obj: SourceObject,
+  role: ShadowRole | undefined,
+  generation: number,
+  recorded: RuleShadowStatus | undefined,
+): { shadow?: RuleShadowStatus } {
+  const shadow = deps.shadow?.statusOf(obj.metadata.namespace ?? '', obj.metadata.name, role, generation, recorded);
+  return shadow === undefined ? {} : { shadow };
+}
