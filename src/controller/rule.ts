@@ -220,8 +220,8 @@ function currentStatus(seen: Seen, spec: RuleSpec, t: Translated, phase: RulePha
     spec,
     ...(seen.regenerate === undefined ? {} : { regenerate: seen.regenerate }),
   };
-  const { role, note } = shadowRoleOf(seen.obj, spec.state);
-  const ready: ConditionInput = { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message: message + note };
+  const ready: ConditionInput = { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message };
+  const role = shadowRoleOf(seen.obj, spec.state);
   return {
     ...statusOf(seen, deps, phase, current, ready),
     ...shadowStatusPart(deps, seen.obj, role, seen.generation, seen.previous.shadow),

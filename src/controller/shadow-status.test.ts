@@ -44,17 +44,14 @@ describe('status.shadow of a Rule', () => {
     expect(source.status('Rule', 'staying')?.['shadow']).toBeUndefined();
   });
 
-  it('says in the Ready message that a mark it cannot use is ignored', async () => {
+  it('shows nothing for a mark that is not a state leaving Enforced, nor on a rule not in force', async () => {
     const { source, run } = setup([
       sourceObject('Rule', 'odd', RULE_SPEC, { annotations: { [MARK]: 'Gone' } }),
       sourceObject('Rule', 'draft', { ...RULE_SPEC, state: 'Draft' }, { annotations: { [MARK]: 'Suspended' } }),
     ]);
     await run.drain();
-    const ready = (name: string) =>
-      ((source.status('Rule', name)?.['conditions'] ?? []) as { type: string; message: string }[]).find((c) => c.type === 'Ready');
-    expect(ready('odd')?.message).toContain('acl.policyagent.dev/proposed-state="Gone" ignored: expected Suspended, Archived or Draft');
-    expect(ready('draft')?.message).toContain('ignored: the rule is Draft, not Enforced');
     expect(source.status('Rule', 'odd')?.['shadow']).toBeUndefined();
+    expect(source.status('Rule', 'draft')?.['shadow']).toBeUndefined();
   });
 
   it('keeps the counts across a restart of the operator and starts again on a spec edit', async () => {

@@ -8,15 +8,11 @@ import type { SourceObject } from './types.ts';
 /** The states a rule marked for removal may be proposed to move to: those that leave Enforced. */
 const LEAVING = new Set(['Suspended', 'Archived', 'Draft']);
 
-/** The rule's role in its tenant's proposal, and a note for its Ready message when its mark is ignored. */
-export function shadowRoleOf(obj: SourceObject, state: RuleSpec['state']): { role: ShadowRole | undefined; note: string } {
-  if (state === 'Proposed') return { role: 'Proposed', note: '' };
+/** The rule's role in its tenant's proposal (an ignored mark is said in Ready by the draft's side, rule.ts). */
+export function shadowRoleOf(obj: SourceObject, state: RuleSpec['state']): ShadowRole | undefined {
+  if (state === 'Proposed') return 'Proposed';
   const mark = obj.metadata.annotations?.[ANNOTATION_PROPOSED_STATE];
-  if (mark === undefined) return { role: undefined, note: '' };
-  const deployed = state === 'Enforced' || state === 'Approved';
-  if (deployed && LEAVING.has(mark)) return { role: 'Removal', note: '' };
-  const why = deployed ? 'expected Suspended, Archived or Draft' : `the rule is ${state}, not Enforced`;
-  return { role: undefined, note: `; annotation ${ANNOTATION_PROPOSED_STATE}=${JSON.stringify(mark).slice(0, 80)} ignored: ${why}` };
+  return (state === 'Enforced' || state === 'Approved') && mark !== undefined && LEAVING.has(mark) ? 'Removal' : undefined;
 }
 
 /** status.shadow for a translated rule with this role; absent when it has none, or nothing counts (offline). */
