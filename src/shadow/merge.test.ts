@@ -107,6 +107,15 @@ describe('status.shadow summed over replica sessions', () => {
     expect(s.examples).toEqual([ex(3), ex(4), ex(6)]);
   });
 
+  it('takes a tally behind what was summed of it (an older copy read late) as no news', () => {
+    let s = merge(undefined, []);
+    s = merge(s, [{ session: 'b-1', tally: tally(30, 3) }]);
+    s = merge(s, [{ session: 'b-1', tally: tally(20, 2) }]);
+    expect(s).toMatchObject({ evaluated: 30, flips: 3 });
+    s = merge(s, [{ session: 'b-1', tally: tally(31, 3) }]);
+    expect(s).toMatchObject({ evaluated: 31, flips: 3 });
+  });
+
   it('keeps at most 64 sessions listed, letting go of ended ones first, and the totals do not move', () => {
     let s = merge(undefined, []);
     for (let i = 0; i < 100; i++) s = merge(s, [{ session: `r-${i}`, tally: tally(1) }]);

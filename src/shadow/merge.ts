@@ -49,8 +49,8 @@ function sessionKey({ session, tally }: LiveTally): string {
   return tally.firstMs === undefined ? session : `${session}~${tally.firstMs.toString(36)}`;
 }
 
-/** A tally that went back below what was recorded for its session started again (its ledger reset): all of it is new. */
-function startedAgain(t: Counts, was: Counts): boolean {
+/** A tally behind what was summed of it already: an older copy (a peer's ConfigMap read out of order), not news. */
+function behind(t: Counts, was: Counts): boolean {
   return t.evaluated < was.evaluated || t.matched < was.matched || t.flips < was.flips;
 }
 
@@ -83,8 +83,9 @@ export function mergeShadow(o: {
     if (tally.role !== role || tally.evaluated === 0 || live.has(session)) continue;
     live.add(session);
     const listed = entries.get(session);
+    if (listed !== undefined && behind(tally, listed)) continue;
     // At a start, what a session holds already belongs to what came before.
-    const was: Counts = fresh ? tally : listed === undefined || startedAgain(tally, listed) ? ZERO : listed;
+    const was: Counts = fresh ? tally : (listed ?? ZERO);
     const added = { evaluated: tally.evaluated - was.evaluated, matched: tally.matched - was.matched, flips: tally.flips - was.flips };
     total.evaluated += added.evaluated;
     total.matched += added.matched;
