@@ -95,4 +95,35 @@ describeE2E('Kubernetes: shadow decisions in Rule status (real API server)', { t
     await shadowIs(api, 'senior-reads', { observedGeneration: 2, evaluated: 10, flips: 5 });
     await shadowIs(api, 'team', { evaluated: 90, flips: 45 });
   });
+
+  it("sums every replica's counts, the follower's through its sharing ConfigMap, and keeps them when the leader changes", async () => {
+    const { ns, api } = await e2e.tenant('shadow-replicas', (n) => [
+      ...docsTenant(n),
+      ruleYaml(n, 'senior-reads', SENIOR),
+      apiKeySecret(n, API_KEY),
+    ]);
+    const options = { namespace: ns, activityFlushMs: 3_600_000, agentPublishIntervalMs: 50 };
+    const a = await e2e.operator({ ...options, identity: 'a' });
+    await shadowIs(api, 'senior-reads', { evaluated: 0 });
+    const b = await e2e.operator({ ...options, identity: 'b' });
+    expect([a.elector.isLeader(), b.elector.isLeader()]).toEqual([true, false]);
+    await send(a, 10, 0);
+    await send(b, 7, 10);
+    // The follower's tallies reach the leader through its ConfigMap; the leader's next pass writes the sum.
+    const summed = async (want: number, leader: Operator, follower?: Operator) =>
+      waitFor(`senior-reads counted ${want}`, async () => {
+        await follower?.flushActivity();
+        await leader.flushActivity();
+        const shadow = (await api.status('Rule', 'senior-reads'))['shadow'] as RuleShadowStatus | undefined;
+        return shadow?.evaluated === want ? shadow : undefined;
+      });
+    expect(await summed(34, a, b)).toMatchObject({ flips: 17, summary: 'would allow 17 of 34' });
+    await send(a, 3, 17);
+    await summed(40, a, b);
+    // The leader goes: the follower takes over and sums on from what status recorded.
+    await a.stop();
+    await waitFor('b leads', async () => b.elector.isLeader());
+    await send(b, 2, 20);
+    expect(await summed(44, b)).toMatchObject({ flips: 22 });
+  });
 });
