@@ -3,6 +3,7 @@
 // counted twice), and a spec edit starts again at zero.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RuleShadowStatus } from '../../src/api/index.ts';
+import { formatStatus } from '../../src/cli/status.ts';
 import { BASE_MANIFESTS, startTestService, type TestService } from '../support/service.ts';
 
 const proposal = (condition: string) => `
@@ -63,6 +64,10 @@ describe('status.shadow in standalone mode', () => {
     expect(shadowOf(t, 'senior-reads')).toMatchObject({ evaluated: 60, matched: 30, flips: 30, summary: 'would allow 30 of 60' });
     expect(shadowOf(t, 'team-documents')).toMatchObject({ evaluated: 60, flips: 30, summary: 'would deny 30 of 60' });
     expect(shadowOf(t, 'senior-reads')?.examples).toHaveLength(3);
+    // `acl-operator status` shows the summary as kubectl's SHADOW column does.
+    const printed = await formatStatus(t.service.state);
+    expect(printed).toMatch(/^NAMESPACE +NAME +STATE +PHASE +SUBJECT +ACTIONS +RESOURCE +TRANSLATION +SHADOW +WARNING +MESSAGE$/m);
+    expect(printed).toMatch(/^acme +senior-reads +Proposed +Proposed +user +read +document +Current +would allow 30 of 60$/m);
 
     t = await t.restart();
     expect(shadowOf(t, 'senior-reads')).toMatchObject({ evaluated: 60, flips: 30 });
