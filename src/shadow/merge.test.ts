@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../../test/support/corpus.ts';
-import type { RuleShadowStatus } from '../api/index.ts';
+import { RuleShadowStatus } from '../api/index.ts';
 import { type LiveTally, mergeShadow, shadowSummary } from './merge.ts';
 import type { ShadowExample, ShadowRole, ShadowTally } from './types.ts';
 
@@ -114,6 +114,16 @@ describe('status.shadow summed over replica sessions', () => {
     expect(s).toMatchObject({ evaluated: 30, flips: 3 });
     s = merge(s, [{ session: 'b-1', tally: tally(31, 3) }]);
     expect(s).toMatchObject({ evaluated: 31, flips: 3 });
+  });
+
+  it('names a session of a very long host name within the schema, still telling runs apart', () => {
+    const host = 'h'.repeat(250);
+    let s = merge(undefined, []);
+    s = merge(s, [{ session: `${host}-a1`, tally: tally(2) }]);
+    s = merge(s, [{ session: `${host}-a2`, tally: tally(3) }]);
+    expect(s.evaluated).toBe(5);
+    expect(s.replicas?.every((r) => r.session.length <= 128)).toBe(true);
+    expect(RuleShadowStatus.safeParse(s).success).toBe(true);
   });
 
   it('keeps at most 64 sessions listed, letting go of ended ones first, and the totals do not move', () => {

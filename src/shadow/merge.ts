@@ -14,6 +14,7 @@ export interface LiveTally {
 
 /** The bookkeeping list's bound (the schema's): sessions no longer live leave it first. */
 const MAX_SESSIONS = 64;
+const MAX_SESSION_CHARS = 128;
 
 type Entry = NonNullable<RuleShadowStatus['replicas']>[number];
 interface Counts {
@@ -46,7 +47,9 @@ function latest(a: number | undefined, b: number | undefined): number | undefine
  * new compiled rule, the role back) makes a new entry, so what the old one counted stays summed.
  */
 function sessionKey({ session, tally }: LiveTally): string {
-  return tally.firstMs === undefined ? session : `${session}~${tally.firstMs.toString(36)}`;
+  const key = tally.firstMs === undefined ? session : `${session}~${tally.firstMs.toString(36)}`;
+  // The schema's bound; the end (start and first times) is what tells runs of one host apart.
+  return key.length <= MAX_SESSION_CHARS ? key : key.slice(key.length - MAX_SESSION_CHARS);
 }
 
 /** A tally behind what was summed of it already: an older copy (a peer's ConfigMap read out of order), not news. */
