@@ -52,6 +52,12 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Resource', type: 'string', jsonPath: '.spec.resourceType' },
       { name: 'Translation', type: 'string', jsonPath: '.status.translation.status', priority: 1 },
       { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+      {
+        name: 'Shadow',
+        type: 'string',
+        jsonPath: '.status.shadow.summary',
+        description: 'What live traffic says of a Proposed rule or one marked for removal, e.g. "would allow 12 of 3,400"',
+      },
       WARNING,
       AGE,
     ],

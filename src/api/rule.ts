@@ -57,7 +57,9 @@ export const RuleShadowStatus = z.object({
     .array(z.object({ session: z.string().max(128), evaluated: Count, matched: Count, flips: Count }))
     .max(64)
     .optional()
-    .describe('Bookkeeping: each serving replica session whose counts the totals include.'),
+    .describe(
+      'Bookkeeping: each replica session (and run of its count) with its counts when last summed; the totals include what each added since, so a session is counted once.',
+    ),
 });
 export type RuleShadowStatus = z.infer<typeof RuleShadowStatus>;
 

@@ -154,10 +154,10 @@ function fakeState(parts: Partial<StatusSource> = {}): StatusSource {
 describe('formatStatus', () => {
   it('lists rules, connectors, bundles, directories and problems as kubectl-like tables', async () => {
     expect(await formatStatus(fakeState())).toMatchInlineSnapshot(`
-      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   WARNING          MESSAGE
-      acme        broken           Draft      Invalid    user                   document   Stale                          actions must be a list
+      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   SHADOW   WARNING          MESSAGE
+      acme        broken           Draft      Invalid    user                   document   Stale                                   actions must be a list
       acme        new              Draft      Pending    <none>                 <none>     Pending
-      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated    PropertiesPath
+      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated             PropertiesPath
 
       NAMESPACE   NAME   PHASE    TOKEN ISSUED           TOKEN SECRET   BUNDLES     WARNING   MESSAGE
       acme        app    Active   2024-01-01T00:00:00Z   app-token      docs,more
@@ -180,10 +180,10 @@ describe('formatStatus', () => {
   it('says when the manifests folder has no problems and leaves out empty sections', async () => {
     const rules = OBJECTS.filter((s) => s.kind === 'Rule');
     expect(await formatStatus(fakeState({ objects: () => rules, problems: async () => [] }))).toMatchInlineSnapshot(`
-      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   WARNING          MESSAGE
-      acme        broken           Draft      Invalid    user                   document   Stale                          actions must be a list
+      "NAMESPACE   NAME             STATE      PHASE      SUBJECT   ACTIONS      RESOURCE   TRANSLATION   SHADOW   WARNING          MESSAGE
+      acme        broken           Draft      Invalid    user                   document   Stale                                   actions must be a list
       acme        new              Draft      Pending    <none>                 <none>     Pending
-      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated    PropertiesPath
+      acme        team-documents   Enforced   Enforced   user      read,write   document   Translated             PropertiesPath
 
       NAMESPACE   NAME   PHASE   TOKEN ISSUED   TOKEN SECRET   BUNDLES   WARNING   MESSAGE
 

@@ -154,7 +154,7 @@ function warningCode(s: ObjectState): string {
 
 function rulesTable(rules: readonly ObjectState[]): string {
   return table(
-    ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'WARNING', 'MESSAGE'],
+    ['NAMESPACE', 'NAME', 'STATE', 'PHASE', 'SUBJECT', 'ACTIONS', 'RESOURCE', 'TRANSLATION', 'SHADOW', 'WARNING', 'MESSAGE'],
     rules.map((s) => {
       const spec = rec(s.raw['spec']);
       return [
@@ -166,6 +166,8 @@ function rulesTable(rules: readonly ObjectState[]): string {
         Array.isArray(spec['actions']) ? spec['actions'].join(',') : '',
         str(spec['resourceType']),
         translationState(s),
+        // What live traffic says of a Proposed rule or one marked for removal (kubectl's SHADOW column).
+        str(rec(s.status?.['shadow'])['summary'], ''),
         warningCode(s),
         readyMessage(s),
       ];

@@ -9,7 +9,7 @@ import { createSlicer, type Slicer } from '../work/index.ts';
 import { reconcileBundle } from './bundle.ts';
 import { reconcileConnector } from './connector.ts';
 import { createDirectoryReconciler } from './directory.ts';
-import type { AgentView, Outcome, ReconcileDeps } from './deps.ts';
+import type { AgentView, Outcome, ReconcileDeps, ShadowView } from './deps.ts';
 import { drainOnce, type ControllerMetrics, type DrainState } from './drain.ts';
 import { createDrainLinter } from './warnings.ts';
 import { asDrained, drainedQueue, type DrainedQueue, type WorkQueue } from './queue.ts';
@@ -51,6 +51,8 @@ export interface ControllerOptions {
    * a follower made a new leader's pass reconcile all 10,200 objects of a large start a second time.
    */
   readonly held?: boolean;
+  /** Shadow counts summed over replicas, for status.shadow of Proposed rules and rules marked for removal (default: none). */
+  readonly shadow?: ShadowView;
 }
 
 export interface Controller {
@@ -155,6 +157,7 @@ function reconcileDeps(options: ControllerOptions): ReconcileDeps {
     packer: options.packer ?? IN_THREAD_PACKER,
     signing: options.signing ?? UNSIGNED,
     slicer: options.slicer ?? createSlicer(),
+    ...(options.shadow ? { shadow: options.shadow } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { ANNOTATION_PROPOSED_STATE } from '../shadow/index.ts';
 import type { ShadowEntry } from '../store/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
+import { shadowRoleOf, shadowStatusPart } from './shadow-status.ts';
 import { ANNOTATION_REGENERATE, keyText, type ObjectKey, type SourceObject } from './types.ts';
 
 interface Translated {
@@ -257,7 +258,12 @@ function currentStatus(
     spec,
     ...(seen.regenerate === undefined ? {} : { regenerate: seen.regenerate }),
   };
-  return statusOf(seen, deps, phase, current, { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message });
+  const ready: ConditionInput = { type: 'Ready', status: true, reason: isDeployed ? 'Enforced' : 'NotDeployed', message };
+  const role = shadowRoleOf(seen.obj, spec.state);
+  return {
+    ...statusOf(seen, deps, phase, current, ready),
+    ...shadowStatusPart(deps, seen.obj, role, seen.generation, seen.previous.shadow),
+  };
 }
 
 function statusOf(seen: Seen, deps: ReconcileDeps, phase: RulePhase, translation: RuleTranslation, ready: ConditionInput): RuleStatus {

@@ -4,6 +4,7 @@
 // owned by its Pod so the garbage collector removes it with the Pod), and watches its peers'
 // ConfigMaps: the registry merges them, each agent counted once as the replica that heard from it
 // last describes it. The per-pod-status pattern of Gatekeeper, with a ConfigMap as the carrier.
+// The same ConfigMap carries this replica's shadow tallies (shadow-share.ts) for the leader to sum.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
@@ -11,7 +12,9 @@ import { makeInformer, type Informer, type KubernetesListObject, type ObjectCach
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { AGENT_ID, MAX_BUNDLES_NAMED, type Agent, type AgentRegistry } from '../fleet/index.ts';
+import type { ShadowHub } from '../shadow/index.ts';
 import { describeError, statusOf, type KubeClients } from './client.ts';
+import { encodeTallies, handOver, SHADOW_KEY } from './shadow-share.ts';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -20,8 +23,8 @@ export const LABEL_AGENTS = 'acl.policyagent.dev/agents';
 export const ANNOTATION_REPLICA = 'acl.policyagent.dev/replica';
 export const ANNOTATION_UPDATED = 'acl.policyagent.dev/updated';
 const KEY = 'agents.json.gz';
-/** A ConfigMap holds at most 1 MiB: past this, the least recently heard agents are left out. */
-const MAX_PUBLISHED_BYTES = 900 * 1024;
+/** A ConfigMap holds at most 1 MiB, shadow tallies included: past this, the least recently heard agents are left out. */
+const MAX_PUBLISHED_BYTES = 860 * 1024;
 /** Shortest time between two publications of this replica's agents. */
 export const PUBLISH_INTERVAL_MS = 2000;
 
@@ -97,12 +100,16 @@ export interface AgentSharingOptions {
   readonly heartbeatMs?: number;
   /** Whether this replica leads: the leader deletes ConfigMaps of replicas long gone. */
   readonly leading: () => boolean;
+  /** Shadow tallies: this replica's shared, its peers' handed over (absent: none are shared). */
+  readonly shadow?: Pick<ShadowHub, 'local' | 'setPeer'>;
 }
 
 export interface AgentSharing {
   start(): Promise<void>;
   /** Publishes what this replica holds now (tests). */
   publish(): Promise<void>;
+  /** This replica's shadow tallies changed: publish them (rate-limited as agents are). */
+  shadowChanged(): void;
   /** Stops watching and deletes this replica's ConfigMap. */
   stop(): Promise<void>;
 }
@@ -122,6 +129,7 @@ interface Sharing {
   running: Promise<void>;
   stopped: boolean;
   warnedSize: boolean;
+  warnedShadowSize: boolean;
   warnedWrite: boolean;
   informer: (Informer<V1ConfigMap> & ObjectCache<V1ConfigMap>) | undefined;
   unsubscribe: () => void;
@@ -134,11 +142,20 @@ async function body(s: Sharing): Promise<{ cm: V1ConfigMap; empty: boolean }> {
   const { o, name } = s;
   const nowMs = o.now();
   const local = o.registry.exportLocal(nowMs);
-  const empty = Object.keys(local).length === 0;
+  const tallies = o.shadow?.local();
+  const empty = Object.keys(local).length === 0 && !tallies?.tallies.length;
   const { zipped, total, kept } = await encodeAgents(local, o.identity, nowMs, MAX_PUBLISHED_BYTES);
   if (kept < total && !s.warnedSize) {
     s.warnedSize = true;
     o.log.warn({ configMap: name, agents: total, kept }, 'Shared only the most recently heard agents: too many for one ConfigMap');
+  }
+  const shadow = tallies?.tallies.length ? await encodeTallies(tallies) : undefined;
+  if (shadow && !shadow.examples && !s.warnedShadowSize) {
+    s.warnedShadowSize = true;
+    o.log.warn(
+      { configMap: name, tallies: shadow.total, kept: shadow.kept },
+      'Shared shadow tallies without examples: too many for one ConfigMap',
+    );
   }
   const cm: V1ConfigMap = {
     apiVersion: 'v1',
@@ -151,7 +168,7 @@ async function body(s: Sharing): Promise<{ cm: V1ConfigMap; empty: boolean }> {
       ...(o.pod ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: o.pod.name, uid: o.pod.uid }] } : {}),
       ...(s.resourceVersion === undefined ? {} : { resourceVersion: s.resourceVersion }),
     },
-    binaryData: { [KEY]: zipped.toString('base64') },
+    binaryData: { [KEY]: zipped.toString('base64'), ...(shadow ? { [SHADOW_KEY]: shadow.zipped.toString('base64') } : {}) },
   };
   return { cm, empty };
 }
@@ -249,6 +266,7 @@ async function decode(s: Sharing, cm: V1ConfigMap): Promise<void> {
   const { registry, identity, log } = s.o;
   const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
   if (replica === undefined || replica === identity) return;
+  if (s.o.shadow) void handOver(s.o.shadow, log, replica, cm.binaryData?.[SHADOW_KEY]);
   const data = cm.binaryData?.[KEY];
   if (data === undefined) {
     registry.setPeer(replica, undefined, s.o.now());
@@ -298,7 +316,9 @@ function watchPeers(s: Sharing): Informer<V1ConfigMap> & ObjectCache<V1ConfigMap
   });
   informer.on('delete', (cm) => {
     const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
-    if (replica !== undefined && replica !== identity) registry.setPeer(replica, undefined, s.o.now());
+    if (replica === undefined || replica === identity) return;
+    registry.setPeer(replica, undefined, s.o.now());
+    s.o.shadow?.setPeer(replica, undefined);
   });
   informer.on('error', (err: unknown) => {
     if (s.stopped) return;
@@ -318,7 +338,8 @@ async function start(s: Sharing): Promise<void> {
   s.informer = informer;
   await informer.start().catch((err: unknown) => s.o.log.warn({ err: describeError(err) }, 'Could not watch the agents of peer replicas'));
   s.heartbeat = setInterval(() => {
-    if (s.publishedSomething || Object.keys(s.o.registry.exportLocal(s.o.now())).length > 0) void publish(s);
+    if (s.publishedSomething || Object.keys(s.o.registry.exportLocal(s.o.now())).length > 0 || s.o.shadow?.local().tallies.length)
+      void publish(s);
     void sweep(s);
   }, s.heartbeatMs);
   s.heartbeat.unref();
@@ -354,10 +375,11 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
     running: Promise.resolve(),
     stopped: false,
     warnedSize: false,
+    warnedShadowSize: false,
     warnedWrite: false,
     informer: undefined,
     unsubscribe: () => undefined,
   };
   s.unsubscribe = o.registry.onLocalChange(() => schedule(s));
-  return { start: () => start(s), publish: () => publish(s), stop: () => stop(s) };
+  return { start: () => start(s), publish: () => publish(s), shadowChanged: () => schedule(s), stop: () => stop(s) };
 }

@@ -200,6 +200,7 @@ export function createSharing(cluster: Cluster, base: Base, options: ClusterOpti
     namespace: cluster.namespace,
     identity: cluster.identity,
     registry: base.fleet.agents,
+    shadow: base.shadowView,
     log: base.log.child({ module: 'agents' }),
     now: () => base.now().getTime(),
     leading: () => isLeading(cluster),

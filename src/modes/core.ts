@@ -11,7 +11,7 @@ import type { AdmissionDeps } from '../http/index.ts';
 import { createLogger } from '../log.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { type Serving, startServing } from '../server/index.ts';
-import { createShadowLedger, type LocalShadowLedger } from '../shadow/index.ts';
+import { createShadowLedger, createShadowView, type LocalShadowLedger, type ShadowHub } from '../shadow/index.ts';
 import { createStore, type Store } from '../store/index.ts';
 import { type Changes, createChanges } from './changes.ts';
 
@@ -82,6 +82,8 @@ export interface Base {
   readonly fleet: Fleet;
   /** The one shadow ledger of the process: fed by decisions, following each publish, read by metrics (and status). */
   readonly shadow: LocalShadowLedger;
+  /** Rule status.shadow: the ledger plus the peers' shared tallies, summed per rule. */
+  readonly shadowView: ShadowHub;
 }
 
 /** Makes the base of a mode; `notReady` is what /readyz says until the mode serves. */
@@ -110,7 +112,8 @@ export function createBase(config: Config, options: CommonOptions, notReady: str
     for (const t of tenants) shadow.follow(t, snapshot.tenants.get(t));
   });
   metrics.shadowFrom(() => shadow.all());
-  return { config, log, now, nowMs, metrics, store, queue, readiness: createReadiness(notReady), changes, fleet, shadow };
+  const shadowView = createShadowView({ ledger: shadow, now: nowMs });
+  return { config, log, now, nowMs, metrics, store, queue, readiness: createReadiness(notReady), changes, fleet, shadow, shadowView };
 }
 
 /** The controller options both modes give alike (each adds its source, its writer and its packer). */
@@ -122,6 +125,7 @@ export function controllerBase(base: Base, options: CommonOptions): Omit<Control
     now: base.now,
     metrics: base.metrics.controller,
     agents: base.fleet.view,
+    shadow: base.shadowView,
     lint: true,
     ...(options.random ? { random: options.random } : {}),
   };

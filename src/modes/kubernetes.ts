@@ -25,6 +25,7 @@ import { consoleOpa, startConsole } from './console.ts';
 import { createKubeSigning, type KubeSigning } from './kube-signing.ts';
 import { controllerBase, createBase, startBaseHttp, type Base, type CommonOptions, type Running } from './core.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
+import { startShadowStatus, type ShadowStatus } from './shadow-status.ts';
 
 export interface Operator extends Running {
   readonly identity: string;
@@ -89,6 +90,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     controller,
     log: base.log,
     failure: 'Failed to record sync activity',
+    shadow: startClusterShadow(base, cluster, controller, sharing),
     everyMs: options.activityFlushMs ?? 30_000,
   });
   let console: Awaited<ReturnType<typeof startConsole>>;
@@ -140,6 +142,16 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     flushActivity: activity.flush,
     stop,
   };
+}
+
+/** status.shadow: the leader enqueues the rules whose counts moved; every replica shares its own tallies. */
+function startClusterShadow(base: Base, cluster: Cluster, controller: Controller, sharing: AgentSharing): ShadowStatus {
+  return startShadowStatus({
+    view: base.shadowView,
+    enqueue: controller.enqueue,
+    leading: () => isLeading(cluster),
+    shared: sharing.shadowChanged,
+  });
 }
 
 /** Lists every kind, takes part in the election, waits for the first build to be published, then opens the API. */

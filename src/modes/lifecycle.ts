@@ -8,6 +8,7 @@ import type { Store, SyncRecord } from '../store/index.ts';
 import type { Fleet } from '../fleet/index.ts';
 import type { Serving } from '../server/index.ts';
 import type { Base } from './core.ts';
+import type { ShadowStatus } from './shadow-status.ts';
 
 export interface ActivityFlushOptions {
   readonly store: Store;
@@ -22,6 +23,8 @@ export interface ActivityFlushOptions {
   readonly more?: () => Promise<void>;
   /** Also run at every tick, whatever the flush does (standalone: the token files check). */
   readonly eachTick?: () => void;
+  /** Rule status.shadow: each flush enqueues the rules whose counts moved (so a stop writes the last ones); stopTimer stops its timer too. */
+  readonly shadow?: ShadowStatus;
 }
 
 export interface ActivityFlush {
@@ -41,6 +44,7 @@ export function startActivityFlush(o: ActivityFlushOptions): ActivityFlush {
       o.controller.enqueue({ kind: 'Bundle', namespace: tenant, name: bundle });
     }
     await o.more?.();
+    o.shadow?.tick();
     await o.controller.idle();
   };
   const flushLogged = (): Promise<void> => flush().catch((err: unknown) => o.log.error({ err }, o.failure));
@@ -49,7 +53,11 @@ export function startActivityFlush(o: ActivityFlushOptions): ActivityFlush {
     o.eachTick?.();
   }, o.everyMs);
   timer.unref();
-  return { flush, flushLogged, stopTimer: () => clearInterval(timer) };
+  const stopTimer = (): void => {
+    clearInterval(timer);
+    o.shadow?.stop();
+  };
+  return { flush, flushLogged, stopTimer };
 }
 
 /** What a mode closes after its controller, in this order. */

@@ -13,6 +13,7 @@ import { adminKeyHashesOf, consoleOpa, newAdminKey, startConsole } from './conso
 import { controllerBase, createBase, startBaseHttp, type Base, type CommonOptions, type Running } from './core.ts';
 import { closeRemaining, gracefulStop, startActivityFlush } from './lifecycle.ts';
 import { folderActivity, restoreActivity } from './persist.ts';
+import { startShadowStatus } from './shadow-status.ts';
 import { followKeyFolder, type KeyFolder } from './signing-keys.ts';
 import { keepOpaConfigs, keepTokenFiles } from './state-files.ts';
 
@@ -160,6 +161,8 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
     everyMs: options.activityFlushMs ?? 5000,
     ...folderActivity(state, store, fleet, base.now),
     eachTick: tokens.repair,
+    // One process, one session: a restart sums on from the status the state folder recorded.
+    shadow: startShadowStatus({ view: base.shadowView, enqueue: controller.enqueue, leading: () => true }),
   });
   opened.push(() => activity.stopTimer());
   const api = await serving.listenApi(config.tls);

@@ -43,7 +43,7 @@ describeE2E('Kubernetes: lint findings as Warning conditions and Events (real AP
     const listed = spawnSync(process.env['KUBECTL'] || 'kubectl', ['--kubeconfig', E2E_KUBECONFIG ?? '', 'get', 'rules', '-n', ns], {
       encoding: 'utf8',
     });
-    expect(listed.stdout).toMatch(/^NAME\s+STATE\s+PHASE\s+SUBJECT\s+ACTIONS\s+RESOURCE\s+WARNING\s+AGE$/m);
+    expect(listed.stdout).toMatch(/^NAME\s+STATE\s+PHASE\s+SUBJECT\s+ACTIONS\s+RESOURCE\s+SHADOW\s+WARNING\s+AGE$/m);
     expect(listed.stdout).toMatch(/^owners\s+Enforced\s+Enforced\s+user\s+.*\s+PropertiesPath\s+\S+$/m);
     // A clean Rule and the Bundle carry no Warning condition.
     expect(warningOf(await api.status('Rule', 'team-documents'))).toBeUndefined();

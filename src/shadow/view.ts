@@ -1,0 +1,78 @@
+// What status reads of shadow decisions (ShadowView): this replica's ledger and the tallies peers
+// share (Kubernetes: their sharing ConfigMaps), summed per rule by merge.ts. It also says which
+// rules' counts moved, so the modes enqueue only those (at most every SHADOW_ENQUEUE_MS).
+import type { RuleShadowStatus } from '../api/index.ts';
+import { type LiveTally, mergeShadow } from './merge.ts';
+import type { ShadowLedger, ShadowRole, ShadowTally } from './types.ts';
+
+/** Shortest time between two passes that enqueue the rules whose tallies changed. */
+export const SHADOW_ENQUEUE_MS = 10_000;
+
+/** One replica's tallies as it shares them with its peers. */
+export interface SharedTallies {
+  readonly session: string;
+  readonly tallies: readonly { readonly tenant: string; readonly rule: string; readonly tally: ShadowTally }[];
+}
+
+/** The controller's ShadowView, fed by peers, telling which rules changed. */
+export interface ShadowHub {
+  statusOf(
+    tenant: string,
+    rule: string,
+    role: ShadowRole | undefined,
+    generation: number,
+    recorded: RuleShadowStatus | undefined,
+  ): RuleShadowStatus | undefined;
+  /** A peer replica's tallies (undefined: it stopped sharing); the rules whose counts moved are marked changed. */
+  setPeer(replica: string, shared: SharedTallies | undefined): void;
+  /** This replica's tallies, to share with peers. */
+  local(): SharedTallies;
+  /** `<tenant>/<rule>` of the rules whose counts changed, here or at a peer, since the last call; `local`: some changed here. */
+  takeChanged(): { readonly rules: readonly string[]; readonly local: boolean };
+}
+
+const keyOf = (tenant: string, rule: string): string => `${tenant}/${rule}`;
+
+function sameTally(a: ShadowTally | undefined, b: ShadowTally | undefined): boolean {
+  return (
+    a?.role === b?.role && a?.evaluated === b?.evaluated && a?.matched === b?.matched && a?.flips === b?.flips && a?.firstMs === b?.firstMs
+  );
+}
+
+/** A ShadowView over this replica's ledger and what peers share; `now` in ms (the `since` of a count that starts). */
+export function createShadowView(o: { readonly ledger: ShadowLedger; readonly now: () => number }): ShadowHub {
+  const { ledger } = o;
+  const peers = new Map<string, { readonly session: string; readonly tallies: ReadonlyMap<string, ShadowTally> }>();
+  const changed = new Set<string>();
+  return {
+    statusOf(tenant, rule, role, generation, recorded) {
+      if (role === undefined) return undefined;
+      const key = keyOf(tenant, rule);
+      const live: LiveTally[] = [];
+      const own = ledger.tally(tenant, rule);
+      if (own) live.push({ session: ledger.session, tally: own });
+      for (const peer of peers.values()) {
+        const tally = peer.tallies.get(key);
+        if (tally && peer.session !== ledger.session) live.push({ session: peer.session, tally });
+      }
+      return mergeShadow({ role, generation, recorded, live, nowMs: o.now() });
+    },
+    setPeer(replica, shared) {
+      const before = peers.get(replica);
+      const after = shared && { session: shared.session, tallies: new Map(shared.tallies.map((t) => [keyOf(t.tenant, t.rule), t.tally])) };
+      for (const [key, tally] of before?.tallies ?? []) if (!sameTally(tally, after?.tallies.get(key))) changed.add(key);
+      for (const [key, tally] of after?.tallies ?? []) if (!sameTally(tally, before?.tallies.get(key))) changed.add(key);
+      if (after) peers.set(replica, after);
+      else peers.delete(replica);
+    },
+    local() {
+      return { session: ledger.session, tallies: [...ledger.all()] };
+    },
+    takeChanged() {
+      const own = ledger.takeChanged();
+      const rules = [...new Set([...own, ...changed])];
+      changed.clear();
+      return { rules, local: own.length > 0 };
+    },
+  };
+}
