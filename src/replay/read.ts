@@ -90,7 +90,7 @@ export async function sourcesOf(paths: readonly string[]): Promise<string[]> {
 /** The bytes of a stream, gunzipped when they start with gzip's magic bytes (1f 8b). */
 async function* decoded(raw: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   const it = raw[Symbol.asyncIterator]();
-  let head = Buffer.alloc(0);
+  let head: Buffer = Buffer.alloc(0);
   while (head.length < 2) {
     const next = await it.next();
     if (next.done) break;

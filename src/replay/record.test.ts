@@ -34,7 +34,7 @@ const opa = {
   result: false,
   input,
 };
-const line = (o: object): string => JSON.stringify(o);
+const line = (o: unknown): string => JSON.stringify(o);
 
 describe('recordOf', () => {
   it('reads a service allow: its tenant, endpoint, the rule its policyId names, the input checked and the input as logged', () => {
