@@ -35,14 +35,24 @@ export function createReplayer(world: World): (record: Recorded) => Replayed | U
   return (record) => {
     const tenant = world.get(record.tenant);
     if (tenant === undefined) {
-      return { ok: false, cause: 'unknown-tenant', where: record.where, detail: `the candidate has no tenant ${JSON.stringify(record.tenant)}` };
+      return {
+        ok: false,
+        cause: 'unknown-tenant',
+        where: record.where,
+        detail: `the candidate has no tenant ${JSON.stringify(record.tenant)}`,
+      };
     }
     let index = tenant.index;
     if (record.source === 'opa') {
       const bundle = record.bundle === undefined ? undefined : tenant.bundles.get(record.bundle);
       if (bundle === undefined) {
         const named = record.bundle === undefined ? 'no bundle named' : `no bundle ${JSON.stringify(record.bundle)}`;
-        return { ok: false, cause: 'unknown-bundle', where: record.where, detail: `the candidate's tenant ${JSON.stringify(record.tenant)} has ${named}` };
+        return {
+          ok: false,
+          cause: 'unknown-bundle',
+          where: record.where,
+          detail: `the candidate's tenant ${JSON.stringify(record.tenant)} has ${named}`,
+        };
       }
       index = indexOf(tenant, bundle);
     }

@@ -82,7 +82,7 @@ interface Group {
   readonly examples: Example[];
 }
 
-const typeText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+const typeText = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
 
 /** null first, then by code point. */
 function compareNullable(a: string | null, b: string | null): number {
