@@ -121,19 +121,22 @@ function textOf(bytes: Buffer): string | undefined {
   return text;
 }
 
-/** The lines of one source, numbered from 1; a broken gzip stream ends it with a `broken` line. */
-async function* linesOfSource(source: string, raw: AsyncIterable<Buffer>, max: number): AsyncGenerator<LineRead> {
+/**
+ * The lines of one source, numbered from 1, in batches (one per chunk read: a yield per line would
+ * cost more than finding the line); a broken gzip stream ends it with a `broken` line.
+ */
+async function* batchesOfSource(source: string, raw: AsyncIterable<Buffer>, max: number): AsyncGenerator<LineRead[]> {
   let parts: Buffer[] = [];
   let held = 0;
   let over = false;
   let n = 0;
-  const line = function* (last: Buffer): Generator<LineRead> {
+  let batch: LineRead[] = [];
+  const line = (last: Buffer): void => {
     n++;
-    const where = `${source}:${n}`;
-    if (over || held + last.length > max) yield { where, source, tooLong: true };
+    if (over || held + last.length > max) batch.push({ where: `${source}:${n}`, source, tooLong: true });
     else {
       const text = textOf(held === 0 ? last : Buffer.concat([...parts, last]));
-      if (text !== undefined) yield { where, source, text };
+      if (text !== undefined) batch.push({ where: `${source}:${n}`, source, text });
     }
     parts = [];
     held = 0;
@@ -143,8 +146,12 @@ async function* linesOfSource(source: string, raw: AsyncIterable<Buffer>, max: n
     for await (const chunk of decoded(raw)) {
       let start = 0;
       for (let nl = chunk.indexOf(NEWLINE, start); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-        yield* line(chunk.subarray(start, nl));
+        line(chunk.subarray(start, nl));
         start = nl + 1;
+      }
+      if (batch.length > 0) {
+        yield batch;
+        batch = [];
       }
       const tail = chunk.subarray(start);
       if (over || tail.length === 0) continue;
@@ -160,30 +167,41 @@ async function* linesOfSource(source: string, raw: AsyncIterable<Buffer>, max: n
     }
   } catch (err) {
     if (!(err instanceof Error && 'code' in err && String(err.code).startsWith('Z_'))) throw err;
-    if (held > 0 || over) yield* line(Buffer.alloc(0));
-    yield {
+    if (held > 0 || over) line(Buffer.alloc(0));
+    batch.push({
       where: `${source}:${n + 1}`,
       source,
       broken: `the gzip stream is corrupt (${err.message}): the rest of ${source} was not read`,
-    };
+    });
+    yield batch;
     return;
   }
-  if (held > 0 || over) yield* line(Buffer.alloc(0));
+  if (held > 0 || over) line(Buffer.alloc(0));
+  if (batch.length > 0) yield batch;
 }
 
 /**
- * The lines of decision logs, in order: each path a file, a folder (its files oldest first, as
- * logrotate names them) or `-` (stdin). A path that cannot be read throws (the command's exit 2).
+ * The lines of decision logs in batches, in order: each path a file, a folder (its files oldest
+ * first, as logrotate names them) or `-` (stdin). A path that cannot be read throws (the command's exit 2).
  */
+export async function* readBatches(
+  paths: readonly string[],
+  stdin: NodeJS.ReadableStream,
+  options: ReadOptions = {},
+): AsyncGenerator<readonly LineRead[]> {
+  const max = options.maxLineBytes ?? MAX_LINE_BYTES;
+  for (const source of await sourcesOf(paths)) {
+    options.opened?.(source);
+    const raw = source === '-' ? (stdin as AsyncIterable<Buffer>) : createReadStream(source, { highWaterMark: 256 * 1024 });
+    yield* batchesOfSource(source, raw, max);
+  }
+}
+
+/** The lines of decision logs one by one, as readBatches reads them. */
 export async function* readLines(
   paths: readonly string[],
   stdin: NodeJS.ReadableStream,
   options: ReadOptions = {},
 ): AsyncGenerator<LineRead> {
-  const max = options.maxLineBytes ?? MAX_LINE_BYTES;
-  for (const source of await sourcesOf(paths)) {
-    options.opened?.(source);
-    const raw = source === '-' ? (stdin as AsyncIterable<Buffer>) : createReadStream(source, { highWaterMark: 256 * 1024 });
-    yield* linesOfSource(source, raw, max);
-  }
+  for await (const batch of readBatches(paths, stdin, options)) yield* batch;
 }

@@ -3,11 +3,11 @@
 // (report.ts). Every line read lands in exactly one count: replayed, outside the window, or a cause.
 import type { World } from '../policytest/index.ts';
 import type { OpaReplayer } from './opa.ts';
-import { readLines } from './read.ts';
+import { type LineRead, readBatches } from './read.ts';
 import { inWindow, recordOf } from './record.ts';
 import { createReplayer } from './replay.ts';
 import { createReportBuilder, type ReportOptions } from './report.ts';
-import { MAX_LINE_BYTES, type ReplayReport } from './types.ts';
+import { MAX_LINE_BYTES, type Replayed, type ReplayReport } from './types.ts';
 
 /** How far a replay got: shown to a person who waits (stderr on a terminal). */
 export interface Progress {
@@ -62,36 +62,44 @@ export async function replayLogs(run: ReplayRun): Promise<ReplayReport | string>
   }
   return report.build();
 
+  /** One line into its count; the decision replayed, for OPA. */
+  function count(l: LineRead): Replayed | undefined {
+    report.line();
+    if (++lines % PROGRESS_EVERY === 0) run.progress?.({ lines, replayed, flipped });
+    if ('tooLong' in l) {
+      report.unreplayable({ ok: false, cause: 'too-long', where: l.where, detail: `a line longer than ${max} bytes` });
+      return undefined;
+    }
+    if ('broken' in l) {
+      report.unreplayable({ ok: false, cause: 'not-json', where: l.where, detail: l.broken });
+      return undefined;
+    }
+    const line = recordOf(l.text, l.where);
+    if (!line.ok) {
+      report.unreplayable(line);
+      return undefined;
+    }
+    if (!inWindow(line.record, run.sinceMs, run.untilMs)) {
+      report.outside();
+      return undefined;
+    }
+    const decided = replay(line.record);
+    if ('cause' in decided) {
+      report.unreplayable(decided);
+      return undefined;
+    }
+    replayed++;
+    if (decided.change !== 'unchanged') flipped++;
+    report.replayed(decided);
+    return decided;
+  }
+
   async function readAll(): Promise<void> {
-    for await (const l of readLines(run.paths, run.stdin, { opened: (s) => sources.push(s), maxLineBytes: max })) {
-      report.line();
-      if (++lines % PROGRESS_EVERY === 0) run.progress?.({ lines, replayed, flipped });
-      if ('tooLong' in l) {
-        report.unreplayable({ ok: false, cause: 'too-long', where: l.where, detail: `a line longer than ${max} bytes` });
-        continue;
+    for await (const batch of readBatches(run.paths, run.stdin, { opened: (s) => sources.push(s), maxLineBytes: max })) {
+      for (const l of batch) {
+        const decided = count(l);
+        if (decided !== undefined && run.opa !== undefined) await run.opa.add(decided);
       }
-      if ('broken' in l) {
-        report.unreplayable({ ok: false, cause: 'not-json', where: l.where, detail: l.broken });
-        continue;
-      }
-      const line = recordOf(l.text, l.where);
-      if (!line.ok) {
-        report.unreplayable(line);
-        continue;
-      }
-      if (!inWindow(line.record, run.sinceMs, run.untilMs)) {
-        report.outside();
-        continue;
-      }
-      const decided = replay(line.record);
-      if ('cause' in decided) {
-        report.unreplayable(decided);
-        continue;
-      }
-      replayed++;
-      if (decided.change !== 'unchanged') flipped++;
-      report.replayed(decided);
-      if (run.opa !== undefined) await run.opa.add(decided);
     }
   }
 }
