@@ -29,6 +29,8 @@ interface Measured {
   readonly lines: number;
   readonly ms: number;
   readonly maxRssMb: number;
+  /** Heap in use after a full collection at the end: what the run still holds. */
+  readonly heapMb: number;
   readonly replayed?: number;
 }
 
@@ -61,7 +63,9 @@ async function child(mode: string, file: string): Promise<void> {
     replayed = report.totals.replayed;
   }
   const ms = performance.now() - started;
-  const out: Measured = { lines, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, ...(replayed === undefined ? {} : { replayed }) };
+  (globalThis as { gc?: () => void }).gc?.();
+  const heapMb = process.memoryUsage().heapUsed / 1024 / 1024;
+  const out: Measured = { lines, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, heapMb, ...(replayed === undefined ? {} : { replayed }) };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
@@ -98,7 +102,7 @@ async function generate(file: string, count: number): Promise<void> {
 
 /** One measurement in a fresh process, on one core when taskset is there. */
 function measure(mode: string, file: string): Measured {
-  const node = [process.execPath, import.meta.filename, '--child', mode, file];
+  const node = [process.execPath, '--expose-gc', import.meta.filename, '--child', mode, file];
   const argv = existsSync('/usr/bin/taskset') ? ['/usr/bin/taskset', '-c', '0', ...node] : node;
   const r = spawnSync(argv[0] ?? '', argv.slice(1), { encoding: 'utf8', maxBuffer: 1 << 20, env: process.env });
   if (r.status !== 0) throw new Error(`${mode} on ${file} failed (${r.status}): ${r.stderr}`);
@@ -111,8 +115,8 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-replay-'));
   try {
     console.log(`bench/replay.ts: Node ${process.version}, ${existsSync('/usr/bin/taskset') ? 'pinned to core 0 (taskset -c 0)' : 'not pinned (no taskset)'}`);
-    console.log('| decisions | replay | lines/s | peak RSS | baseline: read + JSON.parse | ratio | baseline peak RSS |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('| decisions | replay | lines/s | peak RSS | heap after GC | baseline: read + JSON.parse | ratio | baseline peak RSS |');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const size of SIZES) {
       const file = join(dir, `decisions-${size}.log`);
       await generate(file, size);
@@ -120,7 +124,7 @@ async function main(): Promise<void> {
       const base = measure('baseline', file);
       if (replay.replayed !== size) throw new Error(`replayed ${replay.replayed} of ${size}`);
       console.log(
-        `| ${n(size)} | ${n(replay.ms)} ms | ${n((size / replay.ms) * 1000)} | ${replay.maxRssMb.toFixed(0)} MB | ${n(base.ms)} ms | ${(replay.ms / base.ms).toFixed(2)}x | ${base.maxRssMb.toFixed(0)} MB |`,
+        `| ${n(size)} | ${n(replay.ms)} ms | ${n((size / replay.ms) * 1000)} | ${replay.maxRssMb.toFixed(0)} MB | ${replay.heapMb.toFixed(1)} MB | ${n(base.ms)} ms | ${(replay.ms / base.ms).toFixed(2)}x | ${base.maxRssMb.toFixed(0)} MB |`,
       );
     }
     const opaBin = process.env['OPA_BIN'];
