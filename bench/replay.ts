@@ -65,7 +65,13 @@ async function child(mode: string, file: string): Promise<void> {
   const ms = performance.now() - started;
   (globalThis as { gc?: () => void }).gc?.();
   const heapMb = process.memoryUsage().heapUsed / 1024 / 1024;
-  const out: Measured = { lines, ms, maxRssMb: process.resourceUsage().maxRSS / 1024, heapMb, ...(replayed === undefined ? {} : { replayed }) };
+  const out: Measured = {
+    lines,
+    ms,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    heapMb,
+    ...(replayed === undefined ? {} : { replayed }),
+  };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
@@ -84,7 +90,13 @@ async function generate(file: string, count: number): Promise<void> {
     const input = {
       principal: { type: 'user', id: `u-${i % 5000}`, team, ...(r() < 0.1 ? { roles: ['admin'] } : {}) },
       action: pick(['read', 'write', 'delete', 'share']),
-      resource: { type: 'document', id: `doc-${i % 20000}`, team: pick(['blue', 'red']), owner: `u-${(i * 7) % 5000}`, legalHold: r() < 0.1 },
+      resource: {
+        type: 'document',
+        id: `doc-${i % 20000}`,
+        team: pick(['blue', 'red']),
+        owner: `u-${(i * 7) % 5000}`,
+        legalHold: r() < 0.1,
+      },
       context: { ipAddress: `10.20.${i % 250}.${i % 200}` },
       actionProperties: {},
     };
@@ -114,7 +126,9 @@ const n = (x: number): string => Math.round(x).toLocaleString('en-US');
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-replay-'));
   try {
-    console.log(`bench/replay.ts: Node ${process.version}, ${existsSync('/usr/bin/taskset') ? 'pinned to core 0 (taskset -c 0)' : 'not pinned (no taskset)'}`);
+    console.log(
+      `bench/replay.ts: Node ${process.version}, ${existsSync('/usr/bin/taskset') ? 'pinned to core 0 (taskset -c 0)' : 'not pinned (no taskset)'}`,
+    );
     console.log('| decisions | replay | lines/s | peak RSS | heap after GC | baseline: read + JSON.parse | ratio | baseline peak RSS |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const size of SIZES) {
@@ -133,7 +147,9 @@ async function main(): Promise<void> {
       await generate(file, OPA_LINES);
       const native = measure('replay', file);
       const withOpa = measure('opa', file);
-      console.log(`\nwith --opa (${opaBin}), ${n(OPA_LINES)} decisions: ${n(withOpa.ms)} ms, ${n((OPA_LINES / withOpa.ms) * 1000)} lines/s, peak RSS ${withOpa.maxRssMb.toFixed(0)} MB`);
+      console.log(
+        `\nwith --opa (${opaBin}), ${n(OPA_LINES)} decisions: ${n(withOpa.ms)} ms, ${n((OPA_LINES / withOpa.ms) * 1000)} lines/s, peak RSS ${withOpa.maxRssMb.toFixed(0)} MB`,
+      );
       console.log(`  natively on the same log: ${n(native.ms)} ms (${(withOpa.ms / native.ms).toFixed(1)}x)`);
     } else console.log('\n(OPA_BIN not set: no --opa row)');
   } finally {
