@@ -4,7 +4,7 @@
 import { formatJunit } from './junit.ts';
 import { formatMarkdown } from './markdown.ts';
 import type { ReplayReport } from './types.ts';
-import { counted, direction, inputText, n, rules, safe, targetName, types, unreplayableTotal, verdict } from './words.ts';
+import { count, counted, direction, inputText, n, rules, safe, targetName, types, unreplayableTotal, verdict } from './words.ts';
 
 function countsLine(c: ReplayReport['totals']): string {
   return `${n(c.replayed)} replayed: ${n(c.unchanged)} unchanged, ${n(c.allowToDeny)} allow → deny, ${n(c.denyToAllow)} deny → allow`;
@@ -12,7 +12,7 @@ function countsLine(c: ReplayReport['totals']): string {
 
 function formatText(r: ReplayReport): string {
   const out: string[] = [];
-  out.push(`replay of ${r.manifests} on ${r.sources.map(safe).join(', ') || '(no input)'}`);
+  out.push(`replay of ${safe(r.manifests)} on ${r.sources.map(safe).join(', ') || '(no input)'}`);
   if (r.since !== undefined || r.until !== undefined) out.push(`window: ${r.since ?? 'the start'} to ${r.until ?? 'the end'}`);
   out.push(
     `${n(r.lines)} lines: ${countsLine(r.totals)}; ${n(r.outsideWindow)} outside the window, ${n(unreplayableTotal(r))} not replayable`,
@@ -44,7 +44,7 @@ function formatText(r: ReplayReport): string {
     const o = r.opa;
     out.push(
       '',
-      `OPA ${o.version}: ${n(o.decided)} decisions, ${countsLine(o.counts).replace(/^[\d,]+ replayed: /, '')}; ${n(o.disagreements)} disagreements with the native replay`,
+      `OPA ${o.version}: ${n(o.decided)} decisions, ${countsLine(o.counts).replace(/^[\d,]+ replayed: /, '')}; ${count(o.disagreements, 'disagreement')} with the native replay`,
     );
     for (const e of o.disagreementExamples) {
       out.push(`      ${safe(e.where)}  bundle ${safe(e.bundle)}: OPA ${e.opa}, native ${e.native}  ${safe(inputText(e.input))}`);
@@ -56,7 +56,7 @@ function formatText(r: ReplayReport): string {
 
 /** One line for stderr when the report went to a file. */
 export function summaryLine(r: ReplayReport): string {
-  const opa = r.opa === undefined ? '' : `; OPA ${r.opa.version}: ${n(r.opa.disagreements)} disagreements`;
+  const opa = r.opa === undefined ? '' : `; OPA ${r.opa.version}: ${count(r.opa.disagreements, 'disagreement')}`;
   return `replay: ${n(r.lines)} lines, ${countsLine(r.totals)}, ${n(unreplayableTotal(r))} not replayable${opa}; gate ${verdict(r)}`;
 }
 

@@ -3,7 +3,7 @@
 // for the unchanged decisions; lines not replayed are skipped testcases of their own suite, OPA's
 // disagreements a suite too. Everything from the log is escaped: it may be anything.
 import { CAUSES, type FlipGroup, type ReplayReport, type TargetCounts } from './types.ts';
-import { counted, direction, inputText, n, rules, targetName, types, verdict } from './words.ts';
+import { count, counted, direction, inputText, n, rules, targetName, types, verdict } from './words.ts';
 
 /** Characters XML 1.0 cannot hold, even escaped: replaced by U+FFFD. */
 const NOT_XML = /[^\t\n\r\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
@@ -61,7 +61,7 @@ function suite(name: string, cases: readonly Case[]): Suite {
 function groupCase(g: FlipGroup, r: ReplayReport): Case {
   const name = `${direction(g.change)}: ${types(g)} (${rules(g)})`;
   const examples = g.examples.map((e) => `${e.where}  ${e.time}\n${inputText(e.input)}`).join('\n\n');
-  const message = `${n(g.count)} decision${g.count === 1 ? '' : 's'} would flip ${direction(g.change)}`;
+  const message = `${count(g.count, 'decision')} would flip ${direction(g.change)}`;
   if (!counted(g, r)) return { name, out: `${message} (allowed by --allow-direction deny-to-allow)\n\n${examples}` };
   return { name, failure: { message, type: g.change, body: examples } };
 }
@@ -84,8 +84,8 @@ export function formatJunit(r: ReplayReport): string {
   const causes = CAUSES.filter((c) => r.unreplayable[c] > 0).map((c): Case => {
     const lines = r.unreplayableExamples.filter((u) => u.cause === c).map((u) => `${u.where}  ${u.detail}`);
     return {
-      name: `${c}: ${n(r.unreplayable[c])} lines`,
-      skipped: `${n(r.unreplayable[c])} lines not replayable (${c})`,
+      name: `${c}: ${count(r.unreplayable[c], 'line')}`,
+      skipped: `${count(r.unreplayable[c], 'line')} not replayable (${c})`,
       out: lines.join('\n'),
     };
   });
@@ -96,7 +96,7 @@ export function formatJunit(r: ReplayReport): string {
     const body = o.disagreementExamples
       .map((e) => `${e.where}  bundle ${e.bundle}: OPA ${e.opa}, native ${e.native}\n${inputText(e.input)}`)
       .join('\n\n');
-    const message = `${n(o.disagreements)} decisions of OPA ${o.version} differ from the native replay`;
+    const message = `${count(o.disagreements, 'decision')} of OPA ${o.version} differ from the native replay`;
     suites.push(suite(`OPA ${o.version}`, [o.disagreements === 0 ? { name } : { name, failure: { message, type: 'disagreement', body } }]));
   }
   const sum = (pick: (s: Suite) => number): number => suites.reduce((total, s) => total + pick(s), 0);

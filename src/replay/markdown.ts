@@ -3,19 +3,32 @@
 // Every cell is escaped (pipes, line breaks, backticks, HTML, emphasis, links, mentions) and every
 // code block fenced longer than any backtick run inside it, so no input can break a table or inject HTML.
 import { CAUSES, type Counts, type ReplayReport } from './types.ts';
-import { counted, direction, inputText, n, safe, targetName, unreplayableTotal, verdict } from './words.ts';
+import { count, counted, direction, inputText, n, safe, targetName, unreplayableTotal, verdict } from './words.ts';
 
 /** Groups listed in the table; the rest are summed in one line (a comment has a size limit). */
 const TABLE_GROUPS = 50;
-/** Groups whose examples are shown. */
+/** Groups whose examples are shown... */
 const EXAMPLE_GROUPS = 10;
+/** ...while their code blocks stay within this many characters (GitHub refuses a comment over 65,536). */
+const EXAMPLES_BUDGET = 30_000;
+/** A cell holds at most this many characters of escaped text from the log (a type may be 256 characters long). */
+const CELL_CHARS = 120;
 
 /** Characters with a meaning in Markdown or HTML: written as numeric character references, shown literally. */
 const MARKUP = /[&<>"'`|\\*_~[\]()!#@:]/g;
 
-/** Text as one table cell (or a line of prose): controls as \u escapes, every markup character a character reference. */
-export function cell(text: string): string {
-  return safe(text.replace(/[\u2028\u2029]/gu, ' ')).replace(MARKUP, (c) => `&#${c.charCodeAt(0)};`);
+/**
+ * Text as one table cell (or a line of prose): controls as \u escapes, every markup character a
+ * character reference, cut (with …) where the escaped text would pass `max` characters.
+ */
+function cell(text: string, max = CELL_CHARS): string {
+  let out = '';
+  for (const ch of text.replace(/[\u2028\u2029]/gu, ' ')) {
+    const piece = safe(ch).replace(MARKUP, (c) => `&#${c.charCodeAt(0)};`);
+    if (out.length + piece.length > max) return `${out}…`;
+    out += piece;
+  }
+  return out;
 }
 
 /** A fenced code block that no backtick run inside it can close. */
@@ -68,12 +81,19 @@ function flipsSection(r: ReplayReport): string[] {
   const hidden = r.groups.slice(TABLE_GROUPS);
   const more = hidden.reduce((sum, g) => sum + g.count, 0) + r.otherGroupFlips;
   if (more > 0) out.push('', `${n(more)} more flips in further groups: see the JSON report.`);
+  let budget = EXAMPLES_BUDGET;
   for (const [i, g] of r.groups.slice(0, EXAMPLE_GROUPS).entries()) {
     const summary = `Examples of group ${i + 1}: ${n(g.count)} ${direction(g.change)}, ${cell(g.subjectType)} ${cell(g.action)} ${cell(g.resourceType)}`;
     const examples = g.examples.map(
       (e) => `// ${e.where}  ${e.time}\n${typeof e.input === 'string' ? e.input : JSON.stringify(e.input, null, 2)}`,
     );
-    out.push('', '<details>', `<summary>${summary}</summary>`, '', fenced('json', examples.join('\n\n')), '', '</details>');
+    const block = fenced('json', examples.join('\n\n'));
+    budget -= block.length;
+    if (budget < 0) {
+      out.push('', `Examples of group ${i + 1} and after: see the JSON report (\`--format json\`).`);
+      break;
+    }
+    out.push('', '<details>', `<summary>${summary}</summary>`, '', block, '', '</details>');
   }
   return ['', ...out];
 }
@@ -88,7 +108,7 @@ function unreplayableSection(r: ReplayReport): string[] {
     row(['Cause', 'Lines', 'First lines']),
     row(['---', '---:', '---']),
     ...causes.map((c) => {
-      const first = r.unreplayableExamples.filter((u) => u.cause === c).map((u) => `${cell(u.where)}: ${cell(u.detail)}`);
+      const first = r.unreplayableExamples.filter((u) => u.cause === c).map((u) => `${cell(u.where)}: ${cell(u.detail, 300)}`);
       return row([c, n(r.unreplayable[c]), first.join('<br>')]);
     }),
   ];
@@ -99,7 +119,7 @@ function opaSection(r: ReplayReport): string[] {
   if (o === undefined) return [];
   const out = [
     '',
-    `OPA ${cell(o.version)} decided ${n(o.decided)} times on the candidate's bundles: ${n(o.disagreements)} disagreement${o.disagreements === 1 ? '' : 's'} with the native replay.`,
+    `OPA ${cell(o.version)} decided ${n(o.decided)} times on the candidate's bundles: ${count(o.disagreements, 'disagreement')} with the native replay.`,
   ];
   if (o.disagreementExamples.length > 0) {
     const text = o.disagreementExamples.map(
@@ -115,9 +135,9 @@ export function formatMarkdown(r: ReplayReport): string {
   const mark = r.gate.passed ? '✅' : '❌';
   const notReplayed = unreplayableTotal(r);
   return [
-    `### ${mark} Replay ${cell(verdict(r))}`,
+    `### ${mark} Replay ${verdict(r)}`,
     '',
-    `${n(r.lines)} logged decisions replayed against ${cell(r.manifests)}: ${n(r.totals.replayed)} replayed, ${n(r.outsideWindow)} outside the window, ${n(notReplayed)} not replayable.`,
+    `${count(r.lines, 'line')} of the decision log against ${cell(r.manifests)}: ${n(r.totals.replayed)} replayed, ${n(r.outsideWindow)} outside the window, ${n(notReplayed)} not replayable.`,
     '',
     ...totalsTable(r),
     ...flipsSection(r),

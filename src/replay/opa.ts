@@ -44,8 +44,8 @@ function bundlesOf(r: Replayed, world: World): WorldBundle[] {
   return [...tenant.bundles.values()].filter((b) => admits(b, r.record.input));
 }
 
-/** A replay of decisions in `opa`, on the bundles of `world`. */
-export function createOpaReplay(opa: Opa, world: World): OpaReplayer {
+/** A replay of decisions in `opa`, on the bundles of `world` (archives written to a new folder under `parent`, removed by finish). */
+export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir()): OpaReplayer {
   const counts = { replayed: 0, unchanged: 0, allowToDeny: 0, denyToAllow: 0 };
   let disagreements = 0;
   let examples: { seq: number; example: DisagreementExample }[] = [];
@@ -60,7 +60,7 @@ export function createOpaReplay(opa: Opa, world: World): OpaReplayer {
   const archiveOf = (bundle: WorldBundle): Promise<string> => {
     let archive = archives.get(bundle);
     if (archive === undefined) {
-      dir ??= mkdtemp(join(tmpdir(), 'acl-replay-opa-'));
+      dir ??= mkdtemp(join(parent, 'acl-replay-opa-'));
       archive = dir.then(async (d) => {
         const path = join(d, `${encodeURIComponent(bundle.tenant)}.${encodeURIComponent(bundle.name)}.tar.gz`);
         await writeFile(path, bundle.bytes);

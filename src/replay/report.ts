@@ -82,6 +82,13 @@ interface Group {
   readonly examples: Example[];
 }
 
+/** One map key for several strings (absent ones too): each length-prefixed, so no two lists share a key whatever they hold. */
+function keyOf(parts: readonly (string | undefined)[]): string {
+  let key = '';
+  for (const p of parts) key += p === undefined ? '-;' : `${p.length}:${p};`;
+  return key;
+}
+
 const typeText = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
 
 /** null first, then by code point. */
@@ -116,28 +123,32 @@ export function createReportBuilder(o: ReportOptions): ReportBuilder {
   const totals = zero();
   const causes = Object.fromEntries(CAUSES.map((c) => [c, 0])) as Record<Cause, number>;
   const causeExamples = new Map<Cause, Unreplayable[]>();
-  const targets = new Map<string, { tenant: string; bundle: string | null; counts: MutableCounts }>();
+  /** By tenant, then bundle ('' for the service's own: a bundle's name is never empty). */
+  const targets = new Map<string, Map<string, { tenant: string; bundle: string | null; counts: MutableCounts }>>();
   const groups = new Map<string, Group>();
 
   const group = (r: Replayed, change: Exclude<Change, 'unchanged'>): void => {
     const rec = r.record;
-    const key: Group['key'] = {
-      tenant: rec.tenant,
-      bundle: rec.bundle ?? null,
-      change,
-      subjectType: typeText(rec.input.principal['type']),
-      action: rec.input.action,
-      resourceType: typeText(rec.input.resource['type']),
-      ruleBefore: rec.rule ?? null,
-      ruleAfter: r.rule ?? null,
-    };
-    const id = JSON.stringify(Object.values(key));
+    const subjectType = typeText(rec.input.principal['type']);
+    const resourceType = typeText(rec.input.resource['type']);
+    const parts = [rec.tenant, rec.bundle, change, subjectType, rec.input.action, resourceType, rec.rule, r.rule];
+    const id = keyOf(parts);
     let g = groups.get(id);
     if (g === undefined) {
       if (groups.size >= MAX_GROUPS) {
         otherGroupFlips++;
         return;
       }
+      const key: Group['key'] = {
+        tenant: rec.tenant,
+        bundle: rec.bundle ?? null,
+        change,
+        subjectType,
+        action: rec.input.action,
+        resourceType,
+        ruleBefore: rec.rule ?? null,
+        ruleAfter: r.rule ?? null,
+      };
       g = { key, count: 0, examples: [] };
       groups.set(id, g);
     }
@@ -160,12 +171,16 @@ export function createReportBuilder(o: ReportOptions): ReportBuilder {
     },
     replayed: (r) => {
       countChange(totals, r.change);
-      const bundle = r.record.bundle ?? null;
-      const id = JSON.stringify([r.record.tenant, bundle]);
-      let t = targets.get(id);
+      const { tenant, bundle } = r.record;
+      let own = targets.get(tenant);
+      if (own === undefined) {
+        own = new Map();
+        targets.set(tenant, own);
+      }
+      let t = own.get(bundle ?? '');
       if (t === undefined) {
-        t = { tenant: r.record.tenant, bundle, counts: zero() };
-        targets.set(id, t);
+        t = { tenant, bundle: bundle ?? null, counts: zero() };
+        own.set(bundle ?? '', t);
       }
       countChange(t.counts, r.change);
       if (r.change !== 'unchanged') group(r, r.change);
@@ -176,6 +191,7 @@ export function createReportBuilder(o: ReportOptions): ReportBuilder {
     build: () => {
       const flips = totals.allowToDeny + (o.allowDirection === 'deny-to-allow' ? 0 : totals.denyToAllow);
       const sortedTargets: TargetCounts[] = [...targets.values()]
+        .flatMap((own) => [...own.values()])
         .map((t) => ({ tenant: t.tenant, bundle: t.bundle, counts: { ...t.counts } as Counts }))
         .sort((a, b) => codePointCompare(a.tenant, b.tenant) || compareNullable(a.bundle, b.bundle));
       const sortedGroups: FlipGroup[] = [...groups.values()]

@@ -9,6 +9,11 @@ export function n(value: number): string {
   return NUMBER.format(value);
 }
 
+/** `1 line`, `2 lines` */
+export function count(value: number, word: string): string {
+  return `${n(value)} ${word}${value === 1 ? '' : 's'}`;
+}
+
 /** allow → deny */
 export function direction(change: Change): string {
   return change === 'allow-to-deny' ? 'allow → deny' : change === 'deny-to-allow' ? 'deny → allow' : 'unchanged';
@@ -46,7 +51,7 @@ export function counted(g: FlipGroup, r: ReplayReport): boolean {
 export function verdict(r: ReplayReport): string {
   const { gate } = r;
   const allowed = gate.allowDirection === 'deny-to-allow' ? ' (deny → allow not counted)' : '';
-  const flips = `${n(gate.flips)} flip${gate.flips === 1 ? '' : 's'} counted${allowed}, at most ${n(gate.maxFlips)} allowed`;
+  const flips = `${count(gate.flips, 'flip')} counted${allowed}, at most ${n(gate.maxFlips)} allowed`;
   return gate.passed ? `passed: ${flips}` : `FAILED: ${flips}`;
 }
 
