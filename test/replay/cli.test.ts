@@ -163,6 +163,16 @@ describe('acl-operator replay', () => {
     expect(r.stderr).toMatch(/^1 problem\(s\) in the manifests of .*; nothing was replayed/);
   });
 
+  it.skipIf(!process.env['OPA_BIN'])('decides the replayed decisions in a real OPA too, agreeing with the native replay', () => {
+    const r = cli(['--manifests', suspended, '--decisions', log, '--opa', process.env['OPA_BIN'] ?? '', '--format', 'json']);
+    expect(r.status).toBe(1);
+    const report = json(r.stdout);
+    expect(report.totals).toMatchObject({ replayed: 5, allowToDeny: 3 });
+    // Each service line on every acme bundle that selects documents: gateway-documents and gateway-all-v1.
+    expect(report.opa).toMatchObject({ decided: 10, disagreements: 0 });
+    expect(report.opa?.counts.allowToDeny).toBe(6);
+  });
+
   it('prints its usage for --help', () => {
     const r = cli(['--help']);
     expect(r.status).toBe(0);
