@@ -23,8 +23,8 @@ const HOSTILE =
   'x | y\n| --- |\r\n<script>alert(1)</script><img src=x onerror=alert(2)> ```` `tick` **b** [l](javascript:alert(3)) @org/team </details> \u001b[31mred\u202e';
 const red = { type: 'user', id: 'u-red', team: 'red' };
 
-function hostileReport(): ReplayReport {
-  const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log', HOSTILE], maxFlips: 0 });
+function hostileReport(allowDirection?: 'deny-to-allow'): ReplayReport {
+  const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log', HOSTILE], maxFlips: 0, allowDirection });
   const replay = createReplayer(world);
   const records: Recorded[] = [
     recorded({
@@ -109,6 +109,17 @@ describe('JUnit', () => {
   });
 });
 
+describe('JUnit with --allow-direction deny-to-allow', () => {
+  it('passes the deny → allow groups, with a note saying they were allowed, and fails the others', () => {
+    const doc = XML.parse(FORMATS.junit(hostileReport('deny-to-allow'))) as { testsuites: { testsuite: { testcase: JunitCase[] }[] } };
+    const acme = doc.testsuites.testsuite[0]?.testcase ?? [];
+    const denyToAllow = acme.find((c) => c.name.startsWith('deny → allow'));
+    expect(denyToAllow?.failure).toBeUndefined();
+    expect(denyToAllow?.['system-out']).toMatch(/^1 decision would flip deny → allow \(allowed by --allow-direction deny-to-allow\)/);
+    expect(acme.filter((c) => c.failure).map((c) => c.name.slice(0, 12))).toEqual(['allow → deny', 'allow → deny']);
+  });
+});
+
 /** A table's cells as the page shows them (inline tokens' text, entities decoded). */
 function cells(table: Tokens.Table): string[][] {
   const text = (c: Tokens.TableCell): string => c.tokens.map((t) => ('text' in t ? String(t.text) : t.raw)).join('');
@@ -159,6 +170,19 @@ describe('Markdown', () => {
 
   it('opens with the verdict', () => {
     expect(FORMATS.markdown(hostileReport()).split('\n')[0]).toBe('### ❌ Replay FAILED: 3 flips counted, at most 0 allowed');
+  });
+});
+
+describe('an empty replay (no line read)', () => {
+  it('prints in every format: JUnit that validates, Markdown with its totals table, a passing gate', () => {
+    const r = createReportBuilder({ manifests: 'candidate', sources: [], maxFlips: 0 }).build();
+    expect(XMLValidator.validate(FORMATS.junit(r))).toBe(true);
+    expect(cells(tables(FORMATS.markdown(r))[0] as Tokens.Table)).toEqual([
+      ['', 'Replayed', 'Unchanged', 'Allow → deny', 'Deny → allow'],
+      ['All', '0', '0', '0', '0'],
+    ]);
+    expect(FORMATS.text(r)).toContain('gate passed: 0 flips counted, at most 0 allowed');
+    expect(JSON.parse(FORMATS.json(r))).toMatchObject({ lines: 0, groups: [], gate: { passed: true } });
   });
 });
 

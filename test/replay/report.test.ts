@@ -193,6 +193,47 @@ describe('createReportBuilder', () => {
     expect(r.totals.allowToDeny).toBe(flips);
   });
 
+  it('accounts for every line of random mixes: lines = replayed + outside + not replayable, flips = grouped + other', () => {
+    let seed = 28;
+    const random = (k: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % k;
+    };
+    for (let round = 0; round < 20; round++) {
+      const builder = createReportBuilder(OPTIONS);
+      const replay = createReplayer(world);
+      const lines = 1 + random(400);
+      for (let i = 0; i < lines; i++) {
+        builder.line();
+        const kind = random(10);
+        if (kind === 0) builder.outside();
+        else if (kind === 1) builder.unreplayable({ ok: false, cause: 'not-json', where: `l:${i}`, detail: 'not JSON' });
+        else {
+          const tenant = ['acme', 'beta', 'gone'][random(3)] ?? 'acme';
+          const source = random(2) === 0 ? 'service' : 'opa';
+          const rec = recorded({
+            tenant,
+            source,
+            ...(source === 'opa' ? { bundle: ['all', 'documents', 'old'][random(3)] ?? 'all' } : {}),
+            decision: random(2) === 0 ? 'allow' : 'deny',
+            principal: { ...red, team: ['red', 'blue'][random(2)] ?? 'red' },
+            action: ['read', 'write', 'delete', `x${random(5)}`][random(4)] ?? 'read',
+            resource: [redDoc, report][random(2)] ?? redDoc,
+          });
+          const r = replay(rec);
+          if ('ok' in r) builder.unreplayable(r);
+          else builder.replayed(r);
+        }
+      }
+      const r = builder.build();
+      const notReplayed = Object.values(r.unreplayable).reduce((a, b) => a + b, 0);
+      expect(r.totals.replayed + r.outsideWindow + notReplayed).toBe(lines);
+      expect(r.totals.unchanged + r.totals.allowToDeny + r.totals.denyToAllow).toBe(r.totals.replayed);
+      expect(r.targets.reduce((a, t) => a + t.counts.replayed, 0)).toBe(r.totals.replayed);
+      expect(r.groups.reduce((a, g) => a + g.count, 0) + r.otherGroupFlips).toBe(r.totals.allowToDeny + r.totals.denyToAllow);
+    }
+  });
+
   it('reads the live list of sources when it builds', () => {
     const sources: string[] = [];
     const builder = createReportBuilder({ ...OPTIONS, sources });
