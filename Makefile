@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-memory bench-signing bench-steady bench-steady-kube bench-console bench-console-large clean node-version
+.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-memory bench-signing bench-steady bench-steady-kube bench-console bench-console-large bench-replay clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -131,6 +131,12 @@ bench-flood: $(INSTALL_STAMP) ## Decision latency and memory under a flood of ho
 bench-propagation: $(INSTALL_STAMP) ## Edit → every real OPA active (needs OPA_BIN, e.g. $$(../shared/tools/opa-bin 1.1))
 	@test -n "$${OPA_BIN:-}" || { echo "make bench-propagation needs a real OPA: OPA_BIN=/path/to/opa (../shared/tools/opa-bin 1.1 prints one)" >&2; exit 2; }
 	node bench/propagation.ts
+
+# acl-operator replay on 1,000,000 generated decisions of examples/, on core 0: time, lines/s and peak RSS at
+# 100,000 and 1,000,000 (flat memory), against reading + JSON-parsing the same file; OPA_BIN=<opa> adds the
+# rate with --opa on 20,000. About 2 minutes (BENCH_QUICK=1: a smoke check on 10,000 and 100,000).
+bench-replay: $(INSTALL_STAMP) ## Replay of 1,000,000 recorded decisions: time, rate, memory (OPA_BIN adds --opa)
+	node bench/replay.ts
 
 # Decisions while policy changes: 10,000 rules, one edited every second (BENCH_DIRECTORY=1 adds a tenant of
 # 500,000 Directory entities, one edited every second; BENCH_QUICK=1 is a smoke check). Needs 2 cores and taskset.

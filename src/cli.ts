@@ -2,7 +2,7 @@
 // Command line entry point: `serve` (the default) runs the service, `status` reads a standalone
 // state folder, `render` prints what `serve` would serve for a folder of manifests (the offline pipeline),
 // `lint` what is legal in it but almost certainly wrong, `test` decides test cases against it,
-// `rotate-key` starts a rotation of standalone's bundle signing key. Each
+// `replay` decides recorded decisions (the decision log) against it, `rotate-key` starts a rotation of standalone's bundle signing key. Each
 // command's modules load only when it runs: `test` and `lint` never load the Kubernetes client.
 
 const USAGE = `Usage: acl-operator [command] [options]
@@ -13,6 +13,7 @@ Commands:
   render   Print the bundles (listing, .manifest and policy.rego) built from a folder of manifests
   lint     Print what is legal but almost certainly wrong in a folder of manifests (docs/testing.md)
   test     Decide the cases of test files (*.test.yaml) against a folder of manifests, natively and in OPA
+  replay   Decide recorded decisions (the decision log) again against a folder of manifests: what would flip
   rotate-key  Start a rotation of the bundle signing key of a standalone state folder (docs/opa.md#signed-bundles)
 
 Options of render:
@@ -35,6 +36,21 @@ Options of test (docs/testing.md):
   --format <format>   text (default), junit, tap or json
   --out <file>        Write the report to <file> instead of stdout
 
+Options of replay (docs/testing.md#replay):
+  --manifests <dir>   The candidate folder of YAML manifests, built as serve would (default: $ACL_MANIFESTS)
+  --decisions <path>  The decision log: a file (plain or gzip), a folder of rotated files (read oldest
+                      first) or - for stdin; may repeat
+  --opa <binary>      Also decide every replayed decision with this OPA on the candidate's bundles
+                      (default: $OPA_BIN)
+  --format <format>   text (default), json, junit or markdown (a pull-request comment)
+  --out <file>        Write the report to <file> instead of stdout
+  --max-flips <n>     Flips allowed before the exit status is 1 (default 0)
+  --allow-direction deny-to-allow
+                      deny → allow flips do not count against --max-flips (only allow → deny do)
+  --since <t>, --until <t>
+                      Replay only decisions made at or after --since and before --until: an RFC 3339
+                      time (2026-11-24T10:00:00Z) or a duration back from now (30m, 24h, 7d)
+
 Options of status:
   --state-dir <dir>   The state folder of a standalone service (default: $ACL_STATE_DIR or .acl-state)
   --rule <ns/name>    One rule: phase, conditions and its Rego translation
@@ -50,6 +66,8 @@ Exit status of render: 0 when every manifest was used, 1 when some were reported
 Exit status of lint: 0 (1 with --strict when there are findings), 2 on bad usage or manifests reported as problems.
 Exit status of test: 0 when every case passed, 1 on a failed case or a disagreement with OPA, 2 on bad
 usage, manifests with problems, test files with errors (or none found), or an OPA that does not run.
+Exit status of replay: 0 when no more decisions flipped than --max-flips allows, 1 when more did, 2 on
+bad usage, an unreadable --decisions path, manifests with problems, or an OPA that does not run.
 Exit status of rotate-key: 0 when a rotation started, 2 when refused (a rotation already runs, no key or a
 broken key in the folder) or on bad usage.
 `;
@@ -66,6 +84,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./cli/status.ts')).statusCommand(rest, USAGE);
       case 'test':
         return await (await import('./cli/test.ts')).testCommand(rest, USAGE);
+      case 'replay':
+        return await (await import('./cli/replay.ts')).replayCommand(rest, USAGE);
       case 'rotate-key':
         return await (await import('./cli/rotate-key.ts')).rotateKeyCommand(rest, USAGE);
       case 'serve':

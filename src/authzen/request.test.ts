@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decisionInputOf } from './request.ts';
+import { decisionInputOf, loggedInputOf } from './request.ts';
 
 const ok = { subject: { type: 'user', id: 'a' }, action: 'read', resource: { type: 'doc', id: 'd' } };
 
@@ -78,5 +78,53 @@ describe('decisionInputOf', () => {
     [{ ...ok, context: 'x' }, 'context must be an object'],
   ])('refuses %j: %s', (body, message) => {
     expect(decisionInputOf(body)).toEqual({ ok: false, message });
+  });
+});
+
+describe('loggedInputOf', () => {
+  const logged = {
+    principal: { type: 'user', id: 'alice', team: 'blue', properties: { nested: true } },
+    action: 'read',
+    resource: { type: 'doc', id: 'd1' },
+    context: { ip: '10.0.0.1' },
+    actionProperties: { reason: 'audit' },
+  };
+
+  it('gives back the decision input the log recorded, attributes as they were (a "properties" attribute stays one)', () => {
+    expect(loggedInputOf(logged)).toEqual({ ok: true, input: logged });
+  });
+
+  it('reads an absent context and actionProperties as empty, as the API does', () => {
+    const { context: _c, actionProperties: _a, ...bare } = logged;
+    expect(loggedInputOf(bare)).toEqual({ ok: true, input: { ...bare, context: {}, actionProperties: {} } });
+  });
+
+  it('refuses what the API refuses, with its limits: empty, too long, wrong types', () => {
+    const cases: [unknown, string][] = [
+      [null, 'the input must be a JSON object'],
+      [{ ...logged, principal: 'alice' }, 'principal must be an object'],
+      [{ ...logged, principal: { type: '', id: 'a' } }, 'principal.type: must not be empty'],
+      [{ ...logged, principal: { type: 'user' } }, 'principal.id is required'],
+      [{ ...logged, resource: { type: 'x'.repeat(257), id: 'd' } }, 'resource.type: must be at most 256 characters'],
+      [{ ...logged, resource: { type: 'doc', id: 'd'.repeat(1025) } }, 'resource.id: must be at most 1024 characters'],
+      [{ ...logged, action: '' }, 'action: must not be empty'],
+      [{ ...logged, action: { name: 'read' } }, 'action must be a string'],
+      [{ ...logged, action: 'r'.repeat(257) }, 'action: must be at most 256 characters'],
+      [{ ...logged, context: [] }, 'context must be an object'],
+      [{ ...logged, actionProperties: 'x' }, 'actionProperties must be an object'],
+    ];
+    for (const [input, message] of cases) expect(loggedInputOf(input)).toEqual({ ok: false, message });
+  });
+
+  it('counts lengths in code points and takes the longest id the API takes', () => {
+    const id = '😀'.repeat(1024);
+    expect(loggedInputOf({ ...logged, resource: { type: 'doc', id } }).ok).toBe(true);
+  });
+
+  it('decides the same input the API maps the original request onto', () => {
+    const request = { subject: { type: 'user', id: 'a', properties: { team: 'red' } }, action: 'read', resource: { type: 'doc', id: 'd' } };
+    const mapped = decisionInputOf(request);
+    if (!mapped.ok) throw new Error(mapped.message);
+    expect(loggedInputOf(JSON.parse(JSON.stringify(mapped.input)))).toEqual(mapped);
   });
 });

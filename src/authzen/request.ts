@@ -181,3 +181,36 @@ export function searchPartsOf(body: unknown, kind: SearchKind): { ok: true; part
   if (kind === 'resource') delete resource['id'];
   return { ok: true, parts: { subject, action, resource, context } };
 }
+
+/** A decision input's entity, as the log holds it: attributes already merged; checked as a request's entity is. */
+function loggedEntity(v: unknown, path: string): Checked<Fields> {
+  if (!isObject(v)) return new Problem(`${path} must be an object`);
+  const type = text(v, 'type', `${path}.type`, 256);
+  if (type instanceof Problem) return type;
+  const id = text(v, 'id', `${path}.id`, 1024);
+  return id instanceof Problem ? id : v;
+}
+
+/**
+ * A decision input as the decision log records it (`{principal, action, resource, context,
+ * actionProperties}`, attributes merged), checked as POST /authorization checks the request it came
+ * from: the same limits (types and action at most 256 characters, ids at most 1,024, none empty) and
+ * the same normalisation, so `acl-operator replay` decides exactly what the API would have decided,
+ * and an input the API would have refused is named as such. Attributes are kept as they are: a logged
+ * attribute called `properties` is an attribute, not a request's properties to merge again.
+ */
+export function loggedInputOf(logged: unknown): Mapped {
+  if (!isObject(logged)) return { ok: false, message: 'the input must be a JSON object' };
+  const principal = loggedEntity(logged['principal'], 'principal');
+  if (principal instanceof Problem) return fail(principal);
+  const resource = loggedEntity(logged['resource'], 'resource');
+  if (resource instanceof Problem) return fail(resource);
+  if (typeof logged['action'] !== 'string') return { ok: false, message: 'action must be a string' };
+  const action = actionOf(logged['action'], 'action', true);
+  if (action instanceof Problem) return fail(action);
+  const context = contextOf(logged['context'], 'context');
+  if (context instanceof Problem) return fail(context);
+  const properties = contextOf(logged['actionProperties'], 'actionProperties');
+  if (properties instanceof Problem) return fail(properties);
+  return inputOf(principal, { name: action.name, properties }, resource, context);
+}

@@ -14,7 +14,7 @@ import type { TenantWorld, World, WorldBundle } from './world.ts';
 const PARALLEL = 2;
 
 /** Whether a bundle's entityTypes filter lets its rules decide the case: no filter, or it names the principal's or resource's type. */
-function admits(bundle: WorldBundle, input: DecisionInput): boolean {
+export function admits(bundle: WorldBundle, input: DecisionInput): boolean {
   const typeOf = (v: unknown): string => (typeof v === 'string' ? v : '');
   return entityTypesTake(new Set(bundle.entityTypes), typeOf(input.principal['type']), typeOf(input.resource['type']));
 }

@@ -10,6 +10,8 @@ export interface WorldBundle {
   readonly name: string;
   /** The entityTypes filter ([]: every rule of the tenant). */
   readonly entityTypes: readonly string[];
+  /** The names of the rules it carries (the tenant's Enforced rules its filter takes): what its OPA decides with. */
+  readonly rules: readonly string[];
   /** The tar.gz an OPA would download. */
   readonly bytes: Uint8Array;
 }
@@ -48,7 +50,8 @@ export function worldOf(offline: Offline): World {
     for (const b of served?.bundles.values() ?? []) {
       // Written by the Bundle controller as JSON of a string list: anything else is a bug, and throws.
       const entityTypes = EntityTypes.parse(JSON.parse(b.source.entityTypes));
-      bundles.set(b.name, { tenant: name, name: b.name, entityTypes, bytes: b.built.bytes });
+      const ruleNames = b.source.rules.map((r) => r.name);
+      bundles.set(b.name, { tenant: name, name: b.name, entityTypes, rules: ruleNames, bytes: b.built.bytes });
     }
     world.set(name, {
       name,

@@ -89,6 +89,11 @@ export interface Example {
 /** Examples kept per group (the first ones met, in log order): flat memory whatever the log's size. */
 export const EXAMPLES_PER_GROUP = 3;
 export const MAX_EXAMPLE_BYTES = 2048;
+/**
+ * Flip groups a report keeps (the first ones met, in log order): a hostile log with endless distinct
+ * types or actions cannot grow memory. Flips of further groups are counted in `otherGroupFlips`.
+ */
+export const MAX_GROUPS = 1000;
 
 /** Flips that share tenant, bundle, direction, (subject type, action, resource type) and the rule before and after. */
 export interface FlipGroup {
@@ -151,6 +156,8 @@ export interface ReplayReport {
   readonly targets: readonly TargetCounts[];
   /** Sorted by count (most first), then tenant, bundle, change, types, action, rules. */
   readonly groups: readonly FlipGroup[];
+  /** Flips of groups met after MAX_GROUPS were kept: counted, not grouped (0 unless the log is unusual). */
+  readonly otherGroupFlips: number;
   readonly opa: OpaReplay | undefined;
   readonly gate: Gate;
 }
