@@ -11,13 +11,12 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { marked } from 'marked';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlipGroup, ReplayReport } from '../../src/replay/types.ts';
 import { CAUSES } from '../../src/replay/types.ts';
 import { opaVersion } from '../support/opa.ts';
 import { expectedReport, sortKey, type Expected } from '../support/replay-expect.ts';
+import { markdownTables, num, readJunit } from '../support/replay-formats.ts';
 import { OTHER_PATH_QUERIES, record, type Recording } from '../support/replay-log.ts';
 import { allowingRules, generate, manifestsOf, VOLUME, type FolderName, type Request } from '../support/replay-traffic.ts';
 
@@ -53,9 +52,9 @@ const noCauses = (): Record<string, number> => Object.fromEntries(CAUSES.map((c)
 
 const sorted = (groups: readonly FlipGroup[]): FlipGroup[] => [...groups].sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
 
-/** The report's groups without examples' `where` when `withWhere` is false (a rotated log moves lines between files). */
-const comparable = (groups: readonly FlipGroup[], withWhere = true): unknown[] =>
-  sorted(groups).map((g) => ({ ...g, examples: g.examples.map((e) => (withWhere ? { ...e } : { time: e.time, input: e.input })) }));
+/** Groups in one order, each example's `where` mapped by `where` (the expected side names the recorded log's lines). */
+const comparable = (groups: readonly FlipGroup[], where: (w: string) => string = (w) => w): unknown[] =>
+  sorted(groups).map((g) => ({ ...g, examples: g.examples.map((e) => ({ ...e, where: where(e.where) })) }));
 
 if (OPA_BIN)
   describe(`acl-operator replay of a log recorded from serve and real OPAs (OPA_BIN=${OPA_BIN})`, () => {
@@ -190,6 +189,7 @@ if (OPA_BIN)
         expect(r.status, r.stderr).toBe(name === 'live' ? 0 : 1);
         const report = json(r);
         expect(report.totals).toEqual(expected[name].totals);
+        expect(comparable(report.groups)).toEqual(comparable(expected[name].groups));
         expect(report.opa?.version).toBe(`${major}.${minor}.${patch}`);
         expect({ decided: report.opa?.decided, counts: report.opa?.counts }).toEqual(expected[name].opa);
         expect(report.opa?.disagreements).toBe(0);
@@ -222,10 +222,17 @@ if (OPA_BIN)
         'unknown-bundle': 1,
         'refused-input': 1,
       };
-      for (const [label, decisions, sources] of [
-        ['plain', damaged, [damaged]],
-        ['gzip', gz, [gz]],
-        ['rotated', rotated, ['decisions.log.3.gz', 'decisions.log.2.gz', 'decisions.log.1', 'decisions.log'].map((f) => join(rotated, f))],
+      const names = ['decisions.log.3.gz', 'decisions.log.2.gz', 'decisions.log.1', 'decisions.log'].map((f) => join(rotated, f));
+      // Where a line of the recorded log is in each variant: the same line of one file, or a line of a rotated part.
+      const lineOf = (w: string): number => Number(w.slice(w.lastIndexOf(':') + 1));
+      const inRotated = (w: string): string => {
+        const k = Math.min(3, Math.floor((lineOf(w) - 1) / q));
+        return `${names[k]}:${lineOf(w) - k * q}`;
+      };
+      for (const [label, decisions, sources, where] of [
+        ['plain', damaged, [damaged], (w: string) => `${damaged}:${lineOf(w)}`],
+        ['gzip', gz, [gz], (w: string) => `${gz}:${lineOf(w)}`],
+        ['rotated', rotated, names, inRotated],
       ] as const) {
         const r = replay(['--manifests', folders.narrowed, '--decisions', decisions, '--format', 'json'], `damaged ${label}`);
         expect(r.status, `${label}: ${r.stderr}`).toBe(1);
@@ -236,45 +243,75 @@ if (OPA_BIN)
         const unreplayable = Object.values(report.unreplayable).reduce((a, b) => a + b, 0);
         expect(report.totals.replayed + report.outsideWindow + unreplayable, label).toBe(report.lines);
         expect(report.totals, label).toEqual(want.totals);
-        expect(comparable(report.groups, label === 'plain'), label).toEqual(comparable(want.groups, label === 'plain'));
+        expect(comparable(report.groups), label).toEqual(comparable(want.groups, where));
         expect(new Set(report.unreplayableExamples.map((u) => u.cause)), label).toEqual(
           new Set(Object.keys(causes).filter((c) => (causes[c] ?? 0) > 0)),
         );
       }
     }, 120_000);
 
-    it('writes JUnit that parses with the report’s counts, and Markdown whose tables lex', async () => {
-      const args = ['--manifests', folders.narrowed, '--decisions', recording.file];
-      const report = json(replay([...args, '--format', 'json'], 'narrowed json'));
+    it('writes JUnit that parses, with a failing case per flip group and the counts of the JSON report, and Markdown whose tables lex to them', async () => {
+      const args = ['--manifests', folders.narrowed, '--decisions', damaged];
+      const report = json(replay([...args, '--format', 'json'], 'damaged json'));
       const out = join(root, 'replay.xml');
-      const junit = replay([...args, '--format', 'junit', '--out', out], 'narrowed junit');
-      expect(junit.status).toBe(1);
-      expect(junit.stdout).toBe('');
-      const xml = await readFile(out, 'utf8');
-      expect(XMLValidator.validate(xml)).toBe(true);
-      const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(xml) as {
-        testsuites: { tests: string; failures: string; testsuite: unknown };
-      };
-      const suites = [doc.testsuites.testsuite].flat() as { tests: string; failures: string; testcase?: unknown }[];
-      expect(Number(doc.testsuites.tests)).toBe(suites.reduce((a, s) => a + Number(s.tests), 0));
-      expect(Number(doc.testsuites.failures)).toBe(suites.reduce((a, s) => a + Number(s.failures), 0));
-      const failed = suites.flatMap((s) => [s.testcase ?? []].flat() as { failure?: unknown }[]).filter((c) => c.failure !== undefined);
-      expect(failed.length).toBe(Number(doc.testsuites.failures));
-      expect(xml).toContain(String(report.totals.allowToDeny));
-      const md = replay([...args, '--format', 'markdown'], 'narrowed markdown');
+      const written = replay([...args, '--format', 'junit', '--out', out], 'damaged junit --out');
+      expect(written.status, written.stderr).toBe(1);
+      expect(written.stdout).toBe('');
+      const junit = readJunit(await readFile(out, 'utf8'));
+      const suites = new Map(junit.suites.map((s) => [s.name, s]));
+      // One suite per tenant and bundle: the unchanged decisions pass, each flip group fails with its count.
+      for (const t of report.targets) {
+        const s = suites.get(t.bundle === null ? t.tenant : `${t.tenant}/${t.bundle}`);
+        const groups = report.groups.filter((g) => g.tenant === t.tenant && g.bundle === t.bundle);
+        expect(s?.tests, `${t.tenant}/${t.bundle}`).toBe(1 + groups.length);
+        expect(s?.failures).toBe(groups.length);
+        const flipped = (s?.cases ?? []).filter((c) => c.failure !== undefined).map((c) => num(/^([\d,]+)/.exec(c.failure ?? '')?.[1]));
+        expect(flipped.reduce((a, b) => a + b, 0)).toBe(t.counts.allowToDeny + t.counts.denyToAllow);
+        expect(s?.cases[0]?.name).toBe(
+          `unchanged: ${t.counts.unchanged.toLocaleString('en-US')} of ${t.counts.replayed.toLocaleString('en-US')} decisions`,
+        );
+      }
+      const causes = CAUSES.filter((c) => report.unreplayable[c] > 0);
+      expect(suites.get('not replayable')?.skipped).toBe(causes.length);
+      expect(junit.failures).toBe(report.groups.length);
+      expect(junit.tests).toBe(junit.suites.reduce((a, s) => a + s.tests, 0));
+      expect(junit.skipped).toBe(causes.length);
+
+      const md = replay([...args, '--format', 'markdown'], 'damaged markdown');
       expect(md.status).toBe(1);
-      const tables = marked.lexer(md.stdout).filter((t) => t.type === 'table') as {
-        header: { text: string }[];
-        rows: { text: string }[][];
-      }[];
-      expect(tables.length).toBeGreaterThanOrEqual(2);
-      expect(tables.every((t) => t.rows.every((row) => row.length === t.header.length))).toBe(true);
-      // A table with a row per flip group, its count in a cell.
-      const groupTable = tables.find(
-        (t) => t.rows.length === report.groups.length && t.header.some((h) => /count|flips|decisions/i.test(h.text)),
+      const tables = markdownTables(md.stdout);
+      for (const t of tables) for (const row of t.rows) expect(row.length, t.header.join('|')).toBe(t.header.length);
+      const [totals, flips, lost] = [
+        tables.find((t) => t.header[1] === 'Replayed'),
+        tables.find((t) => t.header[0] === 'Flips'),
+        tables.find((t) => t.header[0] === 'Cause'),
+      ];
+      const countsOf = (row: readonly string[] | undefined): number[] => (row ?? []).slice(1, 5).map(num);
+      const c = report.totals;
+      expect(countsOf(totals?.rows[0])).toEqual([c.replayed, c.unchanged, c.allowToDeny, c.denyToAllow]);
+      expect(totals?.rows.slice(1).map((r) => [r[0], ...countsOf(r)])).toEqual(
+        report.targets.map((t) => [
+          t.bundle === null ? t.tenant : `${t.tenant}/${t.bundle}`,
+          t.counts.replayed,
+          t.counts.unchanged,
+          t.counts.allowToDeny,
+          t.counts.denyToAllow,
+        ]),
       );
-      expect(groupTable, md.stdout.slice(0, 4000)).toBeDefined();
-      expect(md.stdout).toContain(report.totals.allowToDeny.toLocaleString('en-US'));
+      expect(flips?.rows.map((r) => [num(r[0]), ...r.slice(1)])).toEqual(
+        report.groups.map((g) => [
+          g.count,
+          g.change === 'allow-to-deny' ? 'allow → deny' : 'deny → allow',
+          g.tenant,
+          g.bundle ?? '(service)',
+          g.subjectType,
+          g.action,
+          g.resourceType,
+          g.ruleBefore ?? '—',
+          g.ruleAfter ?? '—',
+        ]),
+      );
+      expect(lost?.rows.map((r) => [r[0], num(r[1])])).toEqual(causes.map((k) => [k, report.unreplayable[k]]));
     }, 60_000);
 
     it('exits 2 on bad usage, naming what is wrong', () => {
