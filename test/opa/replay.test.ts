@@ -34,10 +34,16 @@ interface Run {
 const timings: string[] = [];
 
 /** `acl-operator replay <args>` as a user runs it, OPA_BIN unset (so --opa is explicit). */
-function replay(args: readonly string[], label = args.join(' ')): Run {
+function replay(args: readonly string[], label = args.join(' '), stdin?: Buffer): Run {
   const { OPA_BIN: _unset, ...env } = process.env;
   const started = performance.now();
-  const r = spawnSync(process.execPath, [CLI, 'replay', ...args], { cwd: ROOT, encoding: 'utf8', env, maxBuffer: 256 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [CLI, 'replay', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env,
+    maxBuffer: 256 * 1024 * 1024,
+    ...(stdin === undefined ? {} : { input: stdin }),
+  });
   const ms = performance.now() - started;
   timings.push(`${label.slice(0, 120)}: exit ${r.status} in ${Math.round(ms)} ms`);
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms };
@@ -102,7 +108,8 @@ if (OPA_BIN)
     afterAll(async () => {
       console.log(
         `replay proof on ${OPA_BIN}: ${recording?.lines} lines recorded ${JSON.stringify(recording?.perSource)}; ` +
-          `sent in ${Math.round(recording?.sendMs ?? 0)} ms, uploads complete ${Math.round(recording?.waitMs ?? 0)} ms later\n${timings.join('\n')}`,
+          `sent in ${Math.round(recording?.sendMs ?? 0)} ms, uploads complete ${Math.round(recording?.waitMs ?? 0)} ms later\n` +
+          `expected: ${JSON.stringify(Object.fromEntries(Object.entries(expected).map(([k, e]) => [k, { totals: e.totals, groups: e.groups.length, opa: e.opa }])))}\n${timings.join('\n')}`,
       );
       if (root) await rm(root, { recursive: true, force: true });
     });
@@ -312,6 +319,40 @@ if (OPA_BIN)
         ]),
       );
       expect(lost?.rows.map((r) => [r[0], num(r[1])])).toEqual(causes.map((k) => [k, report.unreplayable[k]]));
+    }, 60_000);
+
+    it('splits the log at a time with --since and --until into two windows that add up to it, and reads it from stdin', async () => {
+      const text = await readFile(recording.file, 'utf8');
+      const decided = text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { time: string; path: string })
+        .filter((l) => l.path === 'acl/allow')
+        .map((l) => Date.parse(l.time));
+      // A cut in the middle of a gap of 3 ms or more between decisions: no decision sits on the boundary.
+      const times = [...new Set(decided)].sort((a, b) => a - b);
+      const middle = times.findIndex((t, i) => i >= times.length / 2 && (times[i + 1] ?? t) - t >= 3);
+      const cut = new Date((times[middle] as number) + 1).toISOString();
+      const before = decided.filter((t) => t < Date.parse(cut)).length;
+      expect(before).toBeGreaterThan(1000);
+      const args = ['--manifests', folders.narrowed, '--format', 'json'];
+      const since = json(replay([...args, '--decisions', recording.file, '--since', cut], 'narrowed --since'));
+      const until = json(replay([...args, '--decisions', recording.file, '--until', cut], 'narrowed --until'));
+      expect([since.since, until.until]).toEqual([cut, cut]);
+      expect(since.outsideWindow).toBe(before);
+      expect(since.totals.replayed).toBe(decided.length - before);
+      expect(until.outsideWindow + until.totals.replayed).toBe(decided.length);
+      expect(until.totals.replayed).toBe(before);
+      for (const k of ['replayed', 'unchanged', 'allowToDeny', 'denyToAllow'] as const)
+        expect(since.totals[k] + until.totals[k], k).toBe(expected.narrowed.totals[k]);
+      const week = json(replay([...args, '--decisions', recording.file, '--since', '7d'], 'narrowed --since 7d'));
+      expect([week.outsideWindow, week.totals]).toEqual([0, expected.narrowed.totals]);
+      const piped = replay([...args, '--decisions', '-'], 'narrowed stdin', gzipSync(text));
+      expect(piped.status, piped.stderr).toBe(1);
+      const fromStdin = json(piped);
+      expect(fromStdin.sources).toEqual(['-']);
+      expect(fromStdin.totals).toEqual(expected.narrowed.totals);
+      expect(comparable(fromStdin.groups)).toEqual(comparable(expected.narrowed.groups, (w) => `-:${w.slice(w.lastIndexOf(':') + 1)}`));
     }, 60_000);
 
     it('exits 2 on bad usage, naming what is wrong', () => {
