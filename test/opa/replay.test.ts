@@ -76,10 +76,13 @@ if (OPA_BIN)
       opaVersion(OPA_BIN);
       root = await mkdtemp(join(tmpdir(), 'acl-replay-opa-'));
       requests = generate();
-      recording = await record(OPA_BIN, root, requests, (r) =>
-        allowingRules('live', r.tenant, r.input, r.route === 'everything' || r.route === 'documents' ? r.route : undefined).length > 0
-          ? true
-          : false,
+      // Every answer is checked against the model while recording: the model is the live folder's truth.
+      recording = await record(
+        OPA_BIN,
+        root,
+        requests,
+        (r) =>
+          allowingRules('live', r.tenant, r.input, r.route === 'everything' || r.route === 'documents' ? r.route : undefined).length > 0,
       );
       for (const name of ['live', 'narrowed', 'widened'] as const) {
         const dir = join(root, `folder-${name}`);
