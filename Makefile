@@ -26,7 +26,7 @@ LISTEN ?= 127.0.0.1:8443
 OPS_LISTEN ?= 127.0.0.1:9090
 CONSOLE_LISTEN ?= 127.0.0.1:8080
 
-.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-fleet bench-flood bench-propagation bench-kube bench-memory bench-signing bench-steady bench-steady-kube bench-console bench-console-large bench-replay clean node-version
+.PHONY: help install build typecheck lint format test test-timing test-opa test-policies run render crds screenshots bench bench-http bench-decision-log bench-shadow bench-fleet bench-flood bench-propagation bench-kube bench-memory bench-signing bench-steady bench-steady-kube bench-console bench-console-large bench-replay clean node-version
 
 help: ## Show the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -119,6 +119,11 @@ bench-decision-log: $(INSTALL_STAMP) ## What the decision log costs POST /author
 
 # 1,000 simulated OPAs (status every 10 s, a 100-decision upload every 10 s) against the service and
 # against raw node:http floors; about 16 minutes (BENCH_QUICK=1: about 3).
+# Decisions of a tenant with 100 Proposed rules (shadow decisions) against none, and against a proposal
+# in another tenant only: server CPU per decision, ratios in the same run (about 2 minutes).
+bench-shadow: $(INSTALL_STAMP) ## What shadow decisions cost POST /authorization: 0 vs 100 Proposed rules (BENCH_QUICK=1: smoke check)
+	node bench/shadow.ts
+
 bench-fleet: $(INSTALL_STAMP) ## What an OPA fleet's status reports and decision logs cost the service
 	node bench/fleet.ts
 

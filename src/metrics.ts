@@ -1,6 +1,7 @@
 // Every metric, on our own Registry, defined in one table. Labels come from small sets: decision,
 // status code, kind, phase, result, and the bundles a tenant configured (never subjects, resources,
-// rules or tokens).
+// rules or tokens), except the acl_shadow_* series: one per rule of a tenant's proposal, only while
+// it is proposed (a few per tenant), read from the shadow ledger at scrape time.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ControllerMetrics, Kind } from './controller/index.ts';
 
@@ -170,11 +171,43 @@ const SERVICE = {
     name: 'acl_decision_log_dropped_total',
     help: 'Decision log lines dropped because the backlog was full',
   },
+  /** Shadow decisions the ledger failed to count (a bug, logged once per kind; the decision was answered). */
+  shadowFailures: {
+    type: 'counter',
+    name: 'acl_shadow_failures_total',
+    help: 'Shadow decisions that failed to be counted (the live decision was answered unchanged)',
+  },
 } as const satisfies Record<string, Definition>;
+
+/** One rule's shadow counts as metrics read them (shadow/ledger.ts's tallies). */
+export interface ShadowCounts {
+  readonly tenant: string;
+  readonly rule: string;
+  readonly tally: { readonly role: string; readonly evaluated: number; readonly matched: number; readonly flips: number };
+}
+
+const SHADOW_LABELS = ['tenant', 'rule', 'role'] as const;
+// Per rule of a proposal, read from the ledger at scrape time: the decision path touches no label.
+// A rule's series start again with a spec edit or a role change, and go when it leaves the proposal.
+const SHADOW: readonly { readonly name: string; readonly help: string; readonly field: 'evaluated' | 'matched' | 'flips' }[] = [
+  {
+    name: 'acl_shadow_evaluated_total',
+    help: 'Live decisions a Proposed rule (or one marked for removal) covered, by tenant, rule and role, for its current spec',
+    field: 'evaluated',
+  },
+  { name: 'acl_shadow_matched_total', help: 'Of those, the decisions its condition was true for', field: 'matched' },
+  {
+    name: 'acl_shadow_flips_total',
+    help: 'Of those, the decisions it would have changed: deny to allow (Proposed) or allow to deny (Removal)',
+    field: 'flips',
+  },
+];
 
 export interface Metrics extends MetricsOf<typeof SERVICE> {
   readonly registry: Registry;
   readonly controller: ControllerMetrics;
+  /** Where the acl_shadow_* series are read from at each scrape (the process's shadow ledger). */
+  shadowFrom(source: () => Iterable<ShadowCounts>): void;
 }
 
 /** Outcomes of an OPA upload (status report or decision log); unavailable: 503, too many held at once. */
@@ -229,5 +262,26 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'acl_' });
   const controller = controllerMetrics(register(CONTROLLER, registry));
-  return { registry, ...register(SERVICE, registry), controller };
+  const service = register(SERVICE, registry);
+  let shadowSource: () => Iterable<ShadowCounts> = () => [];
+  for (const { name, help, field } of SHADOW) {
+    new Counter({
+      name,
+      help,
+      labelNames: SHADOW_LABELS,
+      registers: [registry],
+      collect(this: Counter<(typeof SHADOW_LABELS)[number]>) {
+        this.reset();
+        for (const { tenant, rule, tally } of shadowSource()) this.inc({ tenant, rule, role: tally.role }, tally[field]);
+      },
+    });
+  }
+  return {
+    registry,
+    ...service,
+    controller,
+    shadowFrom(source) {
+      shadowSource = source;
+    },
+  };
 }

@@ -73,6 +73,27 @@ export function ruleManifest(rule: GeneratedRule): string {
   ].join('\n');
 }
 
+/**
+ * `n` Proposed rules (shadow decisions): one in ten over a live rule's own subject type,
+ * actions and resource type (so the requests, aimed at live rules, meet them), the rest generated
+ * over the whole type space as the live ones are. Their conditions are the live templates.
+ */
+export function proposedRules(live: readonly GeneratedRule[], n: number): GeneratedRule[] {
+  return generateRules(n, n + 28).map((r, i) => {
+    const over = i % 10 === 0 ? live[(i / 10) % live.length] : undefined;
+    const proposed = { ...r, name: `proposed-${String(i).padStart(5, '0')}` };
+    return over ? { ...proposed, subjectType: over.subjectType, actions: over.actions, resourceType: over.resourceType } : proposed;
+  });
+}
+
+/** proposedRules as the YAML documents of `tenant`. */
+export function proposalManifest(live: readonly GeneratedRule[], n: number, tenant: string): string {
+  const rules = proposedRules(live, n);
+  return `${rules
+    .map((r) => ruleManifest(r).replace('state: Enforced', 'state: Proposed').replace(`namespace: ${TENANT} }`, `namespace: ${tenant} }`))
+    .join('\n---\n')}\n`;
+}
+
 /** A Connector and one Bundle of it, as YAML documents. */
 export function connectorManifest(tenant: string, connector: string, bundle: string): string {
   return `

@@ -5,6 +5,8 @@ import { checkSpec, conditionProblem } from '../admission/index.ts';
 import { readStatus, Rule, type RulePhase, type RuleSpec, RuleStatus } from '../api/index.ts';
 import { canonicalJson } from '../bundle/index.ts';
 import { compileRule, ruleModel, ruleTranslation, type RuleModel } from '../policy/index.ts';
+import { ANNOTATION_PROPOSED_STATE } from '../shadow/index.ts';
+import type { ShadowEntry } from '../store/index.ts';
 import { conditionsFor, warnOnce, type ConditionInput } from './conditions.ts';
 import type { Outcome, ReconcileDeps } from './deps.ts';
 import { ANNOTATION_REGENERATE, keyText, type ObjectKey, type SourceObject } from './types.ts';
@@ -117,8 +119,9 @@ function reconcile(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Out
   const t = translation(seen, spec, deps, lastGood);
   if ('error' in t) return reject(seen, deps, lastGood, t);
   const rebuildIn = putInForce(key, t, deps);
+  const ignored = propose(seen, t, deps);
   const phase = t.model.state === 'Enforced' ? 'Enforced' : spec.state;
-  return { phase, rebuildIn, status: currentStatus(seen, spec, t, phase, deps) };
+  return { phase, rebuildIn, status: currentStatus(seen, spec, t, phase, deps, ignored) };
 }
 
 /** A deleted Rule leaves the store; its tenant's bundles are rebuilt when it was in force. */
@@ -127,6 +130,7 @@ function forget(key: ObjectKey, deps: ReconcileDeps, lastGood: LastGood): Outcom
   lastGood.delete(keyText(key));
   const had = deps.draft.rule(namespace, name) !== undefined;
   deps.draft.setRule(namespace, name, undefined);
+  deps.draft.setShadowRule(namespace, name, undefined);
   return had ? { rebuildIn: namespace } : {};
 }
 
@@ -170,6 +174,30 @@ function putInForce(key: ObjectKey, t: Translated, deps: ReconcileDeps): string 
   return namespace;
 }
 
+/** States an Enforced rule may be proposed to move to (annotation acl.policyagent.dev/proposed-state). */
+const LEAVING = new Set(['Suspended', 'Archived', 'Draft']);
+
+/**
+ * Puts the rule's part in its tenant's proposal into the draft (docs/rules.md, "Shadow decisions"): a
+ * Proposed rule, or an Enforced one marked for removal; none otherwise. Returns why an annotation
+ * was ignored, for the Ready condition (never silently).
+ */
+function propose(seen: Seen, t: Translated, deps: ReconcileDeps): string | undefined {
+  const { namespace, name } = seen.key;
+  const mark = seen.obj.metadata.annotations?.[ANNOTATION_PROPOSED_STATE];
+  let entry: ShadowEntry | undefined;
+  if (t.model.state === 'Proposed') {
+    const before = deps.draft.shadowRule(namespace, name);
+    // The same model is the same spec: its compiled rule (and so its shadow counts) are kept.
+    entry = before?.role === 'Proposed' && before.rule.model === t.model ? before : { role: 'Proposed', rule: compileRule(t.model) };
+  } else if (t.model.state === 'Enforced' && mark !== undefined && LEAVING.has(mark)) entry = { role: 'Removal' };
+  deps.draft.setShadowRule(namespace, name, entry);
+  if (mark === undefined || entry?.role === 'Removal') return undefined;
+  return LEAVING.has(mark)
+    ? `Warning: annotation ${ANNOTATION_PROPOSED_STATE} is ignored: only an Enforced or Approved rule can be proposed to leave`
+    : `Warning: annotation ${ANNOTATION_PROPOSED_STATE}: ${JSON.stringify(mark.slice(0, 63))} is ignored: it takes Suspended, Archived or Draft`;
+}
+
 /**
  * The newer of what this replica remembers and what status records: a replica that missed a
  * generation (a relist delivers only the newest) must not put an older one back in force.
@@ -185,6 +213,8 @@ function lastGoodOf(seen: Seen, lastGood: LastGood): Translated | undefined {
 /** An invalid spec keeps the last good version in force: nothing else changes. */
 function reject(seen: Seen, deps: ReconcileDeps, lastGood: LastGood, failed: Failed): Outcome {
   const { reason, error: message } = failed;
+  // An invalid spec proposes nothing (the last good version stays in force, unmarked).
+  deps.draft.setShadowRule(seen.key.namespace, seen.key.name, undefined);
   deps.log.warn({ kind: 'Rule', key: seen.id, reason, problem: message }, 'Rejected Rule');
   warnOnce(deps, seen.obj, seen.previous.conditions, reason, message);
   const previous = lastGoodOf(seen, lastGood);
@@ -205,13 +235,21 @@ function reject(seen: Seen, deps: ReconcileDeps, lastGood: LastGood, failed: Fai
 }
 
 /** The status of a Rule whose spec translated: in force, or deliberately not deployed. */
-function currentStatus(seen: Seen, spec: RuleSpec, t: Translated, phase: RulePhase, deps: ReconcileDeps): RuleStatus {
+function currentStatus(
+  seen: Seen,
+  spec: RuleSpec,
+  t: Translated,
+  phase: RulePhase,
+  deps: ReconcileDeps,
+  ignored: string | undefined,
+): RuleStatus {
   const isDeployed = t.model.state === 'Enforced';
-  const message = isDeployed
+  const stateMessage = isDeployed
     ? spec.state === 'Approved'
       ? 'Approved and deployed: decided by the service and built into the bundles that select it'
       : 'Decided by the service and built into the bundles that select it'
     : `State ${phase}: neither decided nor put in bundles`;
+  const message = ignored === undefined ? stateMessage : `${stateMessage}. ${ignored}`;
   const current: RuleTranslation = {
     status: 'Current',
     generation: t.generation,

@@ -6,6 +6,7 @@ import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
 import { sendError } from './errors.ts';
 import { answerThrow, type ThrowSite } from './guard.ts';
+import { createShadowObserver } from './shadow.ts';
 import { jsonHeaders, requestId, sendUnauthenticated, withRequestId } from './reply.ts';
 import { decisionInputOf } from '../authzen/index.ts';
 import { createIndexLookup, createTenantResolver } from './tenant.ts';
@@ -33,6 +34,7 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
   const denied = deps.metrics.decisions.labels('deny');
   const lines = deps.metrics.decisionLogLines.labels('service');
   const { sink } = deps.fleet;
+  const observeShadow = createShadowObserver(deps);
 
   // Many decisions share a millisecond under load: its ISO 8601 text is made once.
   let lastMs = Number.NaN;
@@ -58,7 +60,8 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
       return;
     }
     const snapshot = deps.store.snapshot();
-    const decision = decide(indexOf(snapshot, tenant), mapped.input, snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY);
+    const served = snapshot.tenants.get(tenant);
+    const decision = decide(indexOf(snapshot, tenant), mapped.input, served?.directory ?? EMPTY_DIRECTORY);
     const timestamp = isoTime(deps.now());
     const payload = decision.allow
       ? `{"decision":"allow","timestamp":"${timestamp}",${allowTail(decision.rule, decision)}}`
@@ -83,6 +86,8 @@ export function createAuthorizationHandler(deps: ApiDeps): (req: IncomingMessage
     deps.metrics.decisionSeconds.observe((performance.now() - started) / 1000);
     if (deps.log.isLevelEnabled('debug'))
       deps.log.debug({ requestId: id, tenant, decision: decision.allow ? 'allow' : 'deny', policyId: decision.policyId }, 'Decided');
+    // Last, once the answer is on its way: a tenant without a proposal pays this one read.
+    if (served?.shadow !== undefined) observeShadow(tenant, served.shadow, served.index, mapped.input, served.directory, decision);
   }
 
   return function authorize(req, res) {

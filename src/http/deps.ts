@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AgentRegistry, DecisionSink, RecentDecisions, UploadReader } from '../fleet/index.ts';
 import type { Metrics } from '../metrics.ts';
+import type { ShadowLedger } from '../shadow/index.ts';
 import type { Store } from '../store/index.ts';
 import type { AdmissionDeps } from './admission.ts';
 import type { LongPolls } from './longpoll.ts';
@@ -24,6 +25,8 @@ export interface ApiDeps {
   readonly fleet: FleetDeps;
   /** The validating admission webhook (Kubernetes mode); without it the route is not served. */
   readonly admission?: AdmissionDeps;
+  /** Counts the shadow decisions of tenants with a proposal (one ledger per process); absent: none are counted. */
+  readonly shadow?: ShadowLedger;
 }
 
 /** What OPA agents report, and where decisions are written. */

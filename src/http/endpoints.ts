@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter } from 'prom-client';
 import { serviceDecisionLine } from '../fleet/index.ts';
 import { EMPTY_DIRECTORY, type Decision, type DecisionInput, type RuleIndex } from '../policy/index.ts';
-import type { Snapshot } from '../store/index.ts';
+import type { Snapshot, TenantSnapshot } from '../store/index.ts';
+import { createShadowObserver, type ShadowObserve } from './shadow.ts';
 import { evaluation, evaluations, metadata, search, type AuthzenEndpoint, type Reply, type TenantView } from '../authzen/index.ts';
 import { readJsonBody, type BodyResult } from './body.ts';
 import type { ApiDeps } from './deps.ts';
@@ -25,6 +26,13 @@ interface AuthzenState {
   readonly allowed: Counter.Internal;
   readonly denied: Counter.Internal;
   readonly lines: Counter.Internal;
+  readonly observeShadow: ShadowObserve;
+}
+
+/** The decisions of one request, kept for the shadow ledger until its answer was sent. */
+interface Decided {
+  readonly inputs: DecisionInput[];
+  readonly decisions: Decision[];
 }
 
 /** One request of a tenant whose body is being read. */
@@ -71,19 +79,33 @@ function countDecision(state: AuthzenState, d: unknown): void {
   (decision ? state.allowed : state.denied).inc();
 }
 
-/** The tenant's view of the latest snapshot, telling the decision log of each decision when it is on. */
-function viewOf(state: AuthzenState, asked: Asked): TenantView {
+/**
+ * The tenant's view of a snapshot, telling the decision log of each decision when it is on, and
+ * keeping each in `decided` when the tenant has a proposal.
+ */
+function viewOf(
+  state: AuthzenState,
+  asked: Asked,
+  snapshot: Snapshot,
+  served: TenantSnapshot | undefined,
+  decided: Decided | undefined,
+): TenantView {
   const { sink } = state.deps.fleet;
   const { tenant, endpoint } = asked;
-  const snapshot = state.deps.store.snapshot();
+  const logged = sink.enabled && decides(endpoint);
   // One object shape whether the decision log is on or off (no spread on the decision path).
   return {
     tenant,
     index: state.indexOf(snapshot, tenant),
-    directory: snapshot.tenants.get(tenant)?.directory ?? EMPTY_DIRECTORY,
+    directory: served?.directory ?? EMPTY_DIRECTORY,
     onDecision:
-      sink.enabled && decides(endpoint)
+      logged || decided !== undefined
         ? (input: DecisionInput, d: Decision) => {
+            if (decided !== undefined) {
+              decided.inputs.push(input);
+              decided.decisions.push(d);
+            }
+            if (!logged) return;
             sink.write(
               serviceDecisionLine({
                 time: state.timestamp(),
@@ -109,7 +131,11 @@ function answer(state: AuthzenState, asked: Asked, res: ServerResponse, body: Bo
     count(body.code === 'too_large' ? 413 : 400);
     return;
   }
-  const reply = RUN[asked.endpoint](body.value, viewOf(state, asked), state.timestamp);
+  const snapshot = state.deps.store.snapshot();
+  const served = snapshot.tenants.get(asked.tenant);
+  // Searches are not decisions: only evaluations are shadow-decided. Without a proposal, one read.
+  const decided: Decided | undefined = served?.shadow !== undefined && decides(asked.endpoint) ? { inputs: [], decisions: [] } : undefined;
+  const reply = RUN[asked.endpoint](body.value, viewOf(state, asked, snapshot, served, decided), state.timestamp);
   if (!reply.ok) {
     sendError(res, 'bad_request', reply.message, headers);
     count(400);
@@ -120,6 +146,18 @@ function answer(state: AuthzenState, asked: Asked, res: ServerResponse, body: Bo
   if (decides(asked.endpoint)) countDecisions(state, reply.body, asked.started);
   if (state.deps.log.isLevelEnabled('debug'))
     state.deps.log.debug({ requestId: asked.id, tenant: asked.tenant, endpoint: asked.endpoint }, 'Answered AuthZEN request');
+  // Last, once the answer is on its way.
+  if (decided !== undefined && served?.shadow !== undefined) {
+    for (let i = 0; i < decided.inputs.length; i++)
+      state.observeShadow(
+        asked.tenant,
+        served.shadow,
+        served.index,
+        decided.inputs[i] as DecisionInput,
+        served.directory,
+        decided.decisions[i] as Decision,
+      );
+  }
 }
 
 /** The handler of one endpoint: 401 before 403 (another tenant's path) before reading the body. */
@@ -178,6 +216,7 @@ export function createAuthzenHandlers(deps: ApiDeps): Readonly<Record<AuthzenEnd
     allowed: deps.metrics.decisions.labels('allow'),
     denied: deps.metrics.decisions.labels('deny'),
     lines: deps.metrics.decisionLogLines.labels('service'),
+    observeShadow: createShadowObserver(deps),
   };
   return {
     evaluation: createHandler(state, 'evaluation'),

@@ -2,6 +2,7 @@
 // assigned again: the logger, the clock, metrics, the store, the work queue (sources and the fleet
 // enqueue into it before the controller that drains it exists), readiness, what the console's live
 // updates follow, the fleet, the controller's common options, and the HTTP side.
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createWorkQueue, type Controller, type ControllerOptions, type WorkQueue } from '../controller/index.ts';
@@ -10,6 +11,7 @@ import type { AdmissionDeps } from '../http/index.ts';
 import { createLogger } from '../log.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { type Serving, startServing } from '../server/index.ts';
+import { createShadowLedger, type LocalShadowLedger } from '../shadow/index.ts';
 import { createStore, type Store } from '../store/index.ts';
 import { type Changes, createChanges } from './changes.ts';
 
@@ -35,6 +37,8 @@ export interface Running {
   readonly metrics: Metrics;
   /** What the OPA agents report, their recent decisions, and the decision log. */
   readonly fleet: Fleet;
+  /** This replica's shadow counts (docs/rules.md, "Shadow decisions"). */
+  readonly shadow: LocalShadowLedger;
   flushActivity(): Promise<void>;
   /** Graceful stop: no new connections, held long polls answered, in-flight requests finished. */
   stop(): Promise<void>;
@@ -76,6 +80,8 @@ export interface Base {
   readonly changes: Changes;
   /** The fleet loop (agents, recent decisions, decision log), running. */
   readonly fleet: Fleet;
+  /** The one shadow ledger of the process: fed by decisions, following each publish, read by metrics (and status). */
+  readonly shadow: LocalShadowLedger;
 }
 
 /** Makes the base of a mode; `notReady` is what /readyz says until the mode serves. */
@@ -98,7 +104,13 @@ export function createBase(config: Config, options: CommonOptions, notReady: str
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
   const changes = createChanges({ store, agents: fleet.agents });
-  return { config, log, now, nowMs, metrics, store, queue, readiness: createReadiness(notReady), changes, fleet };
+  // Named after the pod in Kubernetes (its hostname): status sums replica sessions, each once.
+  const shadow = createShadowLedger({ replica: hostname(), now: nowMs });
+  store.onBundleChange((_changed, snapshot, tenants) => {
+    for (const t of tenants) shadow.follow(t, snapshot.tenants.get(t));
+  });
+  metrics.shadowFrom(() => shadow.all());
+  return { config, log, now, nowMs, metrics, store, queue, readiness: createReadiness(notReady), changes, fleet, shadow };
 }
 
 /** The controller options both modes give alike (each adds its source, its writer and its packer). */
@@ -128,6 +140,7 @@ export function startBaseHttp(base: Base, defaultPublicUrl?: string, admission?:
     now: base.now,
     nowMs: base.nowMs,
     fleet: base.fleet,
+    shadow: base.shadow,
     notReady: base.readiness.notReady,
     ...(defaultPublicUrl === undefined ? {} : { defaultPublicUrl }),
     ...(admission === undefined ? {} : { admission }),

@@ -136,6 +136,7 @@ export async function startOperator(config: Config, options: OperatorOptions = {
     signing: signing.holder,
     metrics: base.metrics,
     fleet: base.fleet,
+    shadow: base.shadow,
     flushActivity: activity.flush,
     stop,
   };

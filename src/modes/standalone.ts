@@ -209,6 +209,7 @@ async function serve(parts: Parts, opened: (() => Promise<void> | void)[]): Prom
     console: { url: console.url, adminKeyFile },
     metrics: base.metrics,
     fleet,
+    shadow: base.shadow,
     flushActivity: activity.flush,
     signing: parts.signing,
     checkSigningKeys: keys.check,

@@ -3,6 +3,7 @@
 // finished, each connection ended once idle: drain.ts).
 import type { Logger } from 'pino';
 import type { Config, Tls } from '../config.ts';
+import type { ShadowLedger } from '../shadow/index.ts';
 import { type AdmissionDeps, createApiHandler, createLongPolls, createOpsApp, type FleetDeps, type LongPolls } from '../http/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { type ApiListening, listenApi, listenOps, type Listening } from './listeners.ts';
@@ -39,6 +40,8 @@ export interface ServingOptions {
   readonly fleet: FleetDeps;
   /** The admission webhook on the API listener (Kubernetes mode). */
   readonly admission?: AdmissionDeps;
+  /** Counts shadow decisions (docs/rules.md, "Shadow decisions"). */
+  readonly shadow?: ShadowLedger;
 }
 
 export async function startServing(o: ServingOptions): Promise<Serving> {
@@ -74,6 +77,7 @@ export async function startServing(o: ServingOptions): Promise<Serving> {
           publicUrl: () => config.publicUrl ?? o.defaultPublicUrl ?? api?.url ?? '',
           fleet: o.fleet,
           ...(o.admission ? { admission: o.admission } : {}),
+          ...(o.shadow ? { shadow: o.shadow } : {}),
         }),
         {
           address: config.listen,

@@ -43,6 +43,13 @@ export interface TenantDraft {
   readonly listings: Map<string, Map<string, string | readonly string[]>>;
   /** Connector name → hashes of its earlier tokens (rotated or revoked), newest first. */
   readonly retired: Map<string, string[]>;
+  /** The tenant's Proposed rules by name (shadow decisions; never decided or put in bundles). */
+  readonly proposed: Map<string, CompiledRule>;
+  /** Names of its Enforced rules marked for removal. */
+  readonly removals: Set<string>;
+  /** Set when `proposed` (or `removals`) changed since the last publish: only then is the published part made again. */
+  proposedChanged: boolean;
+  removalsChanged: boolean;
 }
 
 export interface StoreState {
@@ -79,6 +86,10 @@ export function tenantDraft(state: StoreState, name: string): TenantDraft {
       touched: new Map(),
       listings: new Map(),
       retired: new Map(),
+      proposed: new Map(),
+      removals: new Set(),
+      proposedChanged: false,
+      removalsChanged: false,
     };
     state.tenants.set(name, t);
   }

@@ -4,15 +4,18 @@ import { bundleKey, type BundleEntry, type TenantSnapshot } from './snapshot.ts'
 import { apiKeyMap, connectorTokens } from './credentials.ts';
 import { directoryOf } from './directories.ts';
 import { takeIndex } from './rules.ts';
+import { hasProposal, takeShadow } from './shadow.ts';
 import type { StoreState, TenantDraft } from './draft.ts';
 
 function freeze(name: string, d: TenantDraft, previous: TenantSnapshot | undefined): TenantSnapshot {
   const index = takeIndex(name, d, previous);
-  return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles), directory: directoryOf(d) };
+  const shadow = takeShadow(name, d, previous);
+  // `shadow` always present (undefined without a proposal): one object shape for the decision path to read.
+  return { tenant: name, index, connectors: new Map(d.connectors), bundles: new Map(d.bundles), directory: directoryOf(d), shadow };
 }
 
 function isEmpty(d: TenantDraft): boolean {
-  return d.rules.size === 0 && d.connectors.size === 0 && d.bundles.size === 0 && d.directories.size === 0;
+  return d.rules.size === 0 && d.connectors.size === 0 && d.bundles.size === 0 && d.directories.size === 0 && !hasProposal(d);
 }
 
 /** Adds to `changed` the bundles of `frozen` with a new ETag (either archive's), or whose connector's token or activity changed. */

@@ -8,6 +8,7 @@ import { apiKeyHolders, setApiKey, setConnector } from './credentials.ts';
 import { directoryOf, listedBy, prepareDirectory, setDirectoryEntities } from './directories.ts';
 import { publish } from './publish.ts';
 import { draftRules, prepareIndexes, setRule } from './rules.ts';
+import { setShadowRule, shadowRule, type ShadowEntry } from './shadow.ts';
 import type { ApiKeyEntry, BundleEntry, ConnectorEntry, Snapshot } from './snapshot.ts';
 import { setOrDelete, tenantDraft, type BundleListener, type Run, type StoreState } from './draft.ts';
 
@@ -18,6 +19,10 @@ export interface StoreDraft {
   /** Every deployed rule of a tenant. */
   rules(tenant: string): readonly CompiledRule[];
   setRule(tenant: string, name: string, rule: CompiledRule | undefined): void;
+  /** A rule's part in its tenant's proposal (shadow decisions): Proposed, a removal mark, or none. */
+  shadowRule(tenant: string, name: string): ShadowEntry | undefined;
+  /** Sets or (undefined) takes out a rule's part in its tenant's proposal; published as TenantSnapshot.shadow. */
+  setShadowRule(tenant: string, name: string, entry: ShadowEntry | undefined): void;
   connector(tenant: string, name: string): ConnectorEntry | undefined;
   setConnector(tenant: string, name: string, entry: ConnectorEntry | undefined): void;
   bundle(tenant: string, name: string): BundleEntry | undefined;
@@ -67,6 +72,8 @@ function createDraft(state: StoreState): StoreDraft {
     rule: (t, n) => tenants.get(t)?.rules.get(n),
     rules: (t) => draftRules(state, t),
     setRule: (t, n, rule) => setRule(state, t, n, rule),
+    shadowRule: (t, n) => shadowRule(state, t, n),
+    setShadowRule: (t, n, entry) => setShadowRule(state, t, n, entry),
     connector: (t, n) => tenants.get(t)?.connectors.get(n),
     setConnector: (t, n, entry) => setConnector(state, t, n, entry),
     bundle: (t, n) => tenants.get(t)?.bundles.get(n),

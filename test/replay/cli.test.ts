@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -161,6 +161,26 @@ describe('acl-operator replay', () => {
     const r = cli(['--manifests', broken, '--decisions', log]);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^1 problem\(s\) in the manifests of .*; nothing was replayed/);
+  });
+
+  it.skipIf(!process.env['OPA_BIN'])('decides the replayed decisions in a real OPA too, agreeing with the native replay', () => {
+    const r = cli(['--manifests', suspended, '--decisions', log, '--opa', process.env['OPA_BIN'] ?? '', '--format', 'json']);
+    expect(r.status).toBe(1);
+    const report = json(r.stdout);
+    expect(report.totals).toMatchObject({ replayed: 5, allowToDeny: 3 });
+    // Each service line on every acme bundle that selects documents: gateway-documents and gateway-all-v1.
+    expect(report.opa).toMatchObject({ decided: 10, disagreements: 0 });
+    expect(report.opa?.counts.allowToDeny).toBe(6);
+  });
+
+  it.skipIf(!existsSync('/usr/bin/script'))('shows progress on stderr when it is a terminal, and clears it before the summary', () => {
+    const out = join(tmp, 'tty.json');
+    const command = [process.execPath, CLI, 'replay', '--manifests', suspended, '--decisions', log, '--format', 'json', '--out', out].join(
+      ' ',
+    );
+    const r = spawnSync('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stdout).toContain('\r\x1b[K5 lines read, 5 replayed, 3 flipped');
+    expect(r.stdout).toContain(`\r\x1b[KWrote ${out}`);
   });
 
   it('prints its usage for --help', () => {

@@ -9,6 +9,9 @@
 //                             default: as `acl-operator serve` runs (agents and recent decisions
 //                             written out every 5 s, the folder watched)
 //   --log-level silent|info   info: the service's own log, to <temp folder>/service.log
+//   --proposed N              N Proposed rules (shadow decisions, bench/shadow.ts), a tenth of them
+//                             over the types and actions the requests use (tenantProposal)
+//   --proposed-in bench|other the tenant that holds them: the one decided, or another one
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +21,7 @@ import { configFromFlags } from '../../../src/config.ts';
 import { LOCAL_LISTENERS } from '../../../test/support/service.ts';
 import { startService, type ServiceOptions } from '../../../src/modes/index.ts';
 import { serveCommands } from '../ipc.ts';
-import { BUNDLE, CONNECTOR, manifestFiles, TENANT, tenantRules } from '../tenant.ts';
+import { BUNDLE, CONNECTOR, manifestFiles, proposalManifest, TENANT, tenantRules } from '../tenant.ts';
 import { startProfile, stopProfile } from './profiler.ts';
 import { collectGarbage, processStats, type ServerCommands } from './stats.ts';
 
@@ -63,6 +66,8 @@ const { values } = parseArgs({
     'decision-log': { type: 'string', default: 'off' },
     timers: { type: 'string', default: 'default' },
     'log-level': { type: 'string', default: 'silent' },
+    proposed: { type: 'string', default: '0' },
+    'proposed-in': { type: 'string', default: TENANT },
   },
 });
 const choice = <T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T => {
@@ -72,11 +77,15 @@ const choice = <T extends string>(flag: string, value: string | undefined, allow
 const logTo = choice('decision-log', values['decision-log'], ['off', 'file', 'null'] as const);
 const timers = choice('timers', values.timers, ['default', 'off'] as const);
 const logLevel = choice('log-level', values['log-level'], ['silent', 'info'] as const);
+const proposedIn = choice('proposed-in', values['proposed-in'], [TENANT, 'other'] as const);
 
 const root = await mkdtemp(join(tmpdir(), 'acl-bench-fleet-'));
 const manifests = join(root, 'manifests');
 await mkdir(manifests, { recursive: true });
-for (const [file, text] of Object.entries(manifestFiles(tenantRules(Number(values.rules))))) await writeFile(join(manifests, file), text);
+const live = tenantRules(Number(values.rules));
+for (const [file, text] of Object.entries(manifestFiles(live))) await writeFile(join(manifests, file), text);
+if (Number(values.proposed) > 0)
+  await writeFile(join(manifests, 'proposal.yaml'), proposalManifest(live, Number(values.proposed), proposedIn));
 const decisionLog = logTo === 'file' ? join(root, 'decisions.log') : logTo === 'null' ? '/dev/null' : undefined;
 const serviceLog = logLevel === 'info' ? join(root, 'service.log') : undefined;
 

@@ -11,8 +11,9 @@ import { bundleUrl, consoleUrl } from '../paths.ts';
 import { bundlesCarrying, modelOf, type TenantServed } from '../playground.ts';
 import { notFound, type PageAnswer, type PageRequest } from '../routes.ts';
 import { getViewed, type Viewed } from '../view.ts';
+import { shadowSection } from './rule-shadow.ts';
 
-export type Tab = 'translation' | 'playground';
+export type Tab = 'translation' | 'playground' | 'replay';
 
 /** A rule as its page shows it. */
 export interface RuleView {
@@ -103,14 +104,14 @@ function specFacts(view: RuleView): Html {
 function tabs(view: RuleView, current: Tab): Html {
   const link = (tab: Tab, label: string) =>
     html`<a href="${tabUrl(view, tab)}"${current === tab && raw(' aria-current="page"')}>${label}</a>`;
-  return html`<nav class="tabs" aria-label="Verify Panel">${link('translation', 'Translation')}${link('playground', 'Playground')}</nav>`;
+  return html`<nav class="tabs" aria-label="Verify Panel">${link('translation', 'Translation')}${link('playground', 'Playground')}${link('replay', 'Replay')}</nav>`;
 }
 
 /** The whole rule page with `body` as the tab in view. */
 export function rulePage(req: PageRequest, view: RuleView, tab: Tab, body: Html, status?: number): PageAnswer {
   const page = html`<h1>Rule ${view.name} ${phaseBadge(view.rule.status.phase)}</h1>
     ${gitOpsBanner(view.rule.object, req.deps.mode)}
-    <div id="rule-live" data-live>${conditionsOf(view)}${specFacts(view)}</div>
+    <div id="rule-live" data-live>${conditionsOf(view)}${specFacts(view)}${shadowSection(view, req.nowMs, req.deps.mode)}</div>
     <h2>Verify Panel</h2>
     ${tabs(view, tab)}
     ${body}`;

@@ -24,6 +24,7 @@ const PAGES: readonly ConsolePage[] = [
   { name: 'bundle', path: 't/acme/bundles/gateway-documents', heading: /gateway-documents/ },
   { name: 'rule (Translation tab)', path: 't/acme/rules/team-documents', heading: /team-documents/ },
   { name: 'rule (Playground tab)', path: 't/acme/rules/team-documents?tab=playground', heading: /team-documents/ },
+  { name: 'rule (Replay tab)', path: 't/acme/rules/team-documents?tab=replay', heading: /team-documents/ },
   { name: 'directory', path: 't/records/directory', heading: /directory/i },
 ];
 
