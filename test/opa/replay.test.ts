@@ -207,21 +207,34 @@ if (OPA_BIN)
       }
     }, 240_000);
 
-    it('counts each bad line by its cause, plain, gzipped in two members, and rotated into a folder, the totals adding up', async () => {
+    it('counts each bad line by its cause, plain, gzipped in two members, and rotated into a folder (numbered or dated), the totals adding up', async () => {
       const text = await readFile(damaged, 'utf8');
       const lines = text.trimEnd().split('\n');
       const half = Math.floor(lines.length / 2);
       const gz = join(root, 'damaged.log.gz');
       await writeFile(gz, Buffer.concat([gzipSync(`${lines.slice(0, half).join('\n')}\n`), gzipSync(`${lines.slice(half).join('\n')}\n`)]));
-      // logrotate's names, oldest first: .3.gz, .2.gz, .1, then the live file.
-      const rotated = join(root, 'rotated');
-      await mkdir(rotated);
-      const q = Math.floor(lines.length / 4);
-      const part = (k: number): string => `${lines.slice(k * q, k === 3 ? lines.length : (k + 1) * q).join('\n')}\n`;
-      await writeFile(join(rotated, 'decisions.log.3.gz'), gzipSync(part(0)));
-      await writeFile(join(rotated, 'decisions.log.2.gz'), gzipSync(part(1)));
-      await writeFile(join(rotated, 'decisions.log.1'), part(2));
-      await writeFile(join(rotated, 'decisions.log'), part(3));
+      const lineOf = (w: string): number => Number(w.slice(w.lastIndexOf(':') + 1));
+      /** The lines cut into one part per name (oldest first), `.gz` names gzipped, plus a hidden file that must not be read; where each line lands. */
+      const rotate = async (folder: string, files: readonly string[]): Promise<{ names: string[]; where: (w: string) => string }> => {
+        await mkdir(folder);
+        const q = Math.floor(lines.length / files.length);
+        const names = files.map((f) => join(folder, f));
+        for (const [k, name] of names.entries()) {
+          const part = `${lines.slice(k * q, k === files.length - 1 ? lines.length : (k + 1) * q).join('\n')}\n`;
+          await writeFile(name, name.endsWith('.gz') ? gzipSync(part) : part);
+        }
+        await writeFile(join(folder, '.decisions.log.swp'), 'an editor’s swap file, not a log\n');
+        return {
+          names,
+          where: (w) => {
+            const k = Math.min(files.length - 1, Math.floor((lineOf(w) - 1) / q));
+            return `${names[k]}:${lineOf(w) - k * q}`;
+          },
+        };
+      };
+      // logrotate's names, oldest first: .3.gz, .2.gz, .1, then the live file; and with dateext.
+      const rotated = await rotate(join(root, 'rotated'), ['decisions.log.3.gz', 'decisions.log.2.gz', 'decisions.log.1', 'decisions.log']);
+      const dated = await rotate(join(root, 'dated'), ['decisions.log-20261126.gz', 'decisions.log-20261127', 'decisions.log']);
       const want = expected.narrowed;
       const causes: Record<string, number> = {
         ...noCauses(),
@@ -232,17 +245,11 @@ if (OPA_BIN)
         'unknown-bundle': 1,
         'refused-input': 1,
       };
-      const names = ['decisions.log.3.gz', 'decisions.log.2.gz', 'decisions.log.1', 'decisions.log'].map((f) => join(rotated, f));
-      // Where a line of the recorded log is in each variant: the same line of one file, or a line of a rotated part.
-      const lineOf = (w: string): number => Number(w.slice(w.lastIndexOf(':') + 1));
-      const inRotated = (w: string): string => {
-        const k = Math.min(3, Math.floor((lineOf(w) - 1) / q));
-        return `${names[k]}:${lineOf(w) - k * q}`;
-      };
       for (const [label, decisions, sources, where] of [
         ['plain', damaged, [damaged], (w: string) => `${damaged}:${lineOf(w)}`],
         ['gzip', gz, [gz], (w: string) => `${gz}:${lineOf(w)}`],
-        ['rotated', rotated, names, inRotated],
+        ['rotated', join(root, 'rotated'), rotated.names, rotated.where],
+        ['dated', join(root, 'dated'), dated.names, dated.where],
       ] as const) {
         const r = replay(['--manifests', folders.narrowed, '--decisions', decisions, '--format', 'json'], `damaged ${label}`);
         expect(r.status, `${label}: ${r.stderr}`).toBe(1);
