@@ -132,6 +132,7 @@ if (OPA_BIN)
     it('replays the log against the folder it was recorded with: every decision replayed, nothing flipped, exit 0', () => {
       const r = replay(['--manifests', folders.live, '--decisions', recording.file, '--format', 'json'], 'same folder');
       expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
       const report = json(r);
       expect(report.sources).toEqual([recording.file]);
       expect(report.lines).toBe(recording.lines);
@@ -274,6 +275,8 @@ if (OPA_BIN)
       const written = replay([...args, '--format', 'junit', '--out', out], 'damaged junit --out');
       expect(written.status, written.stderr).toBe(1);
       expect(written.stdout).toBe('');
+      // Not a terminal: no progress, only the summary of what was written.
+      expect(written.stderr).toMatch(new RegExp(`^Wrote ${out}: replay: ${report.lines.toLocaleString('en-US')} lines, .*; gate .*\n$`));
       const junit = readJunit(await readFile(out, 'utf8'));
       const suites = new Map(junit.suites.map((s) => [s.name, s]));
       // One suite per tenant and bundle: the unchanged decisions pass, each flip group fails with its count.
