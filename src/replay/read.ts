@@ -171,7 +171,7 @@ async function* batchesOfSource(source: string, raw: AsyncIterable<Buffer>, max:
     batch.push({
       where: `${source}:${n + 1}`,
       source,
-      broken: `the gzip stream is corrupt (${err.message}): the rest of ${source} was not read`,
+      broken: `the gzip stream is corrupt (${err.message}): the rest of ${source}, and what the last ${GZIP_SLICE / 1024} KiB of it read before the damage held, was not read`,
     });
     yield batch;
     return;
