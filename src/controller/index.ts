@@ -11,7 +11,6 @@ export {
 export { countingWriter } from './counting.ts';
 export { createController, type Controller, type ControllerOptions } from './controller.ts';
 export type { ControllerMetrics } from './drain.ts';
-export type { ShadowView } from './deps.ts';
 export { createWorkQueue, type WorkQueue } from './queue.ts';
 export { createSigningHolder, signingFingerprint, type SigningHolder, type SigningState } from './signing.ts';
 export { abridgeStatus } from './recorded.ts';

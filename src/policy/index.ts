@@ -23,7 +23,7 @@ export { translateRule } from './regorule.ts';
 export type { RegoVersion } from './regotext.ts';
 export { ruleModel } from './rule.ts';
 export { toDecisionInput } from './input.ts';
-export { shadowDecide, type ShadowDecide, type ShadowSet, type ShadowVisit } from './shadow.ts';
+export { shadowDecide, type ShadowSet, type ShadowVisit } from './shadow.ts';
 export {
   buildDirectory,
   buildDirectorySteps,

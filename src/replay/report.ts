@@ -10,6 +10,7 @@ import {
   EXAMPLES_PER_GROUP,
   type Example,
   type FlipGroup,
+  type Gate,
   MAX_EXAMPLE_BYTES,
   MAX_GROUPS,
   type OpaReplay,
@@ -114,6 +115,45 @@ function compareGroups(a: FlipGroup, b: FlipGroup): number {
   );
 }
 
+/** Counts per tenant and bundle. */
+function createTargets(): { of(tenant: string, bundle: string | undefined): MutableCounts; sorted(): TargetCounts[] } {
+  /** By tenant, then bundle ('' for the service's own: a bundle's name is never empty). */
+  const targets = new Map<string, Map<string, { tenant: string; bundle: string | null; counts: MutableCounts }>>();
+  return {
+    of(tenant, bundle) {
+      let own = targets.get(tenant);
+      if (own === undefined) {
+        own = new Map();
+        targets.set(tenant, own);
+      }
+      let t = own.get(bundle ?? '');
+      if (t === undefined) {
+        t = { tenant, bundle: bundle ?? null, counts: zero() };
+        own.set(bundle ?? '', t);
+      }
+      return t.counts;
+    },
+    sorted: () =>
+      [...targets.values()]
+        .flatMap((own) => [...own.values()])
+        .map((t) => ({ tenant: t.tenant, bundle: t.bundle, counts: { ...t.counts } as Counts }))
+        .sort((a, b) => codePointCompare(a.tenant, b.tenant) || compareNullable(a.bundle, b.bundle)),
+  };
+}
+
+/** The gate: the flips it counts within --max-flips, and (with --opa) OPA agreeing with every native decision, as `test --opa` asks. */
+function gateOf(o: ReportOptions, totals: Counts, opa: OpaReplay | undefined): Gate {
+  const flips = totals.allowToDeny + (o.allowDirection === 'deny-to-allow' ? 0 : totals.denyToAllow);
+  const disagreements = opa?.disagreements ?? 0;
+  return {
+    flips,
+    maxFlips: o.maxFlips,
+    allowDirection: o.allowDirection,
+    disagreements,
+    passed: flips <= o.maxFlips && disagreements === 0,
+  };
+}
+
 /** Counts a replay line by line; build() gives the report (deterministic for the same lines in the same order). */
 export function createReportBuilder(o: ReportOptions): ReportBuilder {
   let lines = 0;
@@ -123,8 +163,7 @@ export function createReportBuilder(o: ReportOptions): ReportBuilder {
   const totals = zero();
   const causes = Object.fromEntries(CAUSES.map((c) => [c, 0])) as Record<Cause, number>;
   const causeExamples = new Map<Cause, Unreplayable[]>();
-  /** By tenant, then bundle ('' for the service's own: a bundle's name is never empty). */
-  const targets = new Map<string, Map<string, { tenant: string; bundle: string | null; counts: MutableCounts }>>();
+  const targets = createTargets();
   const groups = new Map<string, Group>();
 
   const group = (r: Replayed, change: Exclude<Change, 'unchanged'>): void => {
@@ -171,29 +210,13 @@ export function createReportBuilder(o: ReportOptions): ReportBuilder {
     },
     replayed: (r) => {
       countChange(totals, r.change);
-      const { tenant, bundle } = r.record;
-      let own = targets.get(tenant);
-      if (own === undefined) {
-        own = new Map();
-        targets.set(tenant, own);
-      }
-      let t = own.get(bundle ?? '');
-      if (t === undefined) {
-        t = { tenant, bundle: bundle ?? null, counts: zero() };
-        own.set(bundle ?? '', t);
-      }
-      countChange(t.counts, r.change);
+      countChange(targets.of(r.record.tenant, r.record.bundle), r.change);
       if (r.change !== 'unchanged') group(r, r.change);
     },
     opa: (x) => {
       opa = x;
     },
     build: () => {
-      const flips = totals.allowToDeny + (o.allowDirection === 'deny-to-allow' ? 0 : totals.denyToAllow);
-      const sortedTargets: TargetCounts[] = [...targets.values()]
-        .flatMap((own) => [...own.values()])
-        .map((t) => ({ tenant: t.tenant, bundle: t.bundle, counts: { ...t.counts } as Counts }))
-        .sort((a, b) => codePointCompare(a.tenant, b.tenant) || compareNullable(a.bundle, b.bundle));
       const sortedGroups: FlipGroup[] = [...groups.values()]
         .map((g) => ({ ...g.key, count: g.count, examples: [...g.examples] }))
         .sort(compareGroups);
@@ -207,11 +230,11 @@ export function createReportBuilder(o: ReportOptions): ReportBuilder {
         totals: { ...totals },
         unreplayable: { ...causes },
         unreplayableExamples: CAUSES.flatMap((c) => causeExamples.get(c) ?? []),
-        targets: sortedTargets,
+        targets: targets.sorted(),
         groups: sortedGroups,
         otherGroupFlips,
         opa,
-        gate: { flips, maxFlips: o.maxFlips, allowDirection: o.allowDirection, passed: flips <= o.maxFlips },
+        gate: gateOf(o, totals, opa),
       };
     },
   };

@@ -135,6 +135,8 @@ export interface Gate {
   readonly flips: number;
   readonly maxFlips: number;
   readonly allowDirection: 'deny-to-allow' | undefined;
+  /** With --opa: OPA's decisions that differ from the native replay's. Any fails the gate (the translation is wrong), as in `test --opa`. */
+  readonly disagreements: number;
   readonly passed: boolean;
 }
 

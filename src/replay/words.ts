@@ -51,7 +51,8 @@ export function counted(g: FlipGroup, r: ReplayReport): boolean {
 export function verdict(r: ReplayReport): string {
   const { gate } = r;
   const allowed = gate.allowDirection === 'deny-to-allow' ? ' (deny → allow not counted)' : '';
-  const flips = `${count(gate.flips, 'flip')} counted${allowed}, at most ${n(gate.maxFlips)} allowed`;
+  const disagreeing = gate.disagreements > 0 ? `; OPA disagreed with the native replay on ${count(gate.disagreements, 'decision')}` : '';
+  const flips = `${count(gate.flips, 'flip')} counted${allowed}, at most ${n(gate.maxFlips)} allowed${disagreeing}`;
   return gate.passed ? `passed: ${flips}` : `FAILED: ${flips}`;
 }
 

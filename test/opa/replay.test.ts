@@ -142,7 +142,7 @@ if (OPA_BIN)
       expect(report.totals).toEqual({ replayed: requests.length, unchanged: requests.length, allowToDeny: 0, denyToAllow: 0 });
       expect(report.targets).toEqual(expected.live.targets);
       expect(report.groups).toEqual([]);
-      expect(report.gate).toEqual({ flips: 0, maxFlips: 0, allowDirection: undefined, passed: true });
+      expect(report.gate).toEqual({ flips: 0, maxFlips: 0, allowDirection: undefined, disagreements: 0, passed: true });
     }, 60_000);
 
     it('predicts every flip of a candidate with one rule Suspended and one condition narrowed, per tenant, bundle and group, with the first examples; exit 1', () => {
@@ -170,7 +170,7 @@ if (OPA_BIN)
       expect(replay([...args, '--max-flips', String(flips - 1)], 'narrowed --max-flips = flips - 1').status).toBe(1);
       const directed = replay([...args, '--allow-direction', 'deny-to-allow'], 'narrowed --allow-direction');
       expect(directed.status).toBe(1);
-      expect(json(directed).gate).toEqual({ flips, maxFlips: 0, allowDirection: 'deny-to-allow', passed: false });
+      expect(json(directed).gate).toEqual({ flips, maxFlips: 0, allowDirection: 'deny-to-allow', disagreements: 0, passed: false });
     }, 60_000);
 
     it('finds only deny → allow flips when a condition is widened: exit 1, and 0 with --allow-direction deny-to-allow', () => {
@@ -187,7 +187,7 @@ if (OPA_BIN)
       expect(report.groups.every((g) => g.ruleBefore === null && g.ruleAfter === 'team-docs')).toBe(true);
       const directed = replay([...args, '--allow-direction', 'deny-to-allow'], 'widened --allow-direction');
       expect(directed.status, directed.stderr).toBe(0);
-      expect(json(directed).gate).toEqual({ flips: 0, maxFlips: 0, allowDirection: 'deny-to-allow', passed: true });
+      expect(json(directed).gate).toEqual({ flips: 0, maxFlips: 0, allowDirection: 'deny-to-allow', disagreements: 0, passed: true });
     }, 60_000);
 
     it('decides the same in a real OPA on the candidate bundles (--opa): its counts as predicted, no disagreement', () => {

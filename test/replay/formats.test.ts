@@ -169,7 +169,9 @@ describe('Markdown', () => {
   });
 
   it('opens with the verdict', () => {
-    expect(FORMATS.markdown(hostileReport()).split('\n')[0]).toBe('### ❌ Replay FAILED: 3 flips counted, at most 0 allowed');
+    expect(FORMATS.markdown(hostileReport()).split('\n')[0]).toBe(
+      '### ❌ Replay FAILED: 3 flips counted, at most 0 allowed; OPA disagreed with the native replay on 1 decision',
+    );
   });
 });
 
@@ -212,9 +214,9 @@ describe('text and JSON', () => {
   it('prints no control character to a terminal, and says the gate’s verdict', () => {
     const text = FORMATS.text(hostileReport());
     expect(text.replaceAll('\n', '')).not.toMatch(/[\p{Cc}\u202e]/u);
-    expect(text).toContain('gate FAILED: 3 flips counted, at most 0 allowed');
+    expect(text).toContain('gate FAILED: 3 flips counted, at most 0 allowed; OPA disagreed with the native replay on 1 decision');
     expect(summaryLine(hostileReport())).toBe(
-      'replay: 4 lines, 3 replayed: 0 unchanged, 2 allow → deny, 1 deny → allow, 1 not replayable; OPA 1.1.0: 1 disagreement; gate FAILED: 3 flips counted, at most 0 allowed',
+      'replay: 4 lines, 3 replayed: 0 unchanged, 2 allow → deny, 1 deny → allow, 1 not replayable; OPA 1.1.0: 1 disagreement; gate FAILED: 3 flips counted, at most 0 allowed; OPA disagreed with the native replay on 1 decision',
     );
   });
 

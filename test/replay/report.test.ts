@@ -133,7 +133,7 @@ describe('createReportBuilder', () => {
       ['unknown-tenant', 'l:7'],
       ['unknown-bundle', 'l:10'],
     ]);
-    expect(r.gate).toEqual({ flips: 6, maxFlips: 0, allowDirection: undefined, passed: false });
+    expect(r.gate).toEqual({ flips: 6, maxFlips: 0, allowDirection: undefined, disagreements: 0, passed: false });
     expect(r.otherGroupFlips).toBe(0);
   });
 
@@ -144,8 +144,25 @@ describe('createReportBuilder', () => {
       flips: 4,
       maxFlips: 4,
       allowDirection: 'deny-to-allow',
+      disagreements: 0,
       passed: true,
     });
+  });
+
+  it('fails the gate when OPA disagrees with the native replay, however few flipped (as test --opa fails)', () => {
+    const opa = {
+      version: '1.1.0',
+      decided: 9,
+      counts: { replayed: 9, unchanged: 9, allowToDeny: 0, denyToAllow: 0 },
+      disagreements: 1,
+      disagreementExamples: [],
+    };
+    const builder = createReportBuilder({ ...OPTIONS, maxFlips: 100 });
+    builder.opa(opa);
+    expect(builder.build().gate).toEqual({ flips: 0, maxFlips: 100, allowDirection: undefined, disagreements: 1, passed: false });
+    const agreeing = createReportBuilder({ ...OPTIONS, maxFlips: 100 });
+    agreeing.opa({ ...opa, disagreements: 0 });
+    expect(agreeing.build().gate.passed).toBe(true);
   });
 
   it('gives the same report whatever order groups of equal count arrive in', () => {
