@@ -66,8 +66,9 @@ Exit status of render: 0 when every manifest was used, 1 when some were reported
 Exit status of lint: 0 (1 with --strict when there are findings), 2 on bad usage or manifests reported as problems.
 Exit status of test: 0 when every case passed, 1 on a failed case or a disagreement with OPA, 2 on bad
 usage, manifests with problems, test files with errors (or none found), or an OPA that does not run.
-Exit status of replay: 0 when no more decisions flipped than --max-flips allows, 1 when more did, 2 on
-bad usage, an unreadable --decisions path, manifests with problems, or an OPA that does not run.
+Exit status of replay: 0 when no more decisions flipped than --max-flips allows, 1 when more did or
+(with --opa) OPA decided a replayed input otherwise than the native replay, 2 on bad usage, an
+unreadable --decisions path, manifests with problems, or an OPA that does not run.
 Exit status of rotate-key: 0 when a rotation started, 2 when refused (a rotation already runs, no key or a
 broken key in the folder) or on bad usage.
 `;

@@ -1,8 +1,8 @@
 // `acl-operator replay`: recorded decisions (the decision log, docs/service.md) decided again against
 // what `serve` would serve for a candidate folder (the offline pipeline `test` and `render` use),
 // natively and, with --opa, in a real OPA on its bundles; the report in the format asked. Exit 0 when
-// the flips are within the gate, 1 when more flipped, 2 on bad usage, an unreadable --decisions path,
-// manifests with problems or an OPA that does not run.
+// the flips are within the gate, 1 when more flipped (or OPA disagreed with the native replay), 2 on
+// bad usage, an unreadable --decisions path, manifests with problems or an OPA that does not run.
 import { stat, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';

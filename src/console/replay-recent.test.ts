@@ -4,6 +4,7 @@ import { createRecentDecisions, parseLosslessJson, type RecentDecision } from '.
 import { buildDirectory, buildIndex, compileRule, EMPTY_DIRECTORY, type RuleModel } from '../policy/index.ts';
 import type { BundleEntry } from '../store/index.ts';
 import type { TenantServed } from './playground.ts';
+import { loggedInputOf } from '../authzen/index.ts';
 import { bundlesSelecting, loggedInput, type ReplayRecentOptions, replayRecentSteps } from './replay-recent.ts';
 
 /** The steps straight through, as a slicer that never yields runs them. */
@@ -226,5 +227,35 @@ describe('replaying recent decisions with an edited condition', () => {
       '{"principal":{"type":"u","id":"u","n":9007199254740993},"action":"a","resource":{"type":"d","id":"d"}}',
     );
     expect(loggedInput(exact).ok).toBe(false);
+  });
+
+  it('accepts and refuses exactly the logged inputs acl-operator replay accepts and refuses (an object action is refused)', () => {
+    const base = { principal: { type: 'user', id: 'u' }, resource: { type: 'doc', id: 'd' } };
+    const inputs: unknown[] = [
+      { ...base, action: 'read' },
+      // An OPA asked with an object action compared the object (its rules deny): not the action named in it.
+      { ...base, action: { name: 'read' } },
+      { ...base, action: { name: 'read' }, actionProperties: { level: 1 } },
+      { ...base, action: 'read', actionProperties: { name: 'n' } },
+      { ...base, action: 'read', actionProperties: null },
+      { ...base, action: 'read', context: null },
+      { ...base, action: '' },
+      { ...base, principal: { type: 'user' }, action: 'read' },
+      { ...base, principal: { type: 'user', id: 7 }, action: 'read' },
+      { ...base, principal: { type: 'user', id: 'u', properties: { a: 1 } }, action: 'read' },
+      'not an object',
+    ];
+    for (const input of inputs) {
+      // The check src/replay/record.ts makes of each line's input.
+      const cli = loggedInputOf(input);
+      const console = loggedInput(input);
+      expect({ input, ok: console.ok }).toEqual({ input, ok: cli.ok });
+      if (cli.ok && console.ok) expect(console.input).toEqual(cli.input);
+    }
+    // The OPA denied an object action (its rules compare a name): no flip to allow, a refused input.
+    const tenant = served([team], [bundle('docs')]);
+    const recent = recentOf({ 'acme/docs': [decision({ ...read({ team: 'blue' }, { team: 'blue' }), action: { name: 'read' } }, false)] });
+    const r = replayRecent({ tenant: 'acme', served: tenant, edited: team, recent });
+    expect(r).toMatchObject({ replayed: 0, denyToAllow: 0, unreplayable: { 'refused-input': 1 } });
   });
 });

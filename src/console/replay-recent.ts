@@ -3,8 +3,7 @@
 // rule taken as Enforced), as an OPA on each of those bundles would decide them. Pure: the caller
 // hands in what the fleet holds (at most RecentDecisions' capacity per bundle) and nothing is saved.
 import { z } from 'zod';
-import { isObject } from '../api/index.ts';
-import { decisionInputOf } from '../authzen/index.ts';
+import { loggedInputOf } from '../authzen/index.ts';
 import { entityTypesTake } from '../bundle/index.ts';
 import type { RecentDecision } from '../fleet/index.ts';
 import {
@@ -84,19 +83,16 @@ export function bundlesSelecting(served: TenantServed | undefined, rule: Pick<Ru
 const NOT_KEPT = '[not kept here';
 
 /**
- * A logged input (OPA's `{principal, action, resource, context, actionProperties}`) checked exactly
- * as POST /authorization checks a request: put back into the request shape the API maps (the
- * entity's attributes as its properties, so none is read twice) and its numbers read exactly as the
- * API reads a body. A message when the API would refuse it.
+ * A logged input (OPA's `{principal, action, resource, context, actionProperties}`) checked as
+ * `acl-operator replay` checks one (authzen's loggedInputOf: exactly as POST /authorization checks
+ * the request it came from), its numbers read exactly as the API reads a body. A message when the
+ * API would refuse it. One check for both: an action logged as an object, which the OPA compared
+ * as such (and so denied), is refused here as the CLI refuses it, never decided as its name.
  */
 export function loggedInput(logged: unknown): { ok: true; input: DecisionInput } | { ok: false; message: string } {
   const exact = parseExactJson(JSON.stringify(logged) ?? 'null');
   if (!exact.ok) return { ok: false, message: exact.message };
-  const doc = exact.value;
-  if (!isObject(doc)) return { ok: false, message: 'the input is not a JSON object' };
-  const entity = (e: unknown): unknown => (isObject(e) ? { type: e['type'], id: e['id'], properties: e } : e);
-  const action = doc['actionProperties'] === undefined ? doc['action'] : { name: doc['action'], properties: doc['actionProperties'] };
-  return decisionInputOf({ subject: entity(doc['principal']), action, resource: entity(doc['resource']), context: doc['context'] });
+  return loggedInputOf(exact.value);
 }
 
 /** The index an OPA on `bundle` would decide with: the tenant's rules its filter takes, `edited` (as Enforced) in place of its namesake. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fakeLedger, proposedTally } from '../../test/support/shadow.ts';
 import { createShadowView, type SharedTallies } from '../shadow/index.ts';
-import { encodeTallies, handOver } from './shadow-share.ts';
+import { encodeTallies, handOver, orderedHandOver } from './shadow-share.ts';
 
 const log = pino({ level: 'silent' });
 const T = Date.parse('2026-11-28T10:00:00Z');
@@ -65,5 +65,21 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
     view.takeChanged();
     await handOver(view, log, 'op-b', Buffer.from('not gzip').toString('base64'));
     expect(view.takeChanged().rules).toEqual([]);
+  });
+
+  it('reach the hub in the order their ConfigMaps changed, a deletion last, after what it last held', async () => {
+    const seen: (string | undefined)[] = [];
+    const hub = {
+      setPeer: (_replica: string, shared: SharedTallies | undefined) => seen.push(shared && `${shared.session}:${shared.tallies.length}`),
+    };
+    const give = orderedHandOver(hub, log);
+    // A large update (a slow read) then the replica's last write and its ConfigMap's deletion.
+    const large = (await encodeTallies(shared(3000, 1), 1024 * 1024)).zipped.toString('base64');
+    const last = (await encodeTallies(shared(2))).zipped.toString('base64');
+    give('op-b', large, false);
+    give('op-b', last, true);
+    give('op-c', undefined, true);
+    await vi.waitFor(() => expect(seen).toHaveLength(4));
+    expect(seen).toEqual([undefined, 'op-b-1:3000', 'op-b-1:2', undefined]);
   });
 });

@@ -103,3 +103,26 @@ export async function handOver(hub: Pick<ShadowHub, 'setPeer'>, log: Logger, rep
     );
   }
 }
+
+/** Hands a peer's ConfigMap to the hub: its data (undefined: none), and whether the ConfigMap is gone. */
+export type ShadowHandOver = (replica: string, data: string | undefined, gone: boolean) => void;
+
+/**
+ * handOver in the order the ConfigMaps changed, one replica at a time (reading one is asynchronous):
+ * a slow read of an update never lands after a later one, nor after the deletion, which would bring
+ * a stopped replica back as live. A ConfigMap that goes hands over what it last held (a replica
+ * writes its last counts as it stops), then the replica leaves: the hub still sums its last tallies.
+ */
+export function orderedHandOver(hub: Pick<ShadowHub, 'setPeer'>, log: Logger): ShadowHandOver {
+  const queued = new Map<string, Promise<void>>();
+  return (replica, data, gone) => {
+    const next = (queued.get(replica) ?? Promise.resolve()).then(async () => {
+      if (data !== undefined || !gone) await handOver(hub, log, replica, data);
+      if (gone) hub.setPeer(replica, undefined);
+    });
+    queued.set(replica, next);
+    void next.finally(() => {
+      if (queued.get(replica) === next) queued.delete(replica);
+    });
+  };
+}

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { AGENT_ID, MAX_BUNDLES_NAMED, type Agent, type AgentRegistry } from '../fleet/index.ts';
 import type { ShadowHub } from '../shadow/index.ts';
 import { describeError, statusOf, type KubeClients } from './client.ts';
-import { encodeTallies, handOver, SHADOW_KEY } from './shadow-share.ts';
+import { encodeTallies, orderedHandOver, SHADOW_KEY, type ShadowHandOver } from './shadow-share.ts';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -133,6 +133,8 @@ interface Sharing {
   warnedWrite: boolean;
   informer: (Informer<V1ConfigMap> & ObjectCache<V1ConfigMap>) | undefined;
   unsubscribe: () => void;
+  /** Peers' shadow tallies to the hub, in order per replica (absent: none are shared). */
+  readonly shadowIn: ShadowHandOver | undefined;
 }
 
 const RBAC_HINT = "the operator's Role needs configmaps in its namespace (deploy/20-rbac.yaml)";
@@ -266,7 +268,7 @@ async function decode(s: Sharing, cm: V1ConfigMap): Promise<void> {
   const { registry, identity, log } = s.o;
   const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
   if (replica === undefined || replica === identity) return;
-  if (s.o.shadow) void handOver(s.o.shadow, log, replica, cm.binaryData?.[SHADOW_KEY]);
+  s.shadowIn?.(replica, cm.binaryData?.[SHADOW_KEY], false);
   const data = cm.binaryData?.[KEY];
   if (data === undefined) {
     registry.setPeer(replica, undefined, s.o.now());
@@ -318,7 +320,8 @@ function watchPeers(s: Sharing): Informer<V1ConfigMap> & ObjectCache<V1ConfigMap
     const replica = cm.metadata?.annotations?.[ANNOTATION_REPLICA];
     if (replica === undefined || replica === identity) return;
     registry.setPeer(replica, undefined, s.o.now());
-    s.o.shadow?.setPeer(replica, undefined);
+    // What it last wrote (its counts as it stopped) is summed before it leaves.
+    s.shadowIn?.(replica, cm.binaryData?.[SHADOW_KEY], true);
   });
   informer.on('error', (err: unknown) => {
     if (s.stopped) return;
@@ -352,6 +355,9 @@ async function stop(s: Sharing): Promise<void> {
   if (s.timer) clearTimeout(s.timer);
   if (s.heartbeat) clearInterval(s.heartbeat);
   await s.running;
+  // The shadow counts made since the last publication (up to a 10 s pass): written once more for the
+  // leader to sum, as the ConfigMap's deletion tells it this replica is gone.
+  if (s.o.shadow?.local().tallies.length) await write(s).catch(() => undefined);
   await s.informer?.stop();
   // Our agents are no longer heard by anyone through us: the peers stop counting them at once.
   await clients.core.deleteNamespacedConfigMap({ name: s.name, namespace }).catch((err: unknown) => {
@@ -379,6 +385,7 @@ export function createAgentSharing(o: AgentSharingOptions): AgentSharing {
     warnedWrite: false,
     informer: undefined,
     unsubscribe: () => undefined,
+    shadowIn: o.shadow ? orderedHandOver(o.shadow, o.log) : undefined,
   };
   s.unsubscribe = o.registry.onLocalChange(() => schedule(s));
   return { start: () => start(s), publish: () => publish(s), shadowChanged: () => schedule(s), stop: () => stop(s) };

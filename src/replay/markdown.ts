@@ -5,12 +5,15 @@
 import { CAUSES, type Counts, type ReplayReport } from './types.ts';
 import { count, counted, direction, inputText, n, safe, targetName, unreplayableTotal, verdict } from './words.ts';
 
-/** Groups listed in the table; the rest are summed in one line (a comment has a size limit). */
+/** GitHub refuses a comment over 65,536 characters: the whole report stays within this many. */
+const COMMENT_CHARS = 64_000;
+/** Groups listed in the table, while its rows stay within FLIPS_TABLE_CHARS; the rest are summed in one line. */
 const TABLE_GROUPS = 50;
-/** Groups whose examples are shown... */
+const FLIPS_TABLE_CHARS = 24_000;
+/** Tenants and bundles in the counts table (those with the most flips); the rest are summed in one row. */
+const TABLE_TARGETS = 50;
+/** Groups whose examples are shown, while their code blocks fit in what the rest of the comment leaves. */
 const EXAMPLE_GROUPS = 10;
-/** ...while their code blocks stay within this many characters (GitHub refuses a comment over 65,536). */
-const EXAMPLES_BUDGET = 30_000;
 /** A cell holds at most this many characters of escaped text from the log (a type may be 256 characters long). */
 const CELL_CHARS = 120;
 
@@ -47,55 +50,89 @@ function countCells(c: Counts): string[] {
   return [n(c.replayed), n(c.unchanged), n(c.allowToDeny), n(c.denyToAllow)];
 }
 
+function flipsOf(c: Counts): number {
+  return c.allowToDeny + c.denyToAllow;
+}
+
+/** The counts table: all, then the TABLE_TARGETS tenants and bundles with the most flips (in name order), the others summed. */
 function totalsTable(r: ReplayReport): string[] {
+  const ranked = [...r.targets.entries()].sort(([i, a], [j, b]) => flipsOf(b.counts) - flipsOf(a.counts) || i - j);
+  const shown = new Set(ranked.slice(0, TABLE_TARGETS).map(([i]) => i));
+  const rest = r.targets.filter((_, i) => !shown.has(i));
+  const sum = (key: keyof Counts): number => rest.reduce((total, t) => total + t.counts[key], 0);
+  const restCounts: Counts = {
+    replayed: sum('replayed'),
+    unchanged: sum('unchanged'),
+    allowToDeny: sum('allowToDeny'),
+    denyToAllow: sum('denyToAllow'),
+  };
   return [
     row(['', 'Replayed', 'Unchanged', 'Allow → deny', 'Deny → allow']),
     row(['---', '---:', '---:', '---:', '---:']),
     row(['**All**', ...countCells(r.totals)]),
-    ...r.targets.map((t) => row([cell(targetName(t.tenant, t.bundle)), ...countCells(t.counts)])),
+    ...r.targets.filter((_, i) => shown.has(i)).map((t) => row([cell(targetName(t.tenant, t.bundle)), ...countCells(t.counts)])),
+    ...(rest.length === 0 ? [] : [row([`${n(rest.length)} more tenants and bundles (see the JSON report)`, ...countCells(restCounts)])]),
   ];
 }
 
-function flipsSection(r: ReplayReport): string[] {
+function flipRow(g: ReplayReport['groups'][number], r: ReplayReport): string {
+  return row([
+    n(g.count),
+    `${direction(g.change)}${counted(g, r) ? '' : ' (allowed)'}`,
+    cell(g.tenant),
+    g.bundle === null ? '(service)' : cell(g.bundle),
+    cell(g.subjectType),
+    cell(g.action),
+    cell(g.resourceType),
+    g.ruleBefore === null ? '—' : cell(g.ruleBefore),
+    g.ruleAfter === null ? '—' : cell(g.ruleAfter),
+  ]);
+}
+
+/** The flip groups' table: at most TABLE_GROUPS rows within FLIPS_TABLE_CHARS, the flips of the rest in one line. */
+function flipsTable(r: ReplayReport): string[] {
   if (r.groups.length === 0 && r.otherGroupFlips === 0) return [];
-  const shown = r.groups.slice(0, TABLE_GROUPS);
   const out = [
+    '',
     '#### Flips',
     '',
     row(['Flips', 'Direction', 'Tenant', 'Bundle', 'Subject type', 'Action', 'Resource type', 'Rule before', 'Rule after']),
     row(['---:', '---', '---', '---', '---', '---', '---', '---', '---']),
-    ...shown.map((g) =>
-      row([
-        n(g.count),
-        `${direction(g.change)}${counted(g, r) ? '' : ' (allowed)'}`,
-        cell(g.tenant),
-        g.bundle === null ? '(service)' : cell(g.bundle),
-        cell(g.subjectType),
-        cell(g.action),
-        cell(g.resourceType),
-        g.ruleBefore === null ? '—' : cell(g.ruleBefore),
-        g.ruleAfter === null ? '—' : cell(g.ruleAfter),
-      ]),
-    ),
   ];
-  const hidden = r.groups.slice(TABLE_GROUPS);
-  const more = hidden.reduce((sum, g) => sum + g.count, 0) + r.otherGroupFlips;
+  let budget = FLIPS_TABLE_CHARS;
+  let shown = 0;
+  for (const g of r.groups.slice(0, TABLE_GROUPS)) {
+    const line = flipRow(g, r);
+    budget -= line.length + 1;
+    if (budget < 0) break;
+    out.push(line);
+    shown++;
+  }
+  const more = r.groups.slice(shown).reduce((sum, g) => sum + g.count, 0) + r.otherGroupFlips;
   if (more > 0) out.push('', `${n(more)} more flips in further groups: see the JSON report.`);
-  let budget = EXAMPLES_BUDGET;
+  return out;
+}
+
+/** The examples of the first EXAMPLE_GROUPS groups, folded, while their blocks fit in `budget` characters. */
+function examplesSection(r: ReplayReport, budget: number): string[] {
+  const out: string[] = [];
+  let left = budget;
   for (const [i, g] of r.groups.slice(0, EXAMPLE_GROUPS).entries()) {
     const summary = `Examples of group ${i + 1}: ${n(g.count)} ${direction(g.change)}, ${cell(g.subjectType)} ${cell(g.action)} ${cell(g.resourceType)}`;
     const examples = g.examples.map(
       (e) => `// ${e.where}  ${e.time}\n${typeof e.input === 'string' ? e.input : JSON.stringify(e.input, null, 2)}`,
     );
-    const block = fenced('json', examples.join('\n\n'));
-    budget -= block.length;
-    if (budget < 0) {
-      out.push('', `Examples of group ${i + 1} and after: see the JSON report (\`--format json\`).`);
+    const block = ['', '<details>', `<summary>${summary}</summary>`, '', fenced('json', examples.join('\n\n')), '', '</details>'];
+    const more = ['', `Examples of group ${i + 1} and after: see the JSON report (\`--format json\`).`];
+    left -= block.join('\n').length + 1;
+    // What is left always has room for the line saying the rest are elsewhere.
+    if (left < more.join('\n').length + 1) {
+      out.push(...more);
       break;
     }
-    out.push('', '<details>', `<summary>${summary}</summary>`, '', block, '', '</details>');
+    out.push(...block);
   }
-  return ['', ...out];
+  return out;
 }
 
 function unreplayableSection(r: ReplayReport): string[] {
@@ -130,19 +167,19 @@ function opaSection(r: ReplayReport): string[] {
   return out;
 }
 
-/** The report as a pull-request comment. */
+/** The report as a pull-request comment, within COMMENT_CHARS: the examples get what the rest leaves. */
 export function formatMarkdown(r: ReplayReport): string {
   const mark = r.gate.passed ? '✅' : '❌';
   const notReplayed = unreplayableTotal(r);
-  return [
+  const head = [
     `### ${mark} Replay ${verdict(r)}`,
     '',
     `${count(r.lines, 'line')} of the decision log against ${cell(r.manifests)}: ${n(r.totals.replayed)} replayed, ${n(r.outsideWindow)} outside the window, ${n(notReplayed)} not replayable.`,
     '',
     ...totalsTable(r),
-    ...flipsSection(r),
-    ...unreplayableSection(r),
-    ...opaSection(r),
-    '',
-  ].join('\n');
+    ...flipsTable(r),
+  ];
+  const tail = [...unreplayableSection(r), ...opaSection(r), ''];
+  const used = head.join('\n').length + tail.join('\n').length + 1;
+  return [...head, ...examplesSection(r, COMMENT_CHARS - used), ...tail].join('\n');
 }

@@ -133,6 +133,22 @@ describe('status.shadow summed over replica sessions', () => {
     expect(s.replicas).toHaveLength(64);
     expect(s.replicas?.at(-1)?.session).toMatch(/^r-99~/);
   });
+
+  it('never counts a session twice when more than 64 are live at once (a large rollout): the ones past the bound wait', () => {
+    const live = (n: number, each: number): LiveTally[] => Array.from({ length: n }, (_, i) => ({ session: `r-${i}`, tally: tally(each) }));
+    let s = merge(undefined, []);
+    for (let pass = 0; pass < 3; pass++) {
+      s = merge(s, live(70, 1));
+      expect(s.replicas?.length).toBeLessThanOrEqual(64);
+      // What the list records is what the totals hold: each listed session's counts once.
+      expect(s.evaluated).toBe((s.replicas ?? []).reduce((sum, r) => sum + r.evaluated, 0));
+    }
+    expect(s.evaluated).toBe(64);
+    // The first ten go; the 54 listed count one more each, and the six that waited are summed whole.
+    s = merge(s, live(70, 2).slice(10));
+    expect(s.evaluated).toBe(64 + 54 + 6 * 2);
+    expect(RuleShadowStatus.safeParse(s).success).toBe(true);
+  });
 });
 
 /**

@@ -80,12 +80,16 @@ export function mergeShadow(o: {
   let lastFlip = fresh ? undefined : msOf(recorded.lastFlipTime);
   const examples: ShadowExample[] = fresh ? [] : [...(recorded.examples ?? [])];
   const live = new Set<string>();
+  // Room for sessions not listed yet: those listed and live keep theirs, and one past the bound waits
+  // (counted once there is room) rather than be summed without being listed, to be summed again.
+  let room = MAX_SESSIONS - countListedLive(o.live, role, entries);
   for (const l of o.live) {
     const { tally } = l;
     const session = sessionKey(l);
     if (tally.role !== role || tally.evaluated === 0 || live.has(session)) continue;
-    live.add(session);
     const listed = entries.get(session);
+    if (listed === undefined && room-- <= 0) continue;
+    live.add(session);
     if (listed !== undefined && behind(tally, listed)) continue;
     // At a start, what a session holds already belongs to what came before.
     const was: Counts = fresh ? tally : (listed ?? ZERO);
@@ -115,6 +119,16 @@ export function mergeShadow(o: {
     ...optional('examples', firstExamples(examples)),
     ...optional('replicas', bounded([...entries.values()], live)),
   };
+}
+
+/** How many of the live sessions are listed already (each once). */
+function countListedLive(live: readonly LiveTally[], role: ShadowRole, entries: ReadonlyMap<string, Entry>): number {
+  const listed = new Set<string>();
+  for (const l of live) {
+    const session = sessionKey(l);
+    if (l.tally.role === role && l.tally.evaluated > 0 && entries.has(session)) listed.add(session);
+  }
+  return listed.size;
 }
 
 function optional<K extends string, T>(key: K, list: readonly T[]): { [k in K]?: T[] } {

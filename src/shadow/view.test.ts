@@ -33,4 +33,35 @@ describe('the shadow view', () => {
     view.setPeer('op-b', undefined);
     expect(view.takeChanged()).toEqual({ rules: ['acme/p'], local: false });
   });
+
+  it('sums what a peer counted after the last pass when it stops, or restarts under the same name, before the next pass', () => {
+    let now = NOW;
+    const view = createShadowView({ ledger: fakeLedger('op-a-1'), now: () => now });
+    const shared = (session: string, evaluated: number, flips: number) => ({
+      session,
+      tallies: [{ tenant: 'acme', rule: 'r', tally: proposedTally(evaluated, flips) }],
+    });
+    const start = view.statusOf('acme', 'r', 'Proposed', 3, undefined);
+    view.setPeer('op-b', shared('op-b-1', 10, 1));
+    const first = view.statusOf('acme', 'r', 'Proposed', 3, start);
+    expect(first).toMatchObject({ evaluated: 10, flips: 1 });
+    // op-b counts 15 more and shares them; it stops (a rolling update deletes its ConfigMap) before the leader's next pass.
+    view.setPeer('op-b', shared('op-b-1', 25, 3));
+    view.setPeer('op-b', undefined);
+    now += 10_000;
+    const second = view.statusOf('acme', 'r', 'Proposed', 3, first);
+    expect(second).toMatchObject({ evaluated: 25, flips: 3 });
+    // A pod of a StatefulSet comes back under its name with a new session: the old one's last counts are summed too.
+    view.setPeer('op-b', shared('op-b-2', 4, 0));
+    view.setPeer('op-b', shared('op-b-2', 6, 0));
+    view.setPeer('op-c', shared('op-c-1', 7, 0));
+    view.setPeer('op-c', shared('op-c-5', 1, 0));
+    now += 10_000;
+    const third = view.statusOf('acme', 'r', 'Proposed', 3, second);
+    expect(third).toMatchObject({ evaluated: 39, flips: 3 });
+    // Summing again, and after the departed sessions are forgotten: nothing counted twice, nothing lost.
+    expect(view.statusOf('acme', 'r', 'Proposed', 3, third)).toEqual(third);
+    now += 3_600_000;
+    expect(view.statusOf('acme', 'r', 'Proposed', 3, third)).toMatchObject({ evaluated: 39, flips: 3 });
+  });
 });

@@ -8,6 +8,14 @@ import type { ShadowLedger, ShadowRole, ShadowTally } from './types.ts';
 /** Shortest time between two passes that enqueue the rules whose tallies changed. */
 export const SHADOW_ENQUEUE_MS = 10_000;
 
+/**
+ * How long a session's last shared tallies are still summed after it went (its ConfigMap deleted at
+ * a stop, or replaced by a new session of a pod restarted under its name): many passes, so what it
+ * counted after the last one reaches status. Summing them again adds nothing (status records what
+ * each session had when last summed).
+ */
+const DEPARTED_MS = 10 * 60_000;
+
 /** One replica's tallies as it shares them with its peers. */
 export interface SharedTallies {
   readonly session: string;
@@ -43,6 +51,11 @@ function sameTally(a: ShadowTally | undefined, b: ShadowTally | undefined): bool
 export function createShadowView(o: { readonly ledger: ShadowLedger; readonly now: () => number }): ShadowHub {
   const { ledger } = o;
   const peers = new Map<string, { readonly session: string; readonly tallies: ReadonlyMap<string, ShadowTally> }>();
+  /** Sessions that went, by session: their last tallies and until when they are summed. */
+  const departed = new Map<string, { readonly tallies: ReadonlyMap<string, ShadowTally>; readonly untilMs: number }>();
+  const forgetDeparted = (nowMs: number): void => {
+    for (const [session, d] of departed) if (d.untilMs <= nowMs) departed.delete(session);
+  };
   const changed = new Set<string>();
   return {
     statusOf(tenant, rule, role, generation, recorded) {
@@ -55,13 +68,24 @@ export function createShadowView(o: { readonly ledger: ShadowLedger; readonly no
         const tally = peer.tallies.get(key);
         if (tally && peer.session !== ledger.session) live.push({ session: peer.session, tally });
       }
-      return mergeShadow({ role, generation, recorded, live, nowMs: o.now() });
+      const nowMs = o.now();
+      forgetDeparted(nowMs);
+      for (const [session, d] of departed) {
+        const tally = d.tallies.get(key);
+        if (tally && session !== ledger.session) live.push({ session, tally });
+      }
+      return mergeShadow({ role, generation, recorded, live, nowMs });
     },
     setPeer(replica, shared) {
       const before = peers.get(replica);
       const after = shared && { session: shared.session, tallies: new Map(shared.tallies.map((t) => [keyOf(t.tenant, t.rule), t.tally])) };
       for (const [key, tally] of before?.tallies ?? []) if (!sameTally(tally, after?.tallies.get(key))) changed.add(key);
       for (const [key, tally] of after?.tallies ?? []) if (!sameTally(tally, before?.tallies.get(key))) changed.add(key);
+      // A session that goes leaves its last tallies to be summed: the leader's next pass may be 10 s away.
+      if (before && before.session !== after?.session)
+        departed.set(before.session, { tallies: before.tallies, untilMs: o.now() + DEPARTED_MS });
+      if (after) departed.delete(after.session);
+      forgetDeparted(o.now());
       if (after) peers.set(replica, after);
       else peers.delete(replica);
     },

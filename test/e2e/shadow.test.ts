@@ -126,4 +126,36 @@ describeE2E('Kubernetes: shadow decisions in Rule status (real API server)', { t
     await send(b, 2, 20);
     expect(await summed(44, b)).toMatchObject({ flips: 22 });
   });
+
+  it('sums what a follower counted since its last publication when it stops before the leader sums it', async () => {
+    const { ns, api } = await e2e.tenant('shadow-stop', (n) => [
+      ...docsTenant(n),
+      ruleYaml(n, 'senior-reads', SENIOR),
+      apiKeySecret(n, API_KEY),
+    ]);
+    const options = { namespace: ns, activityFlushMs: 3_600_000, agentPublishIntervalMs: 50 };
+    const a = await e2e.operator({ ...options, identity: 'a' });
+    await shadowIs(api, 'senior-reads', { evaluated: 0 });
+    const b = await e2e.operator({ ...options, identity: 'b' });
+    expect([a.elector.isLeader(), b.elector.isLeader()]).toEqual([true, false]);
+    // Requests to the follower, then a rolling update stops it before its next 10 s pass shares them.
+    for (let i = 0; i < 4; i++) {
+      for (const body of [denied(i), allowed(i)]) {
+        const res = await fetch(`${b.apiUrl}/authorization`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+          body: JSON.stringify(body),
+        });
+        expect(res.status).toBe(200);
+      }
+    }
+    await b.stop();
+    const shadow = await waitFor('senior-reads counted 8', async () => {
+      await a.flushActivity();
+      const s = (await api.status('Rule', 'senior-reads'))['shadow'] as RuleShadowStatus | undefined;
+      return s?.evaluated === 8 ? s : undefined;
+    });
+    expect(shadow).toMatchObject({ flips: 4, summary: 'would allow 4 of 8' });
+    await a.stop();
+  });
 });

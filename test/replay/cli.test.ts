@@ -188,5 +188,7 @@ describe('acl-operator replay', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('Options of replay');
     expect(r.stdout).toContain('Exit status of replay');
+    // The gate fails on an OPA disagreement too (docs/testing.md): the usage says so.
+    expect(r.stdout).toMatch(/1 when more did or\s+\(with --opa\) OPA decided a replayed input otherwise/);
   });
 });

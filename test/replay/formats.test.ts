@@ -208,6 +208,41 @@ describe('Markdown size', () => {
     const [, flips] = tables(md);
     expect(flips?.rows).toHaveLength(50);
   });
+
+  it('stays within a GitHub comment for a log of 400 tenants with long names, every part of the report full', () => {
+    const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log'], maxFlips: 0 });
+    const name = (prefix: string, i: number): string => `${prefix}-${i}-${'n'.repeat(200)}`;
+    for (let t = 0; t < 400; t++) {
+      for (const bundle of [undefined, name('bundle', t), name('other', t)]) {
+        const rec = recorded({
+          tenant: `tenant-${String(t).padStart(3, '0')}-production-eu-west`,
+          ...(bundle === undefined ? {} : { source: 'opa' as const, bundle }),
+          decision: 'allow',
+          rule: name('rule', t),
+          principal: { type: 'employee', id: 'e'.repeat(1_000) },
+          action: 'read',
+          resource: { type: 'document', id: 'd'.repeat(1_000) },
+        });
+        builder.replayed({ record: rec, decision: t % 2 === 0 ? 'deny' : 'allow', change: t % 2 === 0 ? 'allow-to-deny' : 'unchanged' });
+      }
+    }
+    for (let k = 0; k < 3; k++)
+      builder.unreplayable({ ok: false, cause: 'not-json', where: `decisions.log:${k}`, detail: HOSTILE.repeat(20) });
+    const md = FORMATS.markdown(builder.build());
+    expect(md.length).toBeLessThan(65_536);
+    const [counts, flips] = tables(md);
+    // All, the 50 tenants and bundles with the most flips, and one row summing the other 1,150.
+    expect(counts?.rows).toHaveLength(52);
+    expect(cells(counts as Tokens.Table).at(-1)).toEqual([
+      '1,150 more tenants and bundles (see the JSON report)',
+      '1,150',
+      '600',
+      '550',
+      '0',
+    ]);
+    expect(flips?.rows.length).toBeGreaterThan(0);
+    expect(md).toContain('more flips in further groups: see the JSON report.');
+  });
 });
 
 describe('text and JSON', () => {
