@@ -66,4 +66,21 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
     await handOver(view, log, 'op-b', Buffer.from('not gzip').toString('base64'));
     expect(view.takeChanged().rules).toEqual([]);
   });
+
+  it('from a peer with times no date can hold are ignored: the leader still writes the status of that rule', async () => {
+    const view = createShadowView({ ledger: fakeLedger('op-a-1'), now: () => T });
+    const good = shared(1);
+    await handOver(view, log, 'op-b', (await encodeTallies(good)).zipped.toString('base64'));
+    const tally = good.tallies[0]!;
+    const start = view.statusOf(tally.tenant, tally.rule, 'Proposed', 1, undefined);
+    const hostile = [{ lastMs: 1e300 }, { lastFlipMs: 8.64e15 + 1, flips: 50 }, { lastMs: -1e300 }, { lastMs: 0.5 }];
+    for (const times of hostile) {
+      const zipped = await encodeTallies({
+        ...good,
+        tallies: [{ ...tally, tally: { ...tally.tally, evaluated: 200, matched: 60, ...times } }],
+      });
+      await handOver(view, log, 'op-b', zipped.zipped.toString('base64'));
+      expect(view.statusOf(tally.tenant, tally.rule, 'Proposed', 1, start)).toMatchObject({ evaluated: 0 });
+    }
+  });
 });
