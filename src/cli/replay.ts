@@ -180,6 +180,13 @@ export async function replayCommand(argv: string[], usage: string, stdin: NodeJS
   }
   const world = worldOf(offline);
   const progress = terminalProgress();
+  const opaReplay = opa === undefined ? undefined : createOpaReplay(opa, world);
+  // Interrupted (Ctrl-C, a CI job cancelled): OPA's temporary folder of bundle archives goes too.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    opaReplay?.abandon();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  if (opaReplay !== undefined) process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   let report: ReplayReport | string;
   try {
     report = await replayLogs({
@@ -195,12 +202,13 @@ export async function replayCommand(argv: string[], usage: string, stdin: NodeJS
       },
       sinceMs: options.since?.ms,
       untilMs: options.until?.ms,
-      opa: opa === undefined ? undefined : createOpaReplay(opa, world),
+      opa: opaReplay,
       progress,
     });
   } catch (err) {
     report = `cannot read the decisions: ${err instanceof Error ? err.message : String(err)}`;
   } finally {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     if (progress !== undefined) process.stderr.write('\r\x1b[K');
   }
   if (typeof report === 'string') return fail(report);

@@ -3,6 +3,7 @@
 // service line on every bundle of its tenant that admits it. Inputs go to `opa eval` in batches of
 // at most BATCH inputs and MAX_BATCH_CHARS of JSON per bundle, at most PARALLEL runs at once, so memory
 // stays flat whatever the log's size, and whatever its inputs' (the service takes 1 MiB bodies).
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,8 @@ export interface OpaReplayer {
   add(r: Replayed): Promise<void>;
   /** Every queued decision decided, the temporary folder removed: OPA's counts, or why OPA failed. */
   finish(): Promise<OpaReplay | string>;
+  /** The temporary folder removed at once (the command is interrupted: nothing waits for OPA). */
+  abandon(): void;
 }
 
 interface Waiting {
@@ -50,6 +53,46 @@ function bundlesOf(r: Replayed, world: World): WorldBundle[] {
   return [...tenant.bundles.values()].filter((b) => admits(b, r.record.input));
 }
 
+/** The candidate's bundle archives, written once each to a temporary folder made when the first is needed. */
+function createArchives(parent: string): {
+  archiveOf(bundle: WorldBundle): Promise<string>;
+  /** The folder removed, once whatever was being written is. */
+  remove(): Promise<void>;
+  /** The folder removed now (the process is ending: nothing can wait). */
+  abandon(): void;
+} {
+  let dir: Promise<string> | undefined;
+  /** The folder once made, for abandon(), which cannot wait. */
+  let made: string | undefined;
+  const archives = new Map<WorldBundle, Promise<string>>();
+  return {
+    archiveOf(bundle) {
+      let archive = archives.get(bundle);
+      if (archive === undefined) {
+        dir ??= mkdtemp(join(parent, 'acl-replay-opa-')).then((d) => {
+          made = d;
+          return d;
+        });
+        archive = dir.then(async (d) => {
+          const path = join(d, `${encodeURIComponent(bundle.tenant)}.${encodeURIComponent(bundle.name)}.tar.gz`);
+          await writeFile(path, bundle.bytes);
+          return path;
+        });
+        archives.set(bundle, archive);
+      }
+      return archive;
+    },
+    async remove() {
+      // A folder that could not be made has nothing to remove (and its failure is already told).
+      const d = await dir?.catch(() => undefined);
+      if (d !== undefined) await rm(d, { recursive: true, force: true });
+    },
+    abandon() {
+      if (made !== undefined) rmSync(made, { recursive: true, force: true });
+    },
+  };
+}
+
 /** A replay of decisions in `opa`, on the bundles of `world` (archives written to a new folder under `parent`, removed by finish). */
 export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir()): OpaReplayer {
   const counts = { replayed: 0, unchanged: 0, allowToDeny: 0, denyToAllow: 0 };
@@ -61,22 +104,8 @@ export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir(
   let waitingChars = 0;
   const waiting = new Map<WorldBundle, { list: Waiting[]; chars: number }>();
   const running = new Set<Promise<void>>();
-  let dir: Promise<string> | undefined;
-  const archives = new Map<WorldBundle, Promise<string>>();
-
-  const archiveOf = (bundle: WorldBundle): Promise<string> => {
-    let archive = archives.get(bundle);
-    if (archive === undefined) {
-      dir ??= mkdtemp(join(parent, 'acl-replay-opa-'));
-      archive = dir.then(async (d) => {
-        const path = join(d, `${encodeURIComponent(bundle.tenant)}.${encodeURIComponent(bundle.name)}.tar.gz`);
-        await writeFile(path, bundle.bytes);
-        return path;
-      });
-      archives.set(bundle, archive);
-    }
-    return archive;
-  };
+  const archives = createArchives(parent);
+  const { archiveOf } = archives;
 
   const tally = (bundle: WorldBundle, batch: readonly Waiting[], allows: readonly boolean[]): void => {
     for (const [i, w] of batch.entries()) {
@@ -143,14 +172,13 @@ export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir(
       }
       if (waitingTotal >= MAX_WAITING || waitingChars >= MAX_WAITING_CHARS) await sendAll();
     },
+    abandon: archives.abandon,
     finish: async () => {
       try {
         if (failed === undefined) await sendAll();
         while (running.size > 0) await Promise.race(running);
       } finally {
-        // A folder that could not be made has nothing to remove (and its failure is already in `failed`).
-        const made = await dir?.catch(() => undefined);
-        if (made !== undefined) await rm(made, { recursive: true, force: true });
+        await archives.remove();
       }
       if (failed !== undefined) return failed;
       return {
