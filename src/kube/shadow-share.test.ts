@@ -46,6 +46,7 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
         await encodeTallies({ ...sent, tallies: [{ ...sent.tallies[1]!, tally: { ...sent.tallies[1]!.tally, evaluated: 106 } }] })
       ).zipped.toString('base64'),
     );
+    view.takeChanged();
     expect(view.statusOf('tenant-1', 'rule-1', 'Proposed', 1, start)).toMatchObject({ evaluated: 5 });
   });
 
@@ -80,6 +81,7 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
         tallies: [{ ...tally, tally: { ...tally.tally, evaluated: 200, matched: 60, ...times } }],
       });
       await handOver(view, log, 'op-b', zipped.zipped.toString('base64'));
+      view.takeChanged();
       expect(view.statusOf(tally.tenant, tally.rule, 'Proposed', 1, start)).toMatchObject({ evaluated: 0 });
     }
   });

@@ -13,6 +13,8 @@ describe('the shadow view', () => {
     view.setPeer('op-b', { session: 'op-b-1', tallies: [{ tenant: 'acme', rule: 'r', tally: proposedTally(5, 1) }] });
     // A peer ConfigMap naming this replica's own session (an earlier write of it) is not counted again.
     view.setPeer('op-a', { session: 'op-a-1', tallies: [{ tenant: 'acme', rule: 'r', tally: proposedTally(10, 2) }] });
+    // The 10 s pass names the rule: its status takes the counts of now.
+    expect(view.takeChanged().rules).toEqual(['acme/r']);
     expect(view.statusOf('acme', 'r', 'Proposed', 3, start)).toMatchObject({ evaluated: 15, flips: 3, summary: 'would allow 3 of 15' });
   });
 
