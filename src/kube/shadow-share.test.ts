@@ -60,6 +60,17 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
     expect(tiny.kept).toBeLessThan(5000);
   });
 
+  it('stay within their share however many rules a replica counts, even with long names that do not compress', async () => {
+    const many = shared(20_000);
+    const long = {
+      ...many,
+      tallies: many.tallies.map((t, i) => ({ ...t, tenant: noise(`t${i}`).slice(0, 63), rule: noise(`r${i}`).slice(0, 253) })),
+    };
+    const fit = await encodeTallies(long, 4 * 1024);
+    expect(fit.zipped.length).toBeLessThanOrEqual(4 * 1024);
+    expect(fit.kept).toBeLessThan(20_000);
+  });
+
   it('from a peer that do not read are ignored, and its earlier ones kept', async () => {
     const view = createShadowView({ ledger: fakeLedger('op-a-1'), now: () => T });
     await handOver(view, log, 'op-b', (await encodeTallies(shared(1))).zipped.toString('base64'));

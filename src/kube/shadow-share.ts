@@ -63,8 +63,9 @@ export async function encodeTallies(
   const bare = shared.tallies.map((t) => flat(t, false)).sort((a, b) => (b.lastMs ?? 0) - (a.lastMs ?? 0));
   let kept = total;
   zipped = await encode(bare);
-  for (let keep = 0.5; zipped.length > maxBytes && keep > 0.001; keep /= 2) {
-    kept = Math.floor(total * keep);
+  // Halved until they fit, down to none: past the budget the ConfigMap (agents too) would not be written.
+  while (zipped.length > maxBytes && kept > 0) {
+    kept = Math.floor(kept / 2);
     zipped = await encode(bare.slice(0, kept));
   }
   return { zipped, total, kept, examples: false };
