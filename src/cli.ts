@@ -73,8 +73,20 @@ Exit status of rotate-key: 0 when a rotation started, 2 when refused (a rotation
 broken key in the folder) or on bad usage.
 `;
 
+/**
+ * A reader that stops early (`acl-operator replay ... | head`) closes the pipe: the rest of the output
+ * is not wanted, and the command still ends with its own exit status, without a stack trace. Not for
+ * serve, whose stdout is its log.
+ */
+function ignoreClosedStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== undefined && command !== 'serve' && !command.startsWith('-')) ignoreClosedStdout();
   try {
     switch (command) {
       case 'render':

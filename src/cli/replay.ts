@@ -38,12 +38,23 @@ class UsageError {
 const RFC3339 = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2}))?$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
+/** The RFC 3339 time's ms, or NaN; a day the calendar lacks (Feb 30) is NaN, where Date.parse rolls it into the next month. */
+function rfc3339Ms(value: string): number {
+  if (!RFC3339.test(value)) return Number.NaN;
+  const day = value.slice(0, 10);
+  const dayMs = Date.parse(day);
+  if (Number.isNaN(dayMs) || new Date(dayMs).toISOString().slice(0, 10) !== day) return Number.NaN;
+  return Date.parse(value);
+}
+
 /** --since/--until: an RFC 3339 time (or a date, midnight UTC), or a duration back from `now` (30m, 24h, 7d). */
 export function timeOf(flag: string, value: string, now: number): { ms: number; text: string } | UsageError {
   const back = /^(\d{1,9})([smhd])$/.exec(value);
-  const ms = back ? now - Number(back[1]) * UNIT_MS[back[2] as keyof typeof UNIT_MS] : RFC3339.test(value) ? Date.parse(value) : Number.NaN;
+  const ms = back ? now - Number(back[1]) * UNIT_MS[back[2] as keyof typeof UNIT_MS] : rfc3339Ms(value);
   if (Number.isNaN(ms))
     return new UsageError(`${flag} ${value}: use an RFC 3339 time (2026-11-24T10:00:00Z) or a duration back from now (30m, 24h, 7d)`);
+  // A date holds ±8.64e15 ms around 1970: 999999999d back is before that and has no ISO text.
+  if (Number.isNaN(new Date(ms).getTime())) return new UsageError(`${flag} ${value}: too far back, before any time a date can hold`);
   return { ms, text: new Date(ms).toISOString() };
 }
 
@@ -169,6 +180,13 @@ export async function replayCommand(argv: string[], usage: string, stdin: NodeJS
   }
   const world = worldOf(offline);
   const progress = terminalProgress();
+  const opaReplay = opa === undefined ? undefined : createOpaReplay(opa, world);
+  // Interrupted (Ctrl-C, a CI job cancelled): OPA's temporary folder of bundle archives goes too.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    opaReplay?.abandon();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  if (opaReplay !== undefined) process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   let report: ReplayReport | string;
   try {
     report = await replayLogs({
@@ -184,12 +202,13 @@ export async function replayCommand(argv: string[], usage: string, stdin: NodeJS
       },
       sinceMs: options.since?.ms,
       untilMs: options.until?.ms,
-      opa: opa === undefined ? undefined : createOpaReplay(opa, world),
+      opa: opaReplay,
       progress,
     });
   } catch (err) {
     report = `cannot read the decisions: ${err instanceof Error ? err.message : String(err)}`;
   } finally {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     if (progress !== undefined) process.stderr.write('\r\x1b[K');
   }
   if (typeof report === 'string') return fail(report);

@@ -12,18 +12,24 @@ const MARK = 'acl.policyagent.dev/proposed-state';
 function setup(objects = [sourceObject('Rule', 'p', PROPOSED)], session = 'op-a-1') {
   const source = fakeSource(objects);
   const ledger = fakeLedger(session);
-  const shadow = createShadowView({ ledger, now: () => NOW.getTime() });
-  const run = startController(source, { shadow, now: () => NOW });
-  return { source, ledger, shadow, run };
+  const clock = { ms: NOW.getTime() };
+  const shadow = createShadowView({ ledger, now: () => clock.ms });
+  const run = startController(source, { shadow, now: () => new Date(clock.ms) });
+  /** The 10 s pass (modes/shadow-status.ts): the rules whose counts moved are reconciled. */
+  const pass = async (): Promise<void> => {
+    const { rules } = shadow.takeChanged();
+    await run.drain(rules.map((r) => ({ kind: 'Rule' as const, namespace: r.split('/')[0] ?? '', name: r.split('/')[1] ?? '' })));
+  };
+  return { source, ledger, shadow, run, pass, clock };
 }
 
 describe('status.shadow of a Rule', () => {
   it("shows a Proposed rule's counts, and a summary saying what it would allow", async () => {
-    const { source, ledger, run } = setup();
+    const { source, ledger, run, pass } = setup();
     await run.drain();
     expect(source.status('Rule', 'p')?.['shadow']).toMatchObject({ role: 'Proposed', summary: 'no live decisions yet', evaluated: 0 });
     ledger.set(NS, 'p', proposedTally(3400, 12));
-    await run.drain();
+    await pass();
     expect(source.status('Rule', 'p')?.['shadow']).toMatchObject({
       evaluated: 3400,
       flips: 12,
@@ -58,7 +64,7 @@ describe('status.shadow of a Rule', () => {
     const first = setup();
     await first.run.drain();
     first.ledger.set(NS, 'p', proposedTally(40, 4));
-    await first.run.drain();
+    await first.pass();
     // A new process: a new session, and a ledger that starts from nothing; the status recorded stays.
     const recorded = first.source.objects.get('Rule/acme/p');
     if (!recorded) throw new Error('no rule');
@@ -84,8 +90,32 @@ describe('status.shadow of a Rule', () => {
       summary: 'no live decisions yet',
     });
     second.ledger.set(NS, 'p', proposedTally(3, 0, Date.parse('2026-11-28T11:00:01Z')));
-    await second.run.drain();
+    await second.pass();
     expect(second.source.status('Rule', 'p')?.['shadow']).toMatchObject({ evaluated: 3, observedGeneration: 2 });
+  });
+
+  it('is written by the 10 s pass, not again by the echo of its own write while decisions keep coming', async () => {
+    const { source, ledger, run, pass, clock } = setup();
+    await run.drain();
+    ledger.set(NS, 'p', proposedTally(100, 1));
+    await pass();
+    const writes = source.writes.length;
+    expect(source.status('Rule', 'p')?.['shadow']).toMatchObject({ evaluated: 100 });
+    // The watch event of that write reconciles the rule again: decisions went on meanwhile.
+    for (let n = 101; n < 110; n++) {
+      ledger.set(NS, 'p', proposedTally(n, 1));
+      clock.ms += 100;
+      await run.drain();
+    }
+    expect(source.writes.length).toBe(writes);
+    expect(source.status('Rule', 'p')?.['shadow']).toMatchObject({ evaluated: 100 });
+    // The next pass writes the counts of now; so does any reconcile once 10 s went by.
+    await pass();
+    expect(source.status('Rule', 'p')?.['shadow']).toMatchObject({ evaluated: 109 });
+    ledger.set(NS, 'p', proposedTally(120, 1));
+    clock.ms += 10_000;
+    await run.drain();
+    expect(source.status('Rule', 'p')?.['shadow']).toMatchObject({ evaluated: 120 });
   });
 
   it('writes nothing of shadow decisions when no view is given (offline commands)', async () => {

@@ -46,6 +46,7 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
         await encodeTallies({ ...sent, tallies: [{ ...sent.tallies[1]!, tally: { ...sent.tallies[1]!.tally, evaluated: 106 } }] })
       ).zipped.toString('base64'),
     );
+    view.takeChanged();
     expect(view.statusOf('tenant-1', 'rule-1', 'Proposed', 1, start)).toMatchObject({ evaluated: 5 });
   });
 
@@ -57,6 +58,17 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
     const tiny = await encodeTallies(shared(5000), 8 * 1024);
     expect(tiny.zipped.length).toBeLessThanOrEqual(8 * 1024);
     expect(tiny.kept).toBeLessThan(5000);
+  });
+
+  it('stay within their share however many rules a replica counts, even with long names that do not compress', async () => {
+    const many = shared(20_000);
+    const long = {
+      ...many,
+      tallies: many.tallies.map((t, i) => ({ ...t, tenant: noise(`t${i}`).slice(0, 63), rule: noise(`r${i}`).slice(0, 253) })),
+    };
+    const fit = await encodeTallies(long, 4 * 1024);
+    expect(fit.zipped.length).toBeLessThanOrEqual(4 * 1024);
+    expect(fit.kept).toBeLessThan(20_000);
   });
 
   it('from a peer that do not read are ignored, and its earlier ones kept', async () => {
@@ -81,5 +93,23 @@ describe("a replica's shadow tallies in its sharing ConfigMap", () => {
     give('op-c', undefined, true);
     await vi.waitFor(() => expect(seen).toHaveLength(4));
     expect(seen).toEqual([undefined, 'op-b-1:3000', 'op-b-1:2', undefined]);
+  });
+
+  it('from a peer with times no date can hold are ignored: the leader still writes the status of that rule', async () => {
+    const view = createShadowView({ ledger: fakeLedger('op-a-1'), now: () => T });
+    const good = shared(1);
+    await handOver(view, log, 'op-b', (await encodeTallies(good)).zipped.toString('base64'));
+    const tally = good.tallies[0]!;
+    const start = view.statusOf(tally.tenant, tally.rule, 'Proposed', 1, undefined);
+    const hostile = [{ lastMs: 1e300 }, { lastFlipMs: 8.64e15 + 1, flips: 50 }, { lastMs: -1e300 }, { lastMs: 0.5 }];
+    for (const times of hostile) {
+      const zipped = await encodeTallies({
+        ...good,
+        tallies: [{ ...tally, tally: { ...tally.tally, evaluated: 200, matched: 60, ...times } }],
+      });
+      await handOver(view, log, 'op-b', zipped.zipped.toString('base64'));
+      view.takeChanged();
+      expect(view.statusOf(tally.tenant, tally.rule, 'Proposed', 1, start)).toMatchObject({ evaluated: 0 });
+    }
   });
 });

@@ -17,6 +17,8 @@ export const SHADOW_KEY = 'shadow.json.gz';
 export const MAX_SHADOW_BYTES = 128 * 1024;
 
 const Count = z.number().int().min(0);
+/** A time in ms since the epoch that a date holds: status writes it as ISO 8601, which throws past ±8.64e15. */
+const Ms = z.number().int().min(0).max(8.64e15);
 const SharedTally = z.object({
   tenant: z.string().max(253),
   rule: z.string().max(253),
@@ -24,9 +26,9 @@ const SharedTally = z.object({
   evaluated: Count,
   matched: Count,
   flips: Count,
-  firstMs: z.number().optional(),
-  lastMs: z.number().optional(),
-  lastFlipMs: z.number().optional(),
+  firstMs: Ms.optional(),
+  lastMs: Ms.optional(),
+  lastFlipMs: Ms.optional(),
   examples: z
     .array(z.object({ time: z.string().max(64), input: z.string().max(1024) }))
     .max(3)
@@ -61,8 +63,9 @@ export async function encodeTallies(
   const bare = shared.tallies.map((t) => flat(t, false)).sort((a, b) => (b.lastMs ?? 0) - (a.lastMs ?? 0));
   let kept = total;
   zipped = await encode(bare);
-  for (let keep = 0.5; zipped.length > maxBytes && keep > 0.001; keep /= 2) {
-    kept = Math.floor(total * keep);
+  // Halved until they fit, down to none: past the budget the ConfigMap (agents too) would not be written.
+  while (zipped.length > maxBytes && kept > 0) {
+    kept = Math.floor(kept / 2);
     zipped = await encode(bare.slice(0, kept));
   }
   return { zipped, total, kept, examples: false };

@@ -2,18 +2,19 @@
 // table, the flip groups in a table, their examples in <details>, the causes of lines not replayed.
 // Every cell is escaped (pipes, line breaks, backticks, HTML, emphasis, links, mentions) and every
 // code block fenced longer than any backtick run inside it, so no input can break a table or inject HTML.
-import { CAUSES, type Counts, type ReplayReport } from './types.ts';
+import { CAUSES, type Counts, type FlipGroup, type ReplayReport } from './types.ts';
 import { count, counted, direction, inputText, n, safe, targetName, unreplayableTotal, verdict } from './words.ts';
 
-/** GitHub refuses a comment over 65,536 characters: the whole report stays within this many. */
-const COMMENT_CHARS = 64_000;
-/** Groups listed in the table, while its rows stay within FLIPS_TABLE_CHARS; the rest are summed in one line. */
+/** GitHub refuses a comment over 65,536 characters: the report stays within this, whatever the log holds. */
+const COMMENT_CHARS = 60_000;
+/** Tenants and bundles listed in the totals table (past this many, those with flips first); the rest are summed in one row. */
+const TABLE_TARGETS = 30;
+/** Groups listed in the table (while the comment has room); the rest are summed in one line. */
 const TABLE_GROUPS = 50;
-const FLIPS_TABLE_CHARS = 24_000;
-/** Tenants and bundles in the counts table (those with the most flips); the rest are summed in one row. */
-const TABLE_TARGETS = 50;
-/** Groups whose examples are shown, while their code blocks fit in what the rest of the comment leaves. */
+/** Groups whose examples are shown... */
 const EXAMPLE_GROUPS = 10;
+/** ...while their code blocks stay within this many characters (and the comment within COMMENT_CHARS). */
+const EXAMPLES_BUDGET = 30_000;
 /** A cell holds at most this many characters of escaped text from the log (a type may be 256 characters long). */
 const CELL_CHARS = 120;
 
@@ -50,32 +51,40 @@ function countCells(c: Counts): string[] {
   return [n(c.replayed), n(c.unchanged), n(c.allowToDeny), n(c.denyToAllow)];
 }
 
-function flipsOf(c: Counts): number {
-  return c.allowToDeny + c.denyToAllow;
+/** The characters `lines` take once joined with line breaks (one more each, for its break). */
+function sizeOf(lines: readonly string[]): number {
+  return lines.reduce((sum, l) => sum + l.length + 1, 0);
 }
 
-/** The counts table: all, then the TABLE_TARGETS tenants and bundles with the most flips (in name order), the others summed. */
+const flipsOf = (c: Counts): number => c.allowToDeny + c.denyToAllow;
+
 function totalsTable(r: ReplayReport): string[] {
-  const ranked = [...r.targets.entries()].sort(([i, a], [j, b]) => flipsOf(b.counts) - flipsOf(a.counts) || i - j);
-  const shown = new Set(ranked.slice(0, TABLE_TARGETS).map(([i]) => i));
-  const rest = r.targets.filter((_, i) => !shown.has(i));
-  const sum = (key: keyof Counts): number => rest.reduce((total, t) => total + t.counts[key], 0);
-  const restCounts: Counts = {
-    replayed: sum('replayed'),
-    unchanged: sum('unchanged'),
-    allowToDeny: sum('allowToDeny'),
-    denyToAllow: sum('denyToAllow'),
-  };
+  // All in the report's order; a fleet of tenants and bundles would not fit: those with flips first (most first), the rest summed.
+  const ordered = r.targets.length <= TABLE_TARGETS ? r.targets : [...r.targets].sort((a, b) => flipsOf(b.counts) - flipsOf(a.counts));
+  const rest = ordered.slice(TABLE_TARGETS);
+  const sum = (f: keyof Counts): number => rest.reduce((total, t) => total + t.counts[f], 0);
   return [
     row(['', 'Replayed', 'Unchanged', 'Allow → deny', 'Deny → allow']),
     row(['---', '---:', '---:', '---:', '---:']),
     row(['**All**', ...countCells(r.totals)]),
-    ...r.targets.filter((_, i) => shown.has(i)).map((t) => row([cell(targetName(t.tenant, t.bundle)), ...countCells(t.counts)])),
-    ...(rest.length === 0 ? [] : [row([`${n(rest.length)} more tenants and bundles (see the JSON report)`, ...countCells(restCounts)])]),
+    ...ordered.slice(0, TABLE_TARGETS).map((t) => row([cell(targetName(t.tenant, t.bundle)), ...countCells(t.counts)])),
+    ...(rest.length === 0
+      ? []
+      : [
+          row([
+            `${n(rest.length)} more tenants and bundles (see the JSON report)`,
+            ...countCells({
+              replayed: sum('replayed'),
+              unchanged: sum('unchanged'),
+              allowToDeny: sum('allowToDeny'),
+              denyToAllow: sum('denyToAllow'),
+            }),
+          ]),
+        ]),
   ];
 }
 
-function flipRow(g: ReplayReport['groups'][number], r: ReplayReport): string {
+function groupRow(r: ReplayReport, g: FlipGroup): string {
   return row([
     n(g.count),
     `${direction(g.change)}${counted(g, r) ? '' : ' (allowed)'}`,
@@ -89,8 +98,28 @@ function flipRow(g: ReplayReport['groups'][number], r: ReplayReport): string {
   ]);
 }
 
-/** The flip groups' table: at most TABLE_GROUPS rows within FLIPS_TABLE_CHARS, the flips of the rest in one line. */
-function flipsTable(r: ReplayReport): string[] {
+/** The examples of the first groups shown, in <details>, within `budget` characters. */
+function examplesOf(r: ReplayReport, shown: number, budget: number): string[] {
+  const out: string[] = [];
+  let left = Math.min(EXAMPLES_BUDGET, budget);
+  for (const [i, g] of r.groups.slice(0, Math.min(EXAMPLE_GROUPS, shown)).entries()) {
+    const summary = `Examples of group ${i + 1}: ${n(g.count)} ${direction(g.change)}, ${cell(g.subjectType)} ${cell(g.action)} ${cell(g.resourceType)}`;
+    const examples = g.examples.map(
+      (e) => `// ${e.where}  ${e.time}\n${typeof e.input === 'string' ? e.input : JSON.stringify(e.input, null, 2)}`,
+    );
+    const details = ['', '<details>', `<summary>${summary}</summary>`, '', fenced('json', examples.join('\n\n')), '', '</details>'];
+    left -= sizeOf(details);
+    if (left < 0) {
+      out.push('', `Examples of group ${i + 1} and after: see the JSON report (\`--format json\`).`);
+      break;
+    }
+    out.push(...details);
+  }
+  return out;
+}
+
+/** The flips table and examples, within `budget` characters: groups past it are summed in one line. */
+function flipsSection(r: ReplayReport, budget: number): string[] {
   if (r.groups.length === 0 && r.otherGroupFlips === 0) return [];
   const out = [
     '',
@@ -99,40 +128,19 @@ function flipsTable(r: ReplayReport): string[] {
     row(['Flips', 'Direction', 'Tenant', 'Bundle', 'Subject type', 'Action', 'Resource type', 'Rule before', 'Rule after']),
     row(['---:', '---', '---', '---', '---', '---', '---', '---', '---']),
   ];
-  let budget = FLIPS_TABLE_CHARS;
+  // Room kept for the two notes (more flips, examples elsewhere).
+  let used = sizeOf(out) + 200;
   let shown = 0;
   for (const g of r.groups.slice(0, TABLE_GROUPS)) {
-    const line = flipRow(g, r);
-    budget -= line.length + 1;
-    if (budget < 0) break;
+    const line = groupRow(r, g);
+    if (used + line.length + 1 > budget) break;
     out.push(line);
+    used += line.length + 1;
     shown++;
   }
   const more = r.groups.slice(shown).reduce((sum, g) => sum + g.count, 0) + r.otherGroupFlips;
   if (more > 0) out.push('', `${n(more)} more flips in further groups: see the JSON report.`);
-  return out;
-}
-
-/** The examples of the first EXAMPLE_GROUPS groups, folded, while their blocks fit in `budget` characters. */
-function examplesSection(r: ReplayReport, budget: number): string[] {
-  const out: string[] = [];
-  let left = budget;
-  for (const [i, g] of r.groups.slice(0, EXAMPLE_GROUPS).entries()) {
-    const summary = `Examples of group ${i + 1}: ${n(g.count)} ${direction(g.change)}, ${cell(g.subjectType)} ${cell(g.action)} ${cell(g.resourceType)}`;
-    const examples = g.examples.map(
-      (e) => `// ${e.where}  ${e.time}\n${typeof e.input === 'string' ? e.input : JSON.stringify(e.input, null, 2)}`,
-    );
-    const block = ['', '<details>', `<summary>${summary}</summary>`, '', fenced('json', examples.join('\n\n')), '', '</details>'];
-    const more = ['', `Examples of group ${i + 1} and after: see the JSON report (\`--format json\`).`];
-    left -= block.join('\n').length + 1;
-    // What is left always has room for the line saying the rest are elsewhere.
-    if (left < more.join('\n').length + 1) {
-      out.push(...more);
-      break;
-    }
-    out.push(...block);
-  }
-  return out;
+  return [...out, ...examplesOf(r, shown, budget - used)];
 }
 
 function unreplayableSection(r: ReplayReport): string[] {
@@ -167,7 +175,7 @@ function opaSection(r: ReplayReport): string[] {
   return out;
 }
 
-/** The report as a pull-request comment, within COMMENT_CHARS: the examples get what the rest leaves. */
+/** The report as a pull-request comment, within COMMENT_CHARS whatever the log holds. */
 export function formatMarkdown(r: ReplayReport): string {
   const mark = r.gate.passed ? '✅' : '❌';
   const notReplayed = unreplayableTotal(r);
@@ -177,9 +185,7 @@ export function formatMarkdown(r: ReplayReport): string {
     `${count(r.lines, 'line')} of the decision log against ${cell(r.manifests)}: ${n(r.totals.replayed)} replayed, ${n(r.outsideWindow)} outside the window, ${n(notReplayed)} not replayable.`,
     '',
     ...totalsTable(r),
-    ...flipsTable(r),
   ];
   const tail = [...unreplayableSection(r), ...opaSection(r), ''];
-  const used = head.join('\n').length + tail.join('\n').length + 1;
-  return [...head, ...examplesSection(r, COMMENT_CHARS - used), ...tail].join('\n');
+  return [...head, ...flipsSection(r, COMMENT_CHARS - sizeOf(head) - sizeOf(tail)), ...tail].join('\n');
 }

@@ -1,7 +1,9 @@
 // replay --opa: the replayed decisions decided again by a real OPA on the candidate's bundles, the
 // very archives `serve` would serve (written once to a temporary folder): an OPA line on its bundle, a
 // service line on every bundle of its tenant that admits it. Inputs go to `opa eval` in batches of
-// at most BATCH per bundle, at most PARALLEL runs at once, so memory stays flat whatever the log's size.
+// at most BATCH inputs and MAX_BATCH_CHARS of JSON per bundle, at most PARALLEL runs at once, so memory
+// stays flat whatever the log's size, and whatever its inputs' (the service takes 1 MiB bodies).
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +15,11 @@ import { EXAMPLES_PER_GROUP, type OpaReplay, type Replayed, type Verdict } from 
 
 /** Inputs per `opa eval` (one process reads them all at once). */
 const BATCH = 1000;
-/** Inputs waiting over all bundles before every bundle's batch is sent, however small. */
+/** JSON text per `opa eval` at most (an input longer than this goes alone): 1,000 inputs of 1 MiB would pass a string's limit. */
+const MAX_BATCH_CHARS = 16 * 1024 * 1024;
+/** Inputs (or their JSON text) waiting over all bundles before every bundle's batch is sent, however small. */
 const MAX_WAITING = 4 * BATCH;
+const MAX_WAITING_CHARS = 4 * MAX_BATCH_CHARS;
 /** `opa eval` runs at once. */
 const PARALLEL = 2;
 
@@ -23,12 +28,16 @@ export interface OpaReplayer {
   add(r: Replayed): Promise<void>;
   /** Every queued decision decided, the temporary folder removed: OPA's counts, or why OPA failed. */
   finish(): Promise<OpaReplay | string>;
+  /** The temporary folder removed at once (the command is interrupted: nothing waits for OPA). */
+  abandon(): void;
 }
 
 interface Waiting {
   /** The order it was added in: examples are the first disagreements in log order, however runs finish. */
   readonly seq: number;
   readonly r: Replayed;
+  /** The length of its input's JSON text. */
+  readonly chars: number;
 }
 
 type DisagreementExample = OpaReplay['disagreementExamples'][number];
@@ -44,6 +53,46 @@ function bundlesOf(r: Replayed, world: World): WorldBundle[] {
   return [...tenant.bundles.values()].filter((b) => admits(b, r.record.input));
 }
 
+/** The candidate's bundle archives, written once each to a temporary folder made when the first is needed. */
+function createArchives(parent: string): {
+  archiveOf(bundle: WorldBundle): Promise<string>;
+  /** The folder removed, once whatever was being written is. */
+  remove(): Promise<void>;
+  /** The folder removed now (the process is ending: nothing can wait). */
+  abandon(): void;
+} {
+  let dir: Promise<string> | undefined;
+  /** The folder once made, for abandon(), which cannot wait. */
+  let made: string | undefined;
+  const archives = new Map<WorldBundle, Promise<string>>();
+  return {
+    archiveOf(bundle) {
+      let archive = archives.get(bundle);
+      if (archive === undefined) {
+        dir ??= mkdtemp(join(parent, 'acl-replay-opa-')).then((d) => {
+          made = d;
+          return d;
+        });
+        archive = dir.then(async (d) => {
+          const path = join(d, `${encodeURIComponent(bundle.tenant)}.${encodeURIComponent(bundle.name)}.tar.gz`);
+          await writeFile(path, bundle.bytes);
+          return path;
+        });
+        archives.set(bundle, archive);
+      }
+      return archive;
+    },
+    async remove() {
+      // A folder that could not be made has nothing to remove (and its failure is already told).
+      const d = await dir?.catch(() => undefined);
+      if (d !== undefined) await rm(d, { recursive: true, force: true });
+    },
+    abandon() {
+      if (made !== undefined) rmSync(made, { recursive: true, force: true });
+    },
+  };
+}
+
 /** A replay of decisions in `opa`, on the bundles of `world` (archives written to a new folder under `parent`, removed by finish). */
 export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir()): OpaReplayer {
   const counts = { replayed: 0, unchanged: 0, allowToDeny: 0, denyToAllow: 0 };
@@ -52,24 +101,11 @@ export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir(
   let failed: string | undefined;
   let seq = 0;
   let waitingTotal = 0;
-  const waiting = new Map<WorldBundle, Waiting[]>();
+  let waitingChars = 0;
+  const waiting = new Map<WorldBundle, { list: Waiting[]; chars: number }>();
   const running = new Set<Promise<void>>();
-  let dir: Promise<string> | undefined;
-  const archives = new Map<WorldBundle, Promise<string>>();
-
-  const archiveOf = (bundle: WorldBundle): Promise<string> => {
-    let archive = archives.get(bundle);
-    if (archive === undefined) {
-      dir ??= mkdtemp(join(parent, 'acl-replay-opa-'));
-      archive = dir.then(async (d) => {
-        const path = join(d, `${encodeURIComponent(bundle.tenant)}.${encodeURIComponent(bundle.name)}.tar.gz`);
-        await writeFile(path, bundle.bytes);
-        return path;
-      });
-      archives.set(bundle, archive);
-    }
-    return archive;
-  };
+  const archives = createArchives(parent);
+  const { archiveOf } = archives;
 
   const tally = (bundle: WorldBundle, batch: readonly Waiting[], allows: readonly boolean[]): void => {
     for (const [i, w] of batch.entries()) {
@@ -102,10 +138,11 @@ export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir(
 
   /** Sends a bundle's waiting batch to OPA, once fewer than PARALLEL runs are going. */
   const send = async (bundle: WorldBundle): Promise<void> => {
-    const batch = waiting.get(bundle);
+    const batch = waiting.get(bundle)?.list;
     if (batch === undefined || batch.length === 0) return;
     waiting.delete(bundle);
     waitingTotal -= batch.length;
+    for (const w of batch) waitingChars -= w.chars;
     while (running.size >= PARALLEL) await Promise.race(running);
     const p = run(bundle, batch).finally(() => running.delete(p));
     running.add(p);
@@ -119,23 +156,29 @@ export function createOpaReplay(opa: Opa, world: World, parent: string = tmpdir(
     add: async (r) => {
       if (failed !== undefined) return;
       const n = seq++;
-      for (const bundle of bundlesOf(r, world)) {
-        const list = waiting.get(bundle) ?? [];
-        list.push({ seq: n, r });
-        waiting.set(bundle, list);
+      const bundles = bundlesOf(r, world);
+      if (bundles.length === 0) return;
+      const chars = JSON.stringify(r.record.input).length;
+      for (const bundle of bundles) {
+        // A batch that this input would take past its size goes first.
+        if ((waiting.get(bundle)?.chars ?? 0) + chars > MAX_BATCH_CHARS) await send(bundle);
+        const held = waiting.get(bundle) ?? { list: [], chars: 0 };
+        held.list.push({ seq: n, r, chars });
+        held.chars += chars;
+        waiting.set(bundle, held);
         waitingTotal++;
-        if (list.length >= BATCH) await send(bundle);
+        waitingChars += chars;
+        if (held.list.length >= BATCH || held.chars >= MAX_BATCH_CHARS) await send(bundle);
       }
-      if (waitingTotal >= MAX_WAITING) await sendAll();
+      if (waitingTotal >= MAX_WAITING || waitingChars >= MAX_WAITING_CHARS) await sendAll();
     },
+    abandon: archives.abandon,
     finish: async () => {
       try {
         if (failed === undefined) await sendAll();
         while (running.size > 0) await Promise.race(running);
       } finally {
-        // A folder that could not be made has nothing to remove (and its failure is already in `failed`).
-        const made = await dir?.catch(() => undefined);
-        if (made !== undefined) await rm(made, { recursive: true, force: true });
+        await archives.remove();
       }
       if (failed !== undefined) return failed;
       return {

@@ -235,3 +235,22 @@ describe('status.shadow under random sessions, restarts and leader changes', () 
     });
   }
 });
+
+describe('status.shadow recorded with times that do not read (a state folder edited by hand)', () => {
+  it('still sums: the counts kept, the unreadable times left out or taken from now', () => {
+    const recorded: RuleShadowStatus = {
+      role: 'Proposed',
+      summary: 'would allow 1 of 10',
+      observedGeneration: 1,
+      since: 'yesterday',
+      evaluated: 10,
+      matched: 1,
+      flips: 1,
+      firstTime: 'soon',
+      lastTime: '',
+      lastFlipTime: 'never',
+    };
+    const next = merge(recorded, [{ session: 'a', tally: tally(5, 1) }], { nowMs: T0 });
+    expect(next).toMatchObject({ since: new Date(T0).toISOString(), evaluated: 15, flips: 2, lastTime: new Date(T0 + 2000).toISOString() });
+  });
+});

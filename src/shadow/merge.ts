@@ -33,7 +33,11 @@ export function shadowSummary(role: ShadowRole, flips: number, evaluated: number
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-const msOf = (t: string | undefined): number | undefined => (t === undefined ? undefined : Date.parse(t));
+/** A recorded time in ms; undefined when absent or unreadable (a state folder edited by hand: ISO text of NaN throws). */
+function msOf(t: string | undefined): number | undefined {
+  const ms = t === undefined ? Number.NaN : Date.parse(t);
+  return Number.isNaN(ms) ? undefined : ms;
+}
 
 function earliest(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined ? b : b === undefined ? a : Math.min(a, b);

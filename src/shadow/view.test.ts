@@ -13,6 +13,8 @@ describe('the shadow view', () => {
     view.setPeer('op-b', { session: 'op-b-1', tallies: [{ tenant: 'acme', rule: 'r', tally: proposedTally(5, 1) }] });
     // A peer ConfigMap naming this replica's own session (an earlier write of it) is not counted again.
     view.setPeer('op-a', { session: 'op-a-1', tallies: [{ tenant: 'acme', rule: 'r', tally: proposedTally(10, 2) }] });
+    // The 10 s pass names the rule: its status takes the counts of now.
+    expect(view.takeChanged().rules).toEqual(['acme/r']);
     expect(view.statusOf('acme', 'r', 'Proposed', 3, start)).toMatchObject({ evaluated: 15, flips: 3, summary: 'would allow 3 of 15' });
   });
 
@@ -43,6 +45,7 @@ describe('the shadow view', () => {
     });
     const start = view.statusOf('acme', 'r', 'Proposed', 3, undefined);
     view.setPeer('op-b', shared('op-b-1', 10, 1));
+    view.takeChanged();
     const first = view.statusOf('acme', 'r', 'Proposed', 3, start);
     expect(first).toMatchObject({ evaluated: 10, flips: 1 });
     // op-b counts 15 more and shares them; it stops (a rolling update deletes its ConfigMap) before the leader's next pass.

@@ -35,7 +35,10 @@ export interface ShadowHub {
   setPeer(replica: string, shared: SharedTallies | undefined): void;
   /** This replica's tallies, to share with peers. */
   local(): SharedTallies;
-  /** `<tenant>/<rule>` of the rules whose counts changed, here or at a peer, since the last call; `local`: some changed here. */
+  /**
+   * `<tenant>/<rule>` of the rules whose counts changed, here or at a peer, since the last call; `local`: some changed here.
+   * Their next statusOf takes the counts of now; any other keeps the recorded ones for SHADOW_ENQUEUE_MS.
+   */
   takeChanged(): { readonly rules: readonly string[]; readonly local: boolean };
 }
 
@@ -57,10 +60,27 @@ export function createShadowView(o: { readonly ledger: ShadowLedger; readonly no
     for (const [session, d] of departed) if (d.untilMs <= nowMs) departed.delete(session);
   };
   const changed = new Set<string>();
+  /** Rules the last takeChanged() named (the pass that enqueues them): their next status takes the counts now. */
+  const due = new Set<string>();
+  /** When each rule's counts were last taken into its status. */
+  const taken = new Map<string, number>();
   return {
     statusOf(tenant, rule, role, generation, recorded) {
-      if (role === undefined) return undefined;
       const key = keyOf(tenant, rule);
+      if (role === undefined) {
+        due.delete(key);
+        taken.delete(key);
+        return undefined;
+      }
+      // Any other reconcile (the echo of our own status write, above all: under traffic its counts
+      // have moved, so it would write again, and its echo again) keeps the recorded counts, until the
+      // pass names the rule or SHADOW_ENQUEUE_MS went by.
+      const nowMs = o.now();
+      const takenMs = taken.get(key);
+      const current = recorded !== undefined && recorded.role === role && recorded.observedGeneration === generation;
+      if (current && !due.has(key) && takenMs !== undefined && nowMs - takenMs < SHADOW_ENQUEUE_MS) return recorded;
+      due.delete(key);
+      taken.set(key, nowMs);
       const live: LiveTally[] = [];
       const own = ledger.tally(tenant, rule);
       if (own) live.push({ session: ledger.session, tally: own });
@@ -68,7 +88,6 @@ export function createShadowView(o: { readonly ledger: ShadowLedger; readonly no
         const tally = peer.tallies.get(key);
         if (tally && peer.session !== ledger.session) live.push({ session: peer.session, tally });
       }
-      const nowMs = o.now();
       forgetDeparted(nowMs);
       for (const [session, d] of departed) {
         const tally = d.tallies.get(key);
@@ -96,6 +115,7 @@ export function createShadowView(o: { readonly ledger: ShadowLedger; readonly no
       const own = ledger.takeChanged();
       const rules = [...new Set([...own, ...changed])];
       changed.clear();
+      for (const key of rules) due.add(key);
       return { rules, local: own.length > 0 };
     },
   };

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +181,30 @@ describe('acl-operator replay', () => {
     const r = spawnSync('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.stdout).toContain('\r\x1b[K5 lines read, 5 replayed, 3 flipped');
     expect(r.stdout).toContain(`\r\x1b[KWrote ${out}`);
+  });
+
+  it('stops quietly, with the exit status of the gate, when its reader goes away (| head)', async () => {
+    // 3,000 flip groups: a report larger than a pipe holds, so writing it meets the closed pipe.
+    const big = join(tmp, 'many-groups.log');
+    writeFileSync(
+      big,
+      `${Array.from({ length: 3000 }, (_, i) => line(recent, 'allow', `read-${i}`, user('blue'), 'acme/team-documents')).join('\n')}\n`,
+    );
+    const env = { ...process.env };
+    delete env['OPA_BIN'];
+    const closedEarly = async (maxFlips: string) => {
+      const args = [CLI, 'replay', '--manifests', 'examples', '--decisions', big, '--format', 'json', '--max-flips', maxFlips];
+      const child = spawn(process.execPath, args, { cwd: ROOT, env });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString('utf8');
+      });
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      return { status, stderr };
+    };
+    expect(await closedEarly('3000')).toEqual({ status: 0, stderr: '' });
+    expect(await closedEarly('0')).toEqual({ status: 1, stderr: '' });
   });
 
   it('prints its usage for --help', () => {

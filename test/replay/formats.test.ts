@@ -9,7 +9,7 @@ import type { World } from '../../src/policytest/index.ts';
 import { FORMATS, summaryLine } from '../../src/replay/formats.ts';
 import { createReplayer } from '../../src/replay/replay.ts';
 import { createReportBuilder } from '../../src/replay/report.ts';
-import type { Recorded, ReplayReport } from '../../src/replay/types.ts';
+import { CAUSES, type Recorded, type ReplayReport } from '../../src/replay/types.ts';
 import { safe } from '../../src/replay/words.ts';
 import { candidateWorld, recorded } from './world.ts';
 
@@ -231,17 +231,73 @@ describe('Markdown size', () => {
     const md = FORMATS.markdown(builder.build());
     expect(md.length).toBeLessThan(65_536);
     const [counts, flips] = tables(md);
-    // All, the 50 tenants and bundles with the most flips, and one row summing the other 1,150.
-    expect(counts?.rows).toHaveLength(52);
+    // All, the 30 tenants and bundles with the most flips, and one row summing the other 1,170.
+    expect(counts?.rows).toHaveLength(32);
     expect(cells(counts as Tokens.Table).at(-1)).toEqual([
-      '1,150 more tenants and bundles (see the JSON report)',
-      '1,150',
+      '1,170 more tenants and bundles (see the JSON report)',
+      '1,170',
       '600',
-      '550',
+      '570',
       '0',
     ]);
     expect(flips?.rows.length).toBeGreaterThan(0);
     expect(md).toContain('more flips in further groups: see the JSON report.');
+  });
+});
+
+describe('Markdown size for a fleet', () => {
+  it('stays within a GitHub comment for 1,200 tenants and bundles, every cause and OPA disagreements, with flipped targets listed first', () => {
+    const builder = createReportBuilder({ manifests: 'candidate', sources: ['decisions.log'], maxFlips: 0 });
+    const long = `${'|<`'.repeat(85)}x`;
+    const input = { principal: { type: 'user', id: 'p'.repeat(3_000) }, action: 'read', resource: { type: 'document', id: 'd' } };
+    for (let i = 0; i < 400; i++) {
+      const tenant = `tenant-${String(i).padStart(3, '0')}-payments-platform-${'x'.repeat(30)}`;
+      for (const bundle of [undefined, 'gateway-documents', 'batch-jobs-of-the-nightly-settlement-run']) {
+        const rec = { ...recorded({ decision: 'allow', principal: input.principal, action: 'read', resource: input.resource }), tenant };
+        builder.line();
+        builder.replayed({
+          record: bundle === undefined ? rec : { ...rec, source: 'opa', bundle },
+          decision: 'allow',
+          change: 'unchanged',
+        });
+      }
+    }
+    for (let i = 0; i < 100; i++) {
+      const rec = recorded({
+        decision: 'allow',
+        principal: { type: long, id: 'h' },
+        action: `${long}${i}`,
+        resource: { type: long, id: 'h' },
+      });
+      builder.replayed({ record: { ...rec, tenant: 'acme' }, decision: 'deny', change: 'allow-to-deny' });
+    }
+    for (const cause of CAUSES)
+      for (let k = 0; k < 3; k++)
+        builder.unreplayable({ ok: false, cause, where: `${'/very/long/path'.repeat(20)}:${k}`, detail: long.repeat(3) });
+    const example = {
+      where: 'l:1',
+      time: '2026-11-28T10:00:00Z',
+      input: 'i'.repeat(2_000),
+      bundle: 'acme/all',
+      opa: 'allow' as const,
+      native: 'deny' as const,
+    };
+    builder.opa({
+      version: '1.1.0',
+      decided: 1,
+      counts: { replayed: 1, unchanged: 0, allowToDeny: 0, denyToAllow: 1 },
+      disagreements: 3,
+      disagreementExamples: [example, example, example],
+    });
+    const md = FORMATS.markdown(builder.build());
+    expect(md.length).toBeLessThan(65_536);
+    const totals = cells(tables(md)[0] as Tokens.Table);
+    // The header, All, acme (its flips first), 29 more, and one row summing the other 1,171.
+    expect(totals).toHaveLength(33);
+    expect(totals[2]?.[0]).toBe('acme');
+    expect(totals.at(-1)).toEqual(['1,171 more tenants and bundles (see the JSON report)', '1,171', '1,171', '0', '0']);
+    expect(md).toContain('#### Not replayable');
+    expect(md).toContain('OPA 1.1.0 decided');
   });
 });
 

@@ -13,7 +13,7 @@ import { createReplayer } from '../../src/replay/replay.ts';
 import type { OpaReplay, Replayed } from '../../src/replay/types.ts';
 import { candidateWorld, recorded } from './world.ts';
 
-/** eval: appends the number of inputs to $FAKE_LOG; answers allow for all (allow), or fails (fails). */
+/** eval: appends the number of inputs to $FAKE_LOG (and the length of its stdin to $FAKE_LOG.chars); answers allow for all (allow), or fails (fails). */
 const FAKE = `#!${process.execPath}
 const fs = require('node:fs');
 let text = '';
@@ -22,6 +22,7 @@ process.stdin.on('end', () => {
   if (process.env.FAKE_OPA === 'fails') { process.stderr.write('error: bundle is broken\\n'); process.exit(3); }
   const inputs = JSON.parse(text);
   fs.appendFileSync(process.env.FAKE_LOG, inputs.length + '\\n');
+  fs.appendFileSync(process.env.FAKE_LOG + '.chars', text.length + '\\n');
   process.stdout.write(JSON.stringify({ result: [{ expressions: [{ value: inputs.map(() => true) }] }] }));
 });
 `;
@@ -82,6 +83,26 @@ describe('createOpaReplay', () => {
       decided: 5_000,
       counts: { replayed: 5_000, unchanged: 0, allowToDeny: 0, denyToAllow: 5_000 },
     });
+    expect(await readdir(parent)).toEqual([]);
+  });
+
+  it('keeps each batch within 16 MiB of JSON when inputs are large (the service takes 1 MiB bodies), every decision still sent', async () => {
+    const parent = await mkdtemp(join(tmp, 'run-'));
+    const log = join(tmp, 'large.log');
+    const pad = 'x'.repeat(600 * 1024);
+    const replay = createReplayer(world);
+    const large = Array.from({ length: 120 }, (_, i) => {
+      const r = replay(
+        recorded({ decision: 'deny', principal: red, action: 'read', resource: { type: 'document', id: `d-${i}`, team: 'blue', pad } }),
+      );
+      if ('ok' in r) throw new Error(r.detail);
+      return r;
+    });
+    const result = await replayAll(large, 'allow', log, parent);
+    if (typeof result === 'string') throw new Error(result);
+    const chars = (await readFile(`${log}.chars`, 'utf8')).trim().split('\n').map(Number);
+    expect(Math.max(...chars)).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(result).toMatchObject({ decided: 240, counts: { replayed: 240, denyToAllow: 240 } });
     expect(await readdir(parent)).toEqual([]);
   });
 
