@@ -3,7 +3,8 @@
 // natively and, with --opa, in a real OPA on its bundles; the report in the format asked. Exit 0 when
 // the flips are within the gate, 1 when more flipped (or OPA disagreed with the native replay), 2 on
 // bad usage, an unreadable --decisions path, manifests with problems or an OPA that does not run.
-import { stat, writeFile } from 'node:fs/promises';
+import { deliverReport } from './deliver.ts';
+import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';
 import { openOpa } from '../opa/index.ts';
@@ -126,20 +127,8 @@ async function decisionsProblem(paths: readonly string[]): Promise<string | unde
 }
 
 /** Writes the report to --out (a line on stderr says where and how it went) or to stdout; 2 when --out fails. */
-async function deliver(report: ReplayReport, options: Options): Promise<number> {
-  const text = FORMATS[options.format](report);
-  if (options.out === undefined) {
-    process.stdout.write(text);
-    return 0;
-  }
-  try {
-    await writeFile(options.out, text);
-  } catch (err) {
-    process.stderr.write(`--out ${options.out}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
-  }
-  process.stderr.write(`Wrote ${options.out}: ${summaryLine(report)}\n`);
-  return 0;
+function deliver(report: ReplayReport, options: Options): Promise<number> {
+  return deliverReport(FORMATS[options.format](report), options.out, () => summaryLine(report));
 }
 
 /** One line rewritten in place on a terminal: a person waiting on a million lines sees them go by. */

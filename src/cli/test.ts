@@ -2,7 +2,8 @@
 // for a folder of manifests (the offline pipeline), natively and, with --opa, in a real OPA on the
 // bundles; prints the report in the format asked. Exit 0 when every case passes, 1 on a failure or a
 // disagreement, 2 on bad usage, manifests with problems, test files with errors, or an unusable OPA.
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { deliverReport } from './deliver.ts';
+import { readFile, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { commandDefaults } from '../config.ts';
 import { openOpa, type Opa } from '../opa/index.ts';
@@ -87,21 +88,9 @@ function printErrors(errors: readonly FileError[]): void {
   process.stderr.write(`${shown.join('\n')}\n${errors.length} error(s) in the test files: no case was decided\n`);
 }
 
-/** Writes the report to --out (a line on stderr says where and how it went) or to stdout. */
-async function deliver(report: TestReport, options: Options): Promise<number> {
-  const text = FORMATS[options.format](report);
-  if (options.out === undefined) {
-    process.stdout.write(text);
-    return 0;
-  }
-  try {
-    await writeFile(options.out, text);
-  } catch (err) {
-    process.stderr.write(`--out ${options.out}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 2;
-  }
-  process.stderr.write(`Wrote ${options.out}: ${summaryLine(report)}\n`);
-  return 0;
+/** Writes the report to --out (a line on stderr says where and how it went) or to stdout; 2 when --out fails. */
+function deliver(report: TestReport, options: Options): Promise<number> {
+  return deliverReport(FORMATS[options.format](report), options.out, () => summaryLine(report));
 }
 
 /** Everything before deciding: usage, the test files, OPA and the manifests; a number is the exit status. */

@@ -17,7 +17,8 @@ import type { CaseResult } from './run.ts';
 /** Characters XML 1.0 cannot hold, even escaped: replaced by U+FFFD. */
 const NOT_XML = /[^\t\n\r\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
 
-function xml(text: string): string {
+/** Text escaped for XML 1.0 (characters it cannot hold become U+FFFD). */
+export function xml(text: string): string {
   return text
     .replace(NOT_XML, '\ufffd')
     .replaceAll('&', '&amp;')
@@ -28,7 +29,7 @@ function xml(text: string): string {
 }
 
 /** An attribute value keeps its line breaks and tabs. */
-function attr(text: string): string {
+export function attr(text: string): string {
   return xml(text).replaceAll('\n', '&#10;').replaceAll('\r', '&#13;').replaceAll('\t', '&#9;');
 }
 

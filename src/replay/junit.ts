@@ -2,26 +2,9 @@
 // group (passing, with a note, when --allow-direction lets its direction through) and a passing one
 // for the unchanged decisions; lines not replayed are skipped testcases of their own suite, OPA's
 // disagreements a suite too. Everything from the log is escaped: it may be anything.
+import { xmlAttr as attr, xmlText as xml } from '../policytest/index.ts';
 import { CAUSES, type FlipGroup, type ReplayReport, type TargetCounts } from './types.ts';
 import { count, counted, direction, inputText, n, rules, targetName, types, verdict } from './words.ts';
-
-/** Characters XML 1.0 cannot hold, even escaped: replaced by U+FFFD. */
-const NOT_XML = /[^\t\n\r\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
-
-function xml(text: string): string {
-  return text
-    .replace(NOT_XML, '\ufffd')
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&apos;');
-}
-
-/** An attribute value keeps its line breaks and tabs. */
-function attr(text: string): string {
-  return xml(text).replaceAll('\n', '&#10;').replaceAll('\r', '&#13;').replaceAll('\t', '&#9;');
-}
 
 interface Case {
   readonly name: string;
