@@ -2,9 +2,8 @@
 // <file> on the folder of replay-traffic.ts, one real OPA per acme bundle started from the state
 // folder's printed configuration (decision logs uploaded to the service), every generated request
 // sent (concurrently, over keep-alive connections), then a wait until the log holds every line.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
 import { opaConfigFile } from '../../src/standalone/index.ts';
 import { opaJson, runOpa, waitForOpa, type RunningOpa } from './opa.ts';
 import { ACME_KEY, BUNDLES, GLOBEX_KEY, manifestsOf, type BundleName, type Input, type Request } from './replay-traffic.ts';
@@ -102,23 +101,6 @@ async function send(
   });
 }
 
-/**
- * The configuration serve printed for the bundle (signed, keyid pinned), as it is but for one
- * setting: OPA 0.61 and 1.1 lose decisions when a flush of their decision log spans several chunks
- * of the default upload_size_limit_bytes (32 KiB). Measured against a bare capture server: 3,000
- * decisions in 10 s, 2,721 (0.61) and 2,728 (1.1) uploaded; with 1 MiB, all 3,000. 1 MiB keeps each
- * of this test's flushes one chunk, well inside the service's --max-upload-bytes (4 MiB).
- */
-async function sidecarConfig(stateDir: string, bundle: BundleName, dir: string): Promise<string> {
-  const config = parse(await readFile(opaConfigFile(stateDir, 'acme', bundle), 'utf8')) as {
-    decision_logs: { reporting: Record<string, unknown> };
-  };
-  config.decision_logs.reporting['upload_size_limit_bytes'] = 1024 * 1024;
-  const file = join(dir, `opa-${bundle}.yaml`);
-  await writeFile(file, stringify(config));
-  return file;
-}
-
 /** Counts of the log's lines by source (service: by endpoint; opa: by bundle). */
 export async function countLines(file: string): Promise<Record<string, number>> {
   const text = await readFile(file, 'utf8').catch(() => '');
@@ -149,7 +131,7 @@ export async function record(
   try {
     for (const bundle of BUNDLES) {
       // The configuration serve printed for the bundle (signed: keyid pinned), as it is.
-      const opa = await runOpa(opaBin, await sidecarConfig(service.stateDir, bundle, dir), dir);
+      const opa = await runOpa(opaBin, opaConfigFile(service.stateDir, 'acme', bundle), dir);
       opas.set(bundle, opa);
     }
     for (const [bundle, opa] of opas)
