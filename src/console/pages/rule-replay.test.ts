@@ -112,7 +112,7 @@ describe('the Replay tab', () => {
     expect(text).toContain('Replayed 1 of 2 recent decisions');
     expect(text).toContain('1 would flip: 0 allow → deny, 1 deny → allow; 0 unchanged.');
     expect(text).toMatch(
-      /<li>1 <code>refused-input<\/code>: an input the API would refuse\. <span class="muted">The API would refuse it: subject\.id is required\.<\/span><\/li>/,
+      /<li>1 <code>refused-input<\/code>: an input the API would refuse\. <span class="muted">The API would refuse it: principal\.id is required\.<\/span><\/li>/,
     );
   });
 
