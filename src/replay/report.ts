@@ -64,7 +64,7 @@ function cutUtf8(text: string, max: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= max) return text;
   let end = max;
-  // Step back over continuation bytes (10xxxxxx) so the cut falls between characters.
+  // A UTF-8 continuation byte has 10 in its top two bits: step back over them so the cut falls between characters.
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
   return bytes.subarray(0, end).toString('utf8');
 }
