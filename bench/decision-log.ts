@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { pinToLoadCore, SERVER_CORE } from './http/cores.ts';
 import { spawnPinned } from './http/ipc.ts';
 import { fmt, machine, table, targetLines } from './http/report.ts';
-import { measureRounds, median, ratio, summarise, unexpected, type Sample, type Variant } from './http/rounds.ts';
+import { saturateRounds, median, ratio, summarise, type Sample, type Variant } from './http/rounds.ts';
 import type { FleetServiceCommands, FleetServiceReady } from './http/servers/fleet-service.ts';
 import { decisionBodies, tenantRules } from './http/tenant.ts';
 import { decisionRequest, loggedCpuOf, startLoadgen } from './http/variants.ts';
@@ -53,24 +53,14 @@ const variants: Variant[] = [
     cpuUs: cpuOf(devNull),
   },
 ];
-const spec = (v: Variant, durationS: number) => ({ port: v.port, requests: v.requests, connections: CONNECTIONS, durationS });
-
-process.stderr.write('warming up\n');
-for (const v of variants) await loadgen.call('saturate', spec(v, QUICK ? 1 : 3));
-const samples = await measureRounds(
-  variants,
-  ROUNDS,
-  RUN_S,
-  1,
-  (v, s) => loadgen.call('saturate', spec(v, s)),
-  (v, round, s) => {
-    process.stderr.write(
-      `  round ${round + 1}/${ROUNDS}  ${v.label.padEnd(26)} ${fmt(s.result.rps).padStart(7)} req/s  ${fmt(s.cpuUsPerResponse, 1)} µs CPU/req\n`,
-    );
-    const wrong = unexpected(v, s);
-    if (wrong) console.log(`WARNING ${wrong}`);
-  },
-);
+const samples = await saturateRounds(loadgen, variants, {
+  rounds: ROUNDS,
+  runS: RUN_S,
+  warmS: QUICK ? 1 : 3,
+  connections: CONNECTIONS,
+  labelWidth: 26,
+  cpuDigits: 1,
+});
 const counters = await file.call('counters', null);
 await Promise.all([off.stop(), file.stop(), devNull.stop(), loadgen.stop()]);
 

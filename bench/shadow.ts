@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { pinToLoadCore, SERVER_CORE } from './http/cores.ts';
 import { spawnPinned } from './http/ipc.ts';
 import { fmt, machine, table, targetLines } from './http/report.ts';
-import { measureRounds, ratio, summarise, unexpected, type Sample, type Variant } from './http/rounds.ts';
+import { saturateRounds, ratio, summarise, type Sample, type Variant } from './http/rounds.ts';
 import type { FleetServiceCommands, FleetServiceReady } from './http/servers/fleet-service.ts';
 import { decisionBodies, TENANT, tenantRules } from './http/tenant.ts';
 import { decisionRequest, startLoadgen } from './http/variants.ts';
@@ -57,24 +57,14 @@ const variants: Variant[] = [
   variant('proposed', `${PROPOSED} Proposed rules in the tenant`, proposed),
   variant('other', `${PROPOSED} Proposed rules in another tenant`, other),
 ];
-const spec = (v: Variant, durationS: number) => ({ port: v.port, requests: v.requests, connections: CONNECTIONS, durationS });
-
-process.stderr.write('warming up\n');
-for (const v of variants) await loadgen.call('saturate', spec(v, QUICK ? 1 : 3));
-const samples = await measureRounds(
-  variants,
-  ROUNDS,
-  RUN_S,
-  1,
-  (v, s) => loadgen.call('saturate', spec(v, s)),
-  (v, round, s) => {
-    process.stderr.write(
-      `  round ${round + 1}/${ROUNDS}  ${v.label.padEnd(38)} ${fmt(s.result.rps).padStart(7)} req/s  ${fmt(s.cpuUsPerResponse, 2)} µs CPU/req\n`,
-    );
-    const wrong = unexpected(v, s);
-    if (wrong) console.log(`WARNING ${wrong}`);
-  },
-);
+const samples = await saturateRounds(loadgen, variants, {
+  rounds: ROUNDS,
+  runS: RUN_S,
+  warmS: QUICK ? 1 : 3,
+  connections: CONNECTIONS,
+  labelWidth: 38,
+  cpuDigits: 2,
+});
 await Promise.all([none.stop(), proposed.stop(), other.stop(), loadgen.stop()]);
 
 const of = (key: string): Sample[] => samples.get(key) as Sample[];

@@ -4,6 +4,7 @@
 import type { HttpRequest, LoadResult } from './load.ts';
 import { coreBusyUs } from './procfs.ts';
 import { SERVER_CORE, LOADGEN_CORE } from './cores.ts';
+import { fmt } from './report.ts';
 
 export interface Variant {
   readonly key: string;
@@ -146,4 +147,48 @@ export function unexpected(v: Variant, s: Sample): string | undefined {
   const others = Object.entries(s.result.statusCodes).filter(([code]) => Number(code) !== v.expect);
   if (others.length === 0 && s.result.errors === 0) return undefined;
   return `${v.label}: ${others.map(([c, n]) => `${n} × ${c}`).join(', ')}${s.result.errors ? ` ${s.result.errors} errors/timeouts` : ''} (expected only ${v.expect})`;
+}
+
+/** A load generator that saturates a variant for a while (bench/http/loadgen.ts through its pin). */
+interface Saturator {
+  call(
+    command: 'saturate',
+    spec: { port: number; requests: Variant['requests']; connections: number; durationS: number },
+  ): Promise<LoadResult>;
+}
+
+/**
+ * Saturation rounds as the variant benchmarks run them: each variant warmed up for `warmS`, then
+ * `rounds` × `runS` (order rotated, 1 s to settle), a progress line per run on stderr and a WARNING
+ * for any unexpected status.
+ */
+export async function saturateRounds(
+  loadgen: Saturator,
+  variants: readonly Variant[],
+  o: {
+    readonly rounds: number;
+    readonly runS: number;
+    readonly warmS: number;
+    readonly connections: number;
+    readonly labelWidth: number;
+    readonly cpuDigits: number;
+  },
+): Promise<Map<string, Sample[]>> {
+  const spec = (v: Variant, durationS: number) => ({ port: v.port, requests: v.requests, connections: o.connections, durationS });
+  process.stderr.write('warming up\n');
+  for (const v of variants) await loadgen.call('saturate', spec(v, o.warmS));
+  return measureRounds(
+    variants,
+    o.rounds,
+    o.runS,
+    1,
+    (v, s) => loadgen.call('saturate', spec(v, s)),
+    (v, round, s) => {
+      process.stderr.write(
+        `  round ${round + 1}/${o.rounds}  ${v.label.padEnd(o.labelWidth)} ${fmt(s.result.rps).padStart(7)} req/s  ${fmt(s.cpuUsPerResponse, o.cpuDigits)} µs CPU/req\n`,
+      );
+      const wrong = unexpected(v, s);
+      if (wrong) console.log(`WARNING ${wrong}`);
+    },
+  );
 }
