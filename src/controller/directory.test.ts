@@ -2,8 +2,9 @@
 // Directories (the name that sorts first wins), Invalid specs that put nothing in effect, bundles
 // rebuilt in the same drain (their revision moving only when the embedded data does), decisions
 // reading the published directory, and followers that put entities in effect without writing status.
+import { decisionInput } from '../../test/support/rules.ts';
 import { describe, expect, it } from 'vitest';
-import { decide, toDecisionInput, type DecisionInput } from '../policy/index.ts';
+import { decide } from '../policy/index.ts';
 import { createStore, type Snapshot, type Store } from '../store/index.ts';
 import { fakeSource, NS, sourceObject, startController } from '../../test/support/controller.ts';
 import type { Controller } from './controller.ts';
@@ -97,11 +98,7 @@ async function harness(initial: SourceObject[], leading = true): Promise<Harness
 const directoryOf = (store: Store, namespace = NS) => store.snapshot().tenants.get(namespace)?.directory;
 const bundleOf = (store: Store, namespace = NS) => store.snapshot().tenants.get(namespace)?.bundles.get('docs')?.built;
 
-function input(doc: object): DecisionInput {
-  const d = toDecisionInput(doc);
-  if (typeof d === 'string') throw new Error(d);
-  return d;
-}
+const input = decisionInput;
 
 /** A decision as the HTTP handlers make it: the published index and directory of the tenant. */
 function decideNow(store: Store, doc: object): boolean {

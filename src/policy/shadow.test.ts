@@ -5,7 +5,6 @@ import {
   compileRule,
   decide,
   EMPTY_DIRECTORY,
-  toDecisionInput,
   type CompiledRule,
   type DecisionInput,
   type EntityDirectory,
@@ -15,13 +14,9 @@ import { shadowDecide, type ShadowSet, type ShadowVisit } from './shadow.ts';
 import { testRule } from './evaluate.ts';
 import { withDirectory } from './directory.ts';
 import { rng } from '../../test/support/corpus.ts';
-import { ruleModelFor } from '../../test/support/rules.ts';
+import { decisionInput, ruleModelFor } from '../../test/support/rules.ts';
 
-function input(doc: object): DecisionInput {
-  const d = toDecisionInput(doc);
-  if (typeof d === 'string') throw new Error(d);
-  return d;
-}
+const input = decisionInput;
 
 function visits(live: RuleIndex, shadow: ShadowSet, request: DecisionInput, directory: EntityDirectory = EMPTY_DIRECTORY): string[] {
   const out: string[] = [];

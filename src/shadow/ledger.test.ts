@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  buildIndex,
-  compileRule,
-  decide,
-  EMPTY_DIRECTORY,
-  toDecisionInput,
-  type CompiledRule,
-  type DecisionInput,
-} from '../policy/index.ts';
-import { ruleModelFor } from '../../test/support/rules.ts';
+import { buildIndex, compileRule, decide, EMPTY_DIRECTORY, type CompiledRule, type DecisionInput } from '../policy/index.ts';
+import { decisionInput, ruleModelFor } from '../../test/support/rules.ts';
 import { createShadowLedger, exampleText, MAX_EXAMPLE_CHARS } from './ledger.ts';
 
-function input(doc: object): DecisionInput {
-  const d = toDecisionInput(doc);
-  if (typeof d === 'string') throw new Error(d);
-  return d;
-}
+const input = decisionInput;
 
 const request = (team: string, extra: object = {}) =>
   input({ principal: { type: 'user', id: 'u', team, ...extra }, action: 'read', resource: { type: 'document', id: 'd' } });

@@ -1,4 +1,4 @@
-import { compileCondition, type RuleModel } from '../../src/policy/index.ts';
+import { compileCondition, toDecisionInput, type DecisionInput, type RuleModel } from '../../src/policy/index.ts';
 
 export type RuleOverrides = Partial<Omit<RuleModel, 'condition' | 'conditionText'>> & { condition?: string };
 
@@ -19,4 +19,11 @@ export function ruleModelFor(name: string, over: RuleOverrides = {}): RuleModel 
     conditionText: condition,
     condition: compiled?.cond,
   };
+}
+
+/** A decision input from a document a test writes (throws on one the evaluator would refuse). */
+export function decisionInput(doc: object): DecisionInput {
+  const d = toDecisionInput(doc);
+  if (typeof d === 'string') throw new Error(d);
+  return d;
 }
