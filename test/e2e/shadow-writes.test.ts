@@ -3,6 +3,7 @@
 // reconcile, with the counts moved meanwhile, would write again, and its echo again).
 import { expect, it } from 'vitest';
 import type { Operator } from '../../src/modes/index.ts';
+import { SHADOW_ENQUEUE_MS } from '../../src/shadow/index.ts';
 import { describeE2E, docsTenant } from '../support/e2e.ts';
 import { apiKeySecret, metricValue, ruleYaml, waitFor } from '../support/kube.ts';
 
@@ -21,6 +22,7 @@ describeE2E('Kubernetes: shadow status writes under steady traffic (real API ser
     const o: Operator = await e2e.operator({ namespace: ns, activityFlushMs: 3_600_000 });
     await waitFor('senior-reads has status.shadow', async () => (await api.status('Rule', 'senior-reads'))['shadow']);
     const before = await metricValue(o, 'acl_status_writes_total', { kind: 'Rule' });
+    const started = performance.now();
     let sent = 0;
     let stop = false;
     const traffic = (async () => {
@@ -50,8 +52,10 @@ describeE2E('Kubernetes: shadow status writes under steady traffic (real API ser
     stop = true;
     await traffic;
     const writes = (await metricValue(o, 'acl_status_writes_total', { kind: 'Rule' })) - before;
-    // One per pass, and one more should the 10 s timer have passed by meanwhile.
+    // One per pass, and one more for each time the 10 s timer may have fired meanwhile (a loaded
+    // machine makes the run longer); the echoes this guards against wrote 19 in a run of 3 s.
+    const timerPasses = Math.ceil((performance.now() - started) / SHADOW_ENQUEUE_MS);
     expect(writes).toBeGreaterThanOrEqual(PASSES);
-    expect(writes).toBeLessThanOrEqual(PASSES + 1);
+    expect(writes, `${writes} writes in ${timerPasses} timer periods`).toBeLessThanOrEqual(PASSES + timerPasses);
   });
 });
